@@ -1,0 +1,13 @@
+// Package apis holds the API groups of provider-cloudsql-postgres.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// AddToScheme adds every API group of this provider to a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	return v1alpha1.SchemeBuilder.AddToScheme(s)
+}

@@ -1,0 +1,12 @@
+// Code generation for the API types. `go generate ./...` (or `make generate`) runs it:
+// deepcopy and the CRDs come from controller-gen, the managed-resource method sets
+// from angryjet. Both tools are pinned as `tool` directives in go.mod.
+
+// Remove the old CRDs first so that a renamed or deleted kind leaves nothing behind.
+//go:generate rm -rf ../package/crds
+
+//go:generate go tool controller-gen object:headerFile=../hack/boilerplate.go.txt paths=./...
+//go:generate go tool controller-gen crd:crdVersions=v1 paths=./... output:artifacts:config=../package/crds
+//go:generate go tool angryjet generate-methodsets --header-file=../hack/boilerplate.go.txt ./...
+
+package apis

@@ -1,0 +1,440 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Annotations that make up the contract with users. Their values are part
+// of the API.
+const (
+	// AnnotationAllowDeletion must be "true" on a PostgresqlInstance before
+	// the admission webhook lets it (and so its Cloud SQL instance) be
+	// deleted.
+	AnnotationAllowDeletion = Group + "/allow-deletion"
+
+	// AnnotationInstanceName on a pod names the PostgresqlInstance (its
+	// metadata.name, not spec.forProvider.name) whose proxy and credentials
+	// the injector adds to the pod.
+	AnnotationInstanceName = Group + "/postgresqlinstance-name"
+
+	// AnnotationProxyInjected is set to "true" on pods the injector has
+	// changed.
+	AnnotationProxyInjected = Group + "/proxy-injected"
+)
+
+// OwnerLabelKey and OwnerLabelValue form the label that the provider adds
+// to every Cloud SQL instance it manages, so that they can be told apart
+// in the console.
+const (
+	OwnerLabelKey   = "owner"
+	OwnerLabelValue = "cloudsql-postgres-operator"
+)
+
+// Values of the enumerations below, for use in code.
+const (
+	AvailabilityZonal    = "Zonal"
+	AvailabilityRegional = "Regional"
+
+	EditionEnterprise     = "Enterprise"
+	EditionEnterprisePlus = "EnterprisePlus"
+
+	DiskTypeSSD = "SSD"
+	DiskTypeHDD = "HDD"
+
+	// Any means "no preference" for a zone, a maintenance day or a maintenance
+	// hour.
+	Any = "Any"
+
+	// DefaultMaintenanceHour is the maintenance hour used when a day is chosen
+	// without an hour.
+	DefaultMaintenanceHour = "04:00"
+)
+
+// PostgresqlInstanceParameters are the configurable fields of a Cloud SQL
+// for PostgreSQL instance. Every field but networking has a default, so
+// one enabled kind of networking describes a working instance.
+// +kubebuilder:validation:XValidation:rule="has(self.name) == has(oldSelf.name)",message="spec.forProvider.name cannot be added or removed after creation: the Cloud SQL instance keeps the name it was created with"
+// +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type; db-custom-* and shared-core types need edition Enterprise"
+// +kubebuilder:validation:XValidation:rule="self.edition == 'EnterprisePlus' || !self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="db-perf-optimized-N-* instance types need edition EnterprisePlus"
+// +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || !(self.version in ['9.6', '10', '11'])",fieldPath=".edition",message="edition EnterprisePlus needs PostgreSQL 12 or later; use edition Enterprise for versions 9.6 to 11"
+type PostgresqlInstanceParameters struct {
+	// Name of the Cloud SQL instance. When omitted, the
+	// crossplane.io/external-name annotation is used, which defaults to
+	// metadata.name. Lowercase letters, digits and hyphens, starting with a
+	// letter and not ending with a hyphen; together with the project ID it may
+	// not exceed 97 characters. Immutable. Names of deleted instances stay
+	// reserved by Cloud SQL for up to a week.
+	// +optional
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=91
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z][a-z0-9-]+[a-z0-9]$')",message="must start with a lowercase letter, contain only lowercase letters, digits and hyphens, and end with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable: the Cloud SQL instance is named ' + oldSelf + '; create a new PostgresqlInstance to use another name'"
+	Name *string `json:"name,omitempty"`
+
+	// Version is the PostgreSQL major version. Immutable: Cloud SQL upgrades
+	// major versions out of place.
+	// +optional
+	// +kubebuilder:default="18"
+	// +kubebuilder:validation:Enum="9.6";"10";"11";"12";"13";"14";"15";"16";"17";"18"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): create a new instance to change the PostgreSQL major version'"
+	Version string `json:"version,omitempty"`
+
+	// Edition is the Cloud SQL edition: Enterprise, or EnterprisePlus (which
+	// needs a db-perf-optimized-N-* instance type and PostgreSQL 12 or later).
+	// +optional
+	// +kubebuilder:default=Enterprise
+	// +kubebuilder:validation:Enum=Enterprise;EnterprisePlus
+	Edition string `json:"edition,omitempty"`
+
+	// Availability of the instance.
+	// +optional
+	// +kubebuilder:default={"type":"Zonal"}
+	Availability Availability `json:"availability,omitempty"`
+
+	// Backups configures automated backups.
+	// +optional
+	// +kubebuilder:default={"daily":{"enabled":true,"startTime":"00:00"}}
+	Backups Backups `json:"backups,omitempty"`
+
+	// Flags are PostgreSQL database flags, each as name=value, for example
+	// autovacuum=on. Each flag name may appear once.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[a-z][a-z0-9_.]*=.+$')",message="each flag must be written as name=value, for example autovacuum=on; names are lowercase letters, digits, '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.filter(g, g.split('=')[0] == f.split('=')[0]).size() == 1)",message="each flag name may appear only once"
+	Flags []string `json:"flags,omitempty"`
+
+	// Labels are user-defined labels set on the Cloud SQL instance (not the
+	// Kubernetes object). Keys start with a lowercase letter; keys and values
+	// hold at most 63 lowercase letters, digits, '_' or '-'. The provider adds
+	// owner=cloudsql-postgres-operator itself.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=63
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9_-]{0,62}$'))",message="label keys must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'"
+	// +kubebuilder:validation:XValidation:rule="!('owner' in self) || self['owner'] == 'cloudsql-postgres-operator'",message="the owner label is reserved: the provider sets owner=cloudsql-postgres-operator itself; remove it or use another key"
+	Labels map[string]LabelValue `json:"labels,omitempty"`
+
+	// Location of the instance.
+	// +optional
+	// +kubebuilder:default={"region":"europe-west1","zone":"Any"}
+	Location Location `json:"location,omitempty"`
+
+	// Maintenance sets the preferred window for weekly maintenance.
+	// +optional
+	// +kubebuilder:default={"day":"Any"}
+	Maintenance Maintenance `json:"maintenance,omitempty"`
+
+	// Networking says how the instance can be reached. At least one of
+	// publicIp and privateIp must be enabled, so there is no default.
+	Networking Networking `json:"networking"`
+
+	// Resources are the machine type and storage of the instance.
+	// +optional
+	// +kubebuilder:default={"disk":{"sizeMinimumGb":10,"sizeMaximumGb":0,"type":"SSD"},"instanceType":"db-custom-1-3840"}
+	Resources Resources `json:"resources,omitempty"`
+}
+
+// LabelValue is the value of a Cloud SQL label.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^[a-z0-9_-]*$`
+type LabelValue string
+
+// Availability configures high availability.
+type Availability struct {
+	// Type is Zonal (a single zone) or Regional (high availability: a standby
+	// in another zone of the region takes over on failure).
+	// +optional
+	// +kubebuilder:default=Zonal
+	// +kubebuilder:validation:Enum=Zonal;Regional
+	Type string `json:"type,omitempty"`
+}
+
+// Backups configures automated backups.
+type Backups struct {
+	// Daily configures the daily automated backup.
+	// +optional
+	// +kubebuilder:default={"enabled":true,"startTime":"00:00"}
+	Daily DailyBackups `json:"daily,omitempty"`
+}
+
+// DailyBackups configures the daily automated backup.
+type DailyBackups struct {
+	// Enabled turns daily backups on or off.
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// StartTime is the hour (UTC, 24-hour hh:00) at which the daily backup
+	// starts.
+	// +optional
+	// +kubebuilder:default="00:00"
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([01][0-9]|2[0-3]):00$')",message="must be a full hour in 24-hour UTC time, hh:00, for example 22:00"
+	StartTime string `json:"startTime,omitempty"`
+}
+
+// Location is where the instance runs.
+// +kubebuilder:validation:XValidation:rule="self.zone == 'Any' || self.zone.startsWith(self.region + '-')",fieldPath=".zone",messageExpression="'must be Any or a zone of region ' + self.region + ', for example ' + self.region + '-b'"
+type Location struct {
+	// Region of the instance, for example europe-west1. Immutable.
+	// +optional
+	// +kubebuilder:default=europe-west1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+-[a-z]+[0-9]+$')",message="must be a Google Cloud region such as europe-west1"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): a Cloud SQL instance cannot move to another region'"
+	Region string `json:"region,omitempty"`
+
+	// Zone of the (primary) instance, for example europe-west1-b, or Any to
+	// let Cloud SQL choose. For Regional instances it places only the primary.
+	// +optional
+	// +kubebuilder:default=Any
+	// +kubebuilder:validation:MaxLength=34
+	// +kubebuilder:validation:XValidation:rule="self == 'Any' || self.matches('^[a-z]+-[a-z]+[0-9]+-[a-z]$')",message="must be Any or a Google Cloud zone such as europe-west1-b"
+	Zone string `json:"zone,omitempty"`
+}
+
+// Maintenance is the preferred weekly maintenance window.
+// +kubebuilder:validation:XValidation:rule="self.day != 'Any' || !has(self.hour) || self.hour == 'Any'",fieldPath=".hour",message="must be Any while maintenance.day is Any: choose a day to choose an hour"
+// +kubebuilder:validation:XValidation:rule="self.day == 'Any' || !has(self.hour) || self.hour != 'Any'",fieldPath=".hour",message="must be a full hour (hh:00, UTC) when maintenance.day is a weekday; omit it for 04:00"
+type Maintenance struct {
+	// Day of the week for maintenance, or Any.
+	// +optional
+	// +kubebuilder:default=Any
+	// +kubebuilder:validation:Enum=Any;Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	Day string `json:"day,omitempty"`
+
+	// Hour (UTC, 24-hour hh:00) at which maintenance may start. Any if and
+	// only if day is Any; when a day is given without an hour, 04:00 is used.
+	// +optional
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:XValidation:rule="self == 'Any' || self.matches('^([01][0-9]|2[0-3]):00$')",message="must be Any or a full hour in 24-hour UTC time, hh:00, for example 16:00"
+	Hour string `json:"hour,omitempty"`
+}
+
+// EffectiveHour is the maintenance hour that applies: the hour given, or
+// the default for the day.
+func (m Maintenance) EffectiveHour() string {
+	switch {
+	case m.Hour != "":
+		return m.Hour
+	case m.Day == "" || m.Day == Any:
+		return Any
+	default:
+		return DefaultMaintenanceHour
+	}
+}
+
+// Networking says how the instance can be reached.
+// +kubebuilder:validation:XValidation:rule="self.publicIp.enabled || self.privateIp.enabled",message="enable at least one of networking.publicIp and networking.privateIp: an instance without either cannot be reached"
+type Networking struct {
+	// PrivateIP configures access from a VPC network.
+	// +optional
+	// +kubebuilder:default={"enabled":false}
+	PrivateIP PrivateIP `json:"privateIp,omitempty"`
+
+	// PublicIP configures access through a public IPv4 address.
+	// +optional
+	// +kubebuilder:default={"enabled":false}
+	PublicIP PublicIP `json:"publicIp,omitempty"`
+}
+
+// PrivateIP configures access to the instance from a VPC network.
+// +kubebuilder:validation:XValidation:rule="!oldSelf.enabled || self.enabled",fieldPath=".enabled",message="cannot go back to false: Cloud SQL cannot remove a private IP once it is enabled"
+// +kubebuilder:validation:XValidation:rule="!self.enabled || (has(self.network) && size(self.network) > 0)",fieldPath=".network",message="is required when privateIp.enabled is true: give the VPC as projects/<project>/global/networks/<network>"
+// +kubebuilder:validation:XValidation:rule="self.enabled || !has(self.network) || size(self.network) == 0",fieldPath=".network",message="may only be set when privateIp.enabled is true"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.network) || size(oldSelf.network) == 0 || (has(self.network) && size(self.network) > 0)",fieldPath=".network",messageExpression="'may be changed but not removed (was ' + oldSelf.network + ')'"
+type PrivateIP struct {
+	// Enabled gives the instance a private IP in the network below. Once true,
+	// it cannot be set back to false.
+	// +optional
+	// +kubebuilder:default=false
+	Enabled bool `json:"enabled,omitempty"`
+
+	// Network is the resource link of the VPC network, in the form
+	// projects/<project>/global/networks/<network>. Required when enabled; may
+	// be added and changed, not removed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^projects/([a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')",message="must be a VPC network resource link: projects/<project-id>/global/networks/<network-name>"
+	Network string `json:"network,omitempty"`
+}
+
+// PublicIP configures access to the instance through a public IPv4
+// address.
+type PublicIP struct {
+	// Enabled gives the instance a public IPv4 address. Connections through
+	// the Cloud SQL Auth Proxy need no authorized networks.
+	// +optional
+	// +kubebuilder:default=false
+	Enabled bool `json:"enabled,omitempty"`
+
+	// AuthorizedNetworks may connect to the public IP directly (without the
+	// proxy).
+	// +optional
+	// +listType=map
+	// +listMapKey=cidr
+	// +kubebuilder:validation:MaxItems=256
+	AuthorizedNetworks []AuthorizedNetwork `json:"authorizedNetworks,omitempty"`
+}
+
+// AuthorizedNetwork is an IPv4 network allowed to reach the public IP.
+type AuthorizedNetwork struct {
+	// CIDR of the network, for example 120.90.60.0/24 or 30.60.90.120/32.
+	// +kubebuilder:validation:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4",message="must be an IPv4 network in CIDR notation, for example 120.90.60.0/24"
+	// +kubebuilder:validation:XValidation:rule="!isCIDR(self) || cidr(self).masked() == cidr(self)",message="has host bits set: write the network address, for example 120.90.60.0/24 rather than 120.90.60.5/24"
+	CIDR string `json:"cidr"`
+
+	// Name of the rule, shown in the Cloud SQL console.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name,omitempty"`
+}
+
+// Resources are the machine type and storage of the instance.
+type Resources struct {
+	// Disk configures storage.
+	// +optional
+	// +kubebuilder:default={"sizeMinimumGb":10,"sizeMaximumGb":0,"type":"SSD"}
+	Disk Disk `json:"disk,omitempty"`
+
+	// InstanceType is the machine type: db-f1-micro or db-g1-small (shared
+	// core, edition Enterprise only), db-custom-<vCPUs>-<MiB> (edition
+	// Enterprise: vCPUs 1 or an even number up to 96; memory a multiple of 256
+	// MiB, at least 3840 MiB and between 0.9 and 6.5 GiB per vCPU), or
+	// db-perf-optimized-N-<vCPUs> (edition EnterprisePlus).
+	// +optional
+	// +kubebuilder:default=db-custom-1-3840
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(db-f1-micro|db-g1-small|db-custom-[0-9]{1,3}-[0-9]{1,7}|db-perf-optimized-N-[0-9]{1,3})$')",message="must be db-f1-micro, db-g1-small, db-custom-<vCPUs>-<MiB> (for example db-custom-2-7680) or db-perf-optimized-N-<vCPUs>"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[2]) == 1 || (int(self.split('-')[2]) % 2 == 0 && int(self.split('-')[2]) >= 2 && int(self.split('-')[2]) <= 96)",messageExpression="'has ' + self.split('-')[2] + ' vCPUs: a custom machine has 1 vCPU or an even number of vCPUs up to 96'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[3]) % 256 == 0",messageExpression="'has ' + self.split('-')[3] + ' MiB of memory: memory must be a multiple of 256 MiB'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[3]) >= 3840",messageExpression="'has ' + self.split('-')[3] + ' MiB of memory: a custom machine needs at least 3840 MiB'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || (int(self.split('-')[3]) * 10 >= int(self.split('-')[2]) * 9216 && int(self.split('-')[3]) <= int(self.split('-')[2]) * 6656)",messageExpression="'has ' + self.split('-')[3] + ' MiB for ' + self.split('-')[2] + ' vCPUs: memory must be between 0.9 GiB (921.6 MiB) and 6.5 GiB (6656 MiB) per vCPU'"
+	InstanceType string `json:"instanceType,omitempty"`
+}
+
+// Disk configures the storage of the instance.
+// +kubebuilder:validation:XValidation:rule="self.sizeMaximumGb == 0 || self.sizeMaximumGb >= self.sizeMinimumGb",fieldPath=".sizeMaximumGb",message="must be 0 (grow without limit) or at least sizeMinimumGb"
+type Disk struct {
+	// SizeMinimumGb is the storage to provision, in GB. It may be increased,
+	// never decreased. The disk grows automatically as needed, so the actual
+	// size (status.atProvider.currentDiskSizeGb) may be larger.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=65536
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="may be increased, never decreased: Cloud SQL cannot shrink a disk"
+	SizeMinimumGb int32 `json:"sizeMinimumGb,omitempty"`
+
+	// SizeMaximumGb limits automatic storage growth, in GB. 0 grows up to the
+	// largest size Cloud SQL allows; a value equal to sizeMinimumGb turns
+	// automatic growth off.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65536
+	SizeMaximumGb int32 `json:"sizeMaximumGb,omitempty"`
+
+	// Type of disk: SSD or HDD. Immutable.
+	// +optional
+	// +kubebuilder:default=SSD
+	// +kubebuilder:validation:Enum=SSD;HDD
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): Cloud SQL cannot change the disk type of an instance'"
+	Type string `json:"type,omitempty"`
+}
+
+// PostgresqlInstanceObservation is the observed state of the Cloud SQL
+// instance.
+type PostgresqlInstanceObservation struct {
+	// State of the instance as Cloud SQL reports it, for example RUNNABLE.
+	State string `json:"state,omitempty"`
+
+	// ConnectionName is project:region:instance, as the Cloud SQL Auth Proxy
+	// wants it.
+	ConnectionName string `json:"connectionName,omitempty"`
+
+	// PublicIP is the instance's public IPv4 address, if it has one.
+	PublicIP string `json:"publicIp,omitempty"`
+
+	// PrivateIP is the instance's private IP address, if it has one.
+	PrivateIP string `json:"privateIp,omitempty"`
+
+	// GCEZone is the zone the primary currently runs in.
+	GCEZone string `json:"gceZone,omitempty"`
+
+	// DatabaseInstalledVersion is the exact PostgreSQL version, for example
+	// POSTGRES_18_1.
+	DatabaseInstalledVersion string `json:"databaseInstalledVersion,omitempty"`
+
+	// CurrentDiskSizeGb is the provisioned disk size, which automatic growth
+	// may have raised above spec.forProvider.resources.disk.sizeMinimumGb.
+	CurrentDiskSizeGb int64 `json:"currentDiskSizeGb,omitempty"`
+
+	// ServiceAccountEmailAddress is the service account of the instance, for
+	// granting it access to buckets (imports, exports).
+	ServiceAccountEmailAddress string `json:"serviceAccountEmailAddress,omitempty"`
+
+	// SettingsVersion increases with every change of the instance's settings.
+	SettingsVersion int64 `json:"settingsVersion,omitempty"`
+
+	// SelfLink is the URI of the instance in the Cloud SQL Admin API.
+	SelfLink string `json:"selfLink,omitempty"`
+}
+
+// A PostgresqlInstanceSpec defines the desired state of a
+// PostgresqlInstance.
+type PostgresqlInstanceSpec struct {
+	xpv2.ClusterManagedResourceSpec `json:",inline"`
+
+	// ForProvider holds the settings of the Cloud SQL instance.
+	ForProvider PostgresqlInstanceParameters `json:"forProvider"`
+}
+
+// A PostgresqlInstanceStatus represents the observed state of a
+// PostgresqlInstance.
+type PostgresqlInstanceStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+
+	// AtProvider is what Cloud SQL last reported about the instance.
+	AtProvider PostgresqlInstanceObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PostgresqlInstance is a Cloud SQL for PostgreSQL instance. Creating
+// one creates the instance, with a generated password for the postgres
+// user published in the connection secret; deleting one deletes the
+// instance only when it carries the annotation
+// cloudsql.travelaudience.com/allow-deletion: "true".
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.atProvider.state"
+// +kubebuilder:printcolumn:name="CONNECTION NAME",type="string",JSONPath=".status.atProvider.connectionName"
+// +kubebuilder:printcolumn:name="VERSION",type="string",JSONPath=".spec.forProvider.version",priority=1
+// +kubebuilder:printcolumn:name="TYPE",type="string",JSONPath=".spec.forProvider.resources.instanceType",priority=1
+// +kubebuilder:printcolumn:name="REGION",type="string",JSONPath=".spec.forProvider.location.region",priority=1
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name",priority=1
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,managed,cloudsql},shortName=pgi
+// +kubebuilder:validation:XValidation:rule="has(self.spec.forProvider.name) || (size(self.metadata.name) <= 91 && self.metadata.name.matches('^[a-z][a-z0-9-]+[a-z0-9]$'))",fieldPath=".spec.forProvider.name",messageExpression="'is required because metadata.name ' + self.metadata.name + ' is not a valid Cloud SQL instance name (lowercase letters, digits and hyphens, starting with a letter, at most 91 characters)'"
+type PostgresqlInstance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PostgresqlInstanceSpec   `json:"spec"`
+	Status PostgresqlInstanceStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PostgresqlInstanceList contains a list of PostgresqlInstance.
+type PostgresqlInstanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PostgresqlInstance `json:"items"`
+}
