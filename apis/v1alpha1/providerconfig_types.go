@@ -7,6 +7,7 @@ import (
 
 // A ProviderConfigSpec says which Google Cloud project to manage Cloud SQL
 // instances in, and with which credentials.
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'None' || has(self.endpoint)",fieldPath=".credentials.source",message="None is only allowed together with spec.endpoint (an emulator or an endpoint that needs no credentials); Google's API needs credentials"
 type ProviderConfigSpec struct {
 	// ProjectID is the Google Cloud project that holds the instances, for
 	// example my-project-123456 (or example.com:my-project for domain-scoped
@@ -45,8 +46,9 @@ type ProviderConfigSpec struct {
 type ProviderCredentials struct {
 	// Source of the credentials: Secret (a service-account key JSON in a
 	// secret), InjectedIdentity (the provider pod's own identity, for example
-	// Workload Identity), Environment or Filesystem.
-	// +kubebuilder:validation:Enum=Secret;InjectedIdentity;Environment;Filesystem
+	// Workload Identity), Environment, Filesystem, or None (no credentials at
+	// all, only for an endpoint that needs none, such as the local emulator).
+	// +kubebuilder:validation:Enum=Secret;InjectedIdentity;Environment;Filesystem;None
 	Source xpv2.CredentialsSource `json:"source"`
 
 	xpv2.CommonCredentialSelectors `json:",inline"`
