@@ -1,0 +1,216 @@
+// Package configfile reads the provider's TOML configuration file, which
+// `provider --config PATH` names. Every key has a default, so the file and every key in
+// it are optional; an unknown key or a bad value stops start-up with an error that
+// names the key and says what is expected. examples/config.toml documents every key.
+package configfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Sidecar modes for the injected Cloud SQL Auth Proxy.
+const (
+	// SidecarAuto uses a native sidecar (an init container with restartPolicy
+	// Always) when the API server is 1.29 or newer, else a regular container.
+	SidecarAuto = "auto"
+	// SidecarNative always uses a native sidecar.
+	SidecarNative = "native"
+	// SidecarClassic always appends the proxy to the pod's containers.
+	SidecarClassic = "classic"
+)
+
+// Config is the provider's configuration.
+type Config struct {
+	Reconcile Reconcile `toml:"reconcile"`
+	CloudSQL  CloudSQL  `toml:"cloudsql"`
+	Webhook   Webhook   `toml:"webhook"`
+	Proxy     Proxy     `toml:"proxy"`
+	Injection Injection `toml:"injection"`
+	Logging   Logging   `toml:"logging"`
+}
+
+// Reconcile tunes the PostgresqlInstance controller.
+type Reconcile struct {
+	// PollInterval is the longest time between two checks of an instance against
+	// Cloud SQL (the resync period): out-of-band changes are reverted this late at
+	// the latest. Each check costs one Cloud SQL request.
+	PollInterval Duration `toml:"poll_interval"`
+	// MaxReconcileRate is how many reconciles per second the provider starts at most.
+	MaxReconcileRate int `toml:"max_reconcile_rate"`
+	// Timeout bounds one reconcile, Cloud SQL calls included.
+	Timeout Duration `toml:"timeout"`
+}
+
+// CloudSQL tunes the calls to the Cloud SQL Admin API.
+type CloudSQL struct {
+	// RequestsPerMinute is the client-side budget shared by every reconcile, kept
+	// below the project's quota ("Queries per minute per user") so that the
+	// provider never exhausts it for the proxies and people.
+	RequestsPerMinute int `toml:"requests_per_minute"`
+}
+
+// Webhook configures the admission webhooks' HTTPS server.
+type Webhook struct {
+	// Port the webhook server listens on.
+	Port int `toml:"port"`
+	// CertDir holds tls.crt and tls.key. Empty means $WEBHOOK_TLS_CERT_DIR, which
+	// the Crossplane package manager sets, else a self-signed certificate is made.
+	CertDir string `toml:"cert_dir"`
+}
+
+// Proxy configures the injected Cloud SQL Auth Proxy container.
+type Proxy struct {
+	// Image of the Cloud SQL Auth Proxy v2.
+	Image string `toml:"image"`
+	// SidecarMode is auto, native or classic (see the Sidecar* constants).
+	SidecarMode string `toml:"sidecar_mode"`
+	// CPURequest and MemoryRequest are the proxy container's resource requests.
+	CPURequest    string `toml:"cpu_request"`
+	MemoryRequest string `toml:"memory_request"`
+	// MemoryLimit caps the proxy's memory; empty sets no limit.
+	MemoryLimit string `toml:"memory_limit"`
+}
+
+// Injection configures which pods may use which instances.
+type Injection struct {
+	// DefaultAllowedNamespaces applies to PostgresqlInstances that do not say which
+	// namespaces may request them: "*" allows every namespace (anyone who can
+	// create a pod anywhere can then use the instance), an empty list none.
+	DefaultAllowedNamespaces []string `toml:"default_allowed_namespaces"`
+}
+
+// Logging configures the provider's logs.
+type Logging struct {
+	// Debug turns on debug logs.
+	Debug bool `toml:"debug"`
+}
+
+// Duration is a time.Duration written as a string such as "5m" or "30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a duration such as "5m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write it like 30s, 5m or 1h", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as Go does, for example 5m0s.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Defaults is the configuration used for every key the file leaves out.
+func Defaults() Config {
+	return Config{
+		Reconcile: Reconcile{
+			PollInterval:     Duration{5 * time.Minute},
+			MaxReconcileRate: 10,
+			Timeout:          Duration{2 * time.Minute},
+		},
+		CloudSQL: CloudSQL{RequestsPerMinute: 180},
+		Webhook:  Webhook{Port: 9443},
+		Proxy: Proxy{
+			Image:         "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0",
+			SidecarMode:   SidecarAuto,
+			CPURequest:    "50m",
+			MemoryRequest: "64Mi",
+			MemoryLimit:   "256Mi",
+		},
+		Injection: Injection{DefaultAllowedNamespaces: []string{"*"}},
+	}
+}
+
+// Load reads the file at path over the defaults. An empty path means defaults only.
+func Load(path string) (Config, error) {
+	c := Defaults()
+	if path == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("cannot read configuration file: %w", err)
+	}
+	c, err = Parse(string(data))
+	if err != nil {
+		return c, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse reads TOML text over the defaults and validates the result.
+func Parse(text string) (Config, error) {
+	c := Defaults()
+	md, err := toml.Decode(text, &c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return c, errors.New(pe.ErrorWithPosition())
+		}
+		return c, err
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		keys := make([]string, 0, len(u))
+		for _, k := range u {
+			keys = append(keys, k.String())
+		}
+		sort.Strings(keys)
+		return c, fmt.Errorf("unknown key %s: see examples/config.toml for every key", strings.Join(keys, ", "))
+	}
+	return c, c.Validate()
+}
+
+// Validate checks every value, naming the first key that is wrong.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	if c.Reconcile.PollInterval.Duration < 10*time.Second {
+		bad("reconcile.poll_interval", "must be at least 10s, got %s", c.Reconcile.PollInterval)
+	}
+	if c.Reconcile.MaxReconcileRate < 1 {
+		bad("reconcile.max_reconcile_rate", "must be at least 1, got %d", c.Reconcile.MaxReconcileRate)
+	}
+	if c.Reconcile.Timeout.Duration < 10*time.Second {
+		bad("reconcile.timeout", "must be at least 10s, got %s", c.Reconcile.Timeout)
+	}
+	if c.CloudSQL.RequestsPerMinute < 1 {
+		bad("cloudsql.requests_per_minute", "must be at least 1, got %d", c.CloudSQL.RequestsPerMinute)
+	}
+	if c.Webhook.Port < 1 || c.Webhook.Port > 65535 {
+		bad("webhook.port", "must be a TCP port between 1 and 65535, got %d", c.Webhook.Port)
+	}
+	if c.Proxy.Image == "" {
+		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s", Defaults().Proxy.Image)
+	}
+	switch c.Proxy.SidecarMode {
+	case SidecarAuto, SidecarNative, SidecarClassic:
+	default:
+		bad("proxy.sidecar_mode", "must be %s, %s or %s, got %q", SidecarAuto, SidecarNative, SidecarClassic, c.Proxy.SidecarMode)
+	}
+	for key, q := range map[string]string{"proxy.cpu_request": c.Proxy.CPURequest, "proxy.memory_request": c.Proxy.MemoryRequest, "proxy.memory_limit": c.Proxy.MemoryLimit} {
+		if q == "" && key == "proxy.memory_limit" {
+			continue
+		}
+		if _, err := resource.ParseQuantity(q); err != nil {
+			bad(key, "%q is not a Kubernetes quantity: write it like 50m or 64Mi", q)
+		}
+	}
+	for _, ns := range c.Injection.DefaultAllowedNamespaces {
+		if ns != "*" && (ns == "" || len(ns) > 63 || strings.Trim(ns, "abcdefghijklmnopqrstuvwxyz0123456789-") != "") {
+			bad("injection.default_allowed_namespaces", "%q is neither a namespace name nor \"*\"", ns)
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}

@@ -1,0 +1,85 @@
+package configfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// The example file documents every key with its default, so it must parse to exactly
+// the defaults.
+func TestExampleFileIsTheDefaults(t *testing.T) {
+	g := NewWithT(t)
+	c, err := Load(filepath.Join("..", "..", "examples", "config.toml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(c).To(Equal(Defaults()))
+}
+
+func TestLoad(t *testing.T) {
+	g := NewWithT(t)
+	c, err := Load("")
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(c).To(Equal(Defaults()))
+
+	_, err = Load(filepath.Join(t.TempDir(), "missing.toml"))
+	g.Expect(err).To(MatchError(ContainSubstring("cannot read configuration file")))
+
+	path := filepath.Join(t.TempDir(), "bad.toml")
+	g.Expect(os.WriteFile(path, []byte("[reconcile]\npoll_interval = \"1s\"\n"), 0o600)).To(Succeed())
+	_, err = Load(path)
+	g.Expect(err).To(MatchError(And(ContainSubstring(path), ContainSubstring("reconcile.poll_interval: must be at least 10s, got 1s"))))
+}
+
+func TestParse(t *testing.T) {
+	cases := map[string]struct {
+		text    string
+		want    func(c *Config)
+		wantErr []string
+	}{
+		"empty": {text: "", want: func(*Config) {}},
+		"overrides": {
+			text: "[reconcile]\npoll_interval = \"30s\"\n[cloudsql]\nrequests_per_minute = 60\n[proxy]\nsidecar_mode = \"classic\"\nmemory_limit = \"\"\n[injection]\ndefault_allowed_namespaces = []\n",
+			want: func(c *Config) {
+				c.Reconcile.PollInterval = Duration{30 * time.Second}
+				c.CloudSQL.RequestsPerMinute = 60
+				c.Proxy.SidecarMode = SidecarClassic
+				c.Proxy.MemoryLimit = ""
+				c.Injection.DefaultAllowedNamespaces = []string{}
+			},
+		},
+		"unknown-key":   {text: "[reconcile]\npoll = \"1m\"\n", wantErr: []string{"unknown key reconcile.poll", "examples/config.toml"}},
+		"unknown-table": {text: "[metrics]\nport = 8080\n", wantErr: []string{"unknown key metrics"}},
+		"bad-duration":  {text: "[reconcile]\npoll_interval = \"often\"\n", wantErr: []string{"poll_interval", `"often" is not a duration`}},
+		"wrong-type":    {text: "[cloudsql]\nrequests_per_minute = \"many\"\n", wantErr: []string{"requests_per_minute"}},
+		"syntax":        {text: "[reconcile\n", wantErr: []string{"At line 2", "to end table name"}},
+		"rate-zero":     {text: "[reconcile]\nmax_reconcile_rate = 0\n", wantErr: []string{"reconcile.max_reconcile_rate: must be at least 1, got 0"}},
+		"timeout-short": {text: "[reconcile]\ntimeout = \"1s\"\n", wantErr: []string{"reconcile.timeout: must be at least 10s"}},
+		"budget-zero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
+		"port-range":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
+		"image-empty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
+		"sidecar-mode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
+		"quantity":      {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
+		"namespace":     {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
+		"several-wrong": {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := Parse(tc.text)
+			if tc.wantErr != nil {
+				g.Expect(err).To(HaveOccurred())
+				for _, f := range tc.wantErr {
+					g.Expect(err.Error()).To(ContainSubstring(f))
+				}
+				return
+			}
+			g.Expect(err).ToNot(HaveOccurred())
+			want := Defaults()
+			tc.want(&want)
+			g.Expect(c).To(Equal(want))
+		})
+	}
+}
