@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command cloudsql-emulator serves the in-memory Cloud SQL Admin API v1beta4
+// emulator of internal/emulator over HTTP, for demos, end-to-end tests and
+// benchmarks. From a clone of the repository:
+//
+//	go run ./cmd/cloudsql-emulator --listen 127.0.0.1:8085
+//
+// and point a client at it, e.g. with the Go client
+// option.WithEndpoint("http://127.0.0.1:8085/") and
+// option.WithoutAuthentication(). It logs one line per request (wall time,
+// HTTP method, path, status, duration) to standard error, and shuts down
+// cleanly, exiting 0, on SIGTERM or SIGINT.
+//
+// # Flags
+//
+//	--listen ADDR   address to listen on (default 127.0.0.1:8085; port 0
+//	                picks a free port, printed in the "listening on" line)
+//	--config FILE   TOML configuration file (optional)
+//
+// # Configuration
+//
+// Every key is optional; durations are Go durations such as "90s" or "168h".
+// Unknown keys are an error, so that a typo doesn't go unnoticed.
+//
+//	request_budget   = 180     # API requests per project per minute; 0 disables
+//	name_reservation = "168h"  # how long a deleted instance's name stays taken
+//	seed             = 1       # seed of the emulator's random choices
+//
+//	[delays]                   # how long operations take (default 0: at once)
+//	create = "30s"
+//	update = "10s"             # also users.insert/update/delete
+//	delete = "20s"
+//
+//	[[instances]]              # pre-existing instances, RUNNABLE from the start
+//	project             = "demo-project"      # required
+//	name                = "legacy-db"         # required
+//	database_version    = "POSTGRES_15"       # required
+//	tier                = "db-custom-1-3840"  # required
+//	region              = "europe-west1"      # default us-central1
+//	zone                = "europe-west1-c"    # default <region>-b
+//	edition             = "ENTERPRISE"        # default by version
+//	disk_size_gb        = 20                  # default 10
+//	availability_type   = "ZONAL"
+//	root_password       = "change-me"         # password of the postgres user
+//	ipv4_enabled        = true                # default true
+//	private_network     = "projects/demo-project/global/networks/default"
+//	deletion_protection = false
+//	settings_version    = 3                   # default 1
+//	state               = "RUNNABLE"          # or MAINTENANCE, SUSPENDED, ...
+//	labels              = { team = "payments" }
+//	flags               = { max_connections = "100" }
+//
+// # Admin endpoints
+//
+// Besides the API under /sql/v1beta4/, the emulator serves its admin surface
+// under /emulator/v1/ (request counts, the operation log, faults, the clock,
+// out-of-band changes, password checks); the package doc of
+// internal/emulator lists the endpoints. For example:
+//
+//	curl -s localhost:8085/emulator/v1/counts
+//	curl -s -XPOST localhost:8085/emulator/v1/operations:finish
+//	curl -s -XPOST localhost:8085/emulator/v1/faults -d '{"method":"instances.get","serverErrorShare":0.2}'
+package main

@@ -1,0 +1,332 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator
+
+import (
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+// This file is the Go side of the admin surface: what tests and benchmarks
+// use to look inside the emulator and to change it behind the API's back.
+// None of it counts as an API request or spends the request budget.
+
+// Errors of the admin API.
+var (
+	// ErrInstanceNotFound means the project has no instance of that name.
+	ErrInstanceNotFound = errors.New("emulator: no such instance")
+	// ErrInstanceExists means Seed was given a name already in use.
+	ErrInstanceExists = errors.New("emulator: an instance of that name exists")
+	// ErrInvalidState means SetInstanceState was given a state it can't set.
+	ErrInvalidState = errors.New("emulator: invalid instance state; use RUNNABLE, SUSPENDED, MAINTENANCE, ONLINE_MAINTENANCE, FAILED or REPAIRING")
+)
+
+// settableStates are the states SetInstanceState accepts. The PENDING_*
+// states belong to operations and can't be set by hand.
+var settableStates = map[string]bool{
+	StateRunnable: true, StateSuspended: true, StateMaintenance: true,
+	StateOnlineMaintenance: true, StateFailed: true, StateRepairing: true,
+}
+
+// Counts returns how many API requests each method received, keyed by
+// method name such as "instances.get" (see the Method constants). Every
+// request counts, including those answered with an error.
+func (s *Server) Counts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.counts)
+}
+
+// ResetCounts clears the request counts and the request log.
+func (s *Server) ResetCounts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.counts)
+	s.requests = nil
+}
+
+// Requests returns the log of API requests, oldest first. Only the most
+// recent ones are kept (at least five thousand) so that long benchmarks don't
+// grow it without bound.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Operations returns every operation of a project, or of all projects when
+// project is empty, oldest first, as operations.get would show them now.
+func (s *Server) Operations(project string) []*sqladmin.Operation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.settleAll(now)
+	var ops []*operation
+	for name, p := range s.projects {
+		if project == "" || project == name {
+			ops = append(ops, p.ops...)
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].seq < ops[j].seq })
+	out := make([]*sqladmin.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = op.render(now)
+	}
+	return out
+}
+
+// InjectFault adds a fault. Faults apply in the order they were added.
+func (s *Server) InjectFault(f Fault) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &faultRule{Fault: f, remaining: f.Count})
+	return nil
+}
+
+// Faults returns the faults in force; a counted fault shows the count it has
+// left.
+func (s *Server) Faults() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fault, len(s.faults))
+	for i, r := range s.faults {
+		out[i] = r.Fault
+		if r.Count > 0 {
+			out[i].Count = r.remaining
+		}
+	}
+	return out
+}
+
+// ClearFaults removes every injected fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// Instance returns a copy of an instance as instances.get would answer it.
+func (s *Server) Instance(project, name string) (*sqladmin.DatabaseInstance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, name)
+	if err != nil {
+		return nil, err
+	}
+	return copyInstance(inst.db)
+}
+
+// adminFind is findInstance with the admin API's error. Callers hold s.mu.
+func (s *Server) adminFind(project, name string) (*instanceState, error) {
+	_, inst, err := s.findInstance(project, name)
+	if err != nil {
+		return nil, ErrInstanceNotFound
+	}
+	return inst, nil
+}
+
+// MutateInstance changes an instance out of band, as an edit in the Cloud
+// Console would: fn gets a copy of the instance to modify, the result is
+// stored as is (name and project excepted) without validation, and
+// settings.settingsVersion increases by one. ipAddresses are derived again
+// from the IP configuration and state.
+func (s *Server) MutateInstance(project, name string, fn func(*sqladmin.DatabaseInstance)) error {
+	return s.mutate(project, name, func(db *sqladmin.DatabaseInstance) error {
+		fn(db)
+		return nil
+	})
+}
+
+func (s *Server) mutate(project, name string, fn func(*sqladmin.DatabaseInstance) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, name)
+	if err != nil {
+		return err
+	}
+	cp, err := copyInstance(inst.db)
+	if err != nil {
+		return err
+	}
+	if err := fn(cp); err != nil {
+		return err
+	}
+	cp.Name, cp.Project, cp.RootPassword = inst.db.Name, project, ""
+	if cp.Settings == nil {
+		if cp.Settings, err = copySettings(inst.db.Settings); err != nil {
+			return err
+		}
+	}
+	cp.Settings.SettingsVersion = inst.db.Settings.SettingsVersion + 1
+	refreshIPAddresses(cp)
+	inst.db = cp
+	return nil
+}
+
+// SetInstanceState puts an instance into state, e.g. MAINTENANCE (where
+// every mutation is answered 409 operationInProgress, as during real
+// maintenance) or SUSPENDED; RUNNABLE puts it back.
+func (s *Server) SetInstanceState(project, name, state string) error {
+	if !settableStates[state] {
+		return ErrInvalidState
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, name)
+	if err != nil {
+		return err
+	}
+	inst.db.State = state
+	refreshIPAddresses(inst.db)
+	return nil
+}
+
+// Now returns the emulator's current time.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now()
+}
+
+// Advance moves the emulator's time forward by d, on top of its clock.
+// Operations whose delay has then passed are DONE, name reservations and the
+// request budget move on too.
+func (s *Server) Advance(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.skew += d
+	s.settleAll(s.now())
+}
+
+// FinishOperations makes every pending or running operation DONE now, with
+// its effect applied, whatever its delay.
+func (s *Server) FinishOperations() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, p := range s.projects {
+		for _, op := range p.pending {
+			if op.start.After(now) {
+				op.start = now
+			}
+			if op.end.After(now) {
+				op.end = now
+			}
+		}
+		s.settle(p, now)
+	}
+}
+
+// PasswordIs reports whether password is the current password of user on
+// an instance. It is false when the instance or the user doesn't exist.
+func (s *Server) PasswordIs(project, instance, user, password string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return false
+	}
+	u, ok := inst.users[user]
+	return ok && subtle.ConstantTimeCompare([]byte(u.password), []byte(password)) == 1
+}
+
+// Seed stores an instance as if it had been created long ago, to test
+// importing an instance that Kubernetes did not create. It is validated and
+// completed like an insert (name, databaseVersion, settings.tier required;
+// defaults and server-side fields filled in) and is RUNNABLE at once unless
+// db.State says otherwise. settings.settingsVersion is kept when set. The
+// postgres user gets db.RootPassword. As with the client, a false
+// ipConfiguration.ipv4Enabled must be listed in ForceSendFields to count,
+// otherwise the public IP defaults to on.
+func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
+	if db == nil {
+		return errRequired("instance")
+	}
+	raw, err := toMap(db)
+	if err != nil {
+		return err
+	}
+	built, err := newInstance(project, db, raw)
+	if err != nil {
+		return err
+	}
+	if db.Settings.SettingsVersion > 0 {
+		built.Settings.SettingsVersion = db.Settings.SettingsVersion
+	}
+	s.mu.Lock()
+	now := s.now()
+	s.mu.Unlock()
+	ca, err := newCertAuthority(project, db.Name, now)
+	if err != nil {
+		return err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.project(project)
+	s.settle(p, now)
+	if _, ok := p.instances[db.Name]; ok {
+		return ErrInstanceExists
+	}
+	built.State = StateRunnable
+	if db.State != "" {
+		built.State = db.State
+	}
+	built.CreateTime = db.CreateTime
+	if built.CreateTime == "" {
+		built.CreateTime = formatTime(now)
+	}
+	built.ServerCaCert = ca.sslCert(db.Name)
+	refreshIPAddresses(built)
+	inst := &instanceState{db: built, users: map[string]*userState{}, ca: ca}
+	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
+	p.instances[db.Name] = inst
+	return nil
+}
+
+// ServerCertificate issues a TLS server certificate for an instance, signed
+// by the instance's CA (the one in serverCaCert), with common name
+// "project:instance" and the instance's DNS name. An end-to-end test can
+// serve it to a Cloud SQL connector that fetched connectSettings here.
+func (s *Server) ServerCertificate(project, instance string) (tls.Certificate, error) {
+	s.mu.Lock()
+	inst, err := s.adminFind(project, instance)
+	now := s.now()
+	var region string
+	if inst != nil {
+		region = inst.db.Region
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	host := strings.TrimSuffix(dnsName(project, instance, region), ".")
+	return inst.ca.serverCert(project, instance, []string{host}, now)
+}

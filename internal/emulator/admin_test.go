@@ -1,0 +1,276 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+// call sends an admin request and decodes a JSON answer into out (when not
+// nil); it returns the status.
+func (e *env) call(method, path, body string, out any) int {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	e.g.Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	e.g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode == http.StatusOK {
+		e.g.Expect(json.NewDecoder(resp.Body).Decode(out)).To(Succeed())
+	}
+	return resp.StatusCode
+}
+
+func TestAdminHTTP(t *testing.T) {
+	e := newEnv(t, emulator.WithDelays(time.Hour, 0, 0))
+
+	var health map[string]string
+	e.g.Expect(e.call("GET", "/emulator/v1/healthz", "", &health)).To(Equal(200))
+	e.g.Expect(health).To(HaveKeyWithValue("status", "ok"))
+
+	// Seeding.
+	seed := `{"name":"legacy","databaseVersion":"POSTGRES_13","region":"us-east1","rootPassword":"old-root",
+		"settings":{"tier":"db-custom-2-7680","settingsVersion":"9","userLabels":{"owner":"ops"}}}`
+	var seeded sqladmin.DatabaseInstance
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances", seed, &seeded)).To(Equal(200))
+	e.g.Expect(seeded.State).To(Equal("RUNNABLE"))
+	e.g.Expect(seeded.Settings.SettingsVersion).To(Equal(int64(9)))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances", seed, nil)).To(Equal(409))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances", `{"name":"x"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances", `{`, nil)).To(Equal(400))
+
+	// Admin calls are not API calls.
+	var counts map[string]int
+	e.g.Expect(e.call("GET", "/emulator/v1/counts", "", &counts)).To(Equal(200))
+	e.g.Expect(counts).To(BeEmpty())
+
+	// Password check.
+	var match map[string]bool
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/users/postgres:checkPassword", `{"password":"old-root"}`, &match)).To(Equal(200))
+	e.g.Expect(match).To(HaveKeyWithValue("match", true))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/users/postgres:checkPassword", `{"password":"nope"}`, &match)).To(Equal(200))
+	e.g.Expect(match).To(HaveKeyWithValue("match", false))
+
+	// Out-of-band change, seen through the API with a new settings version.
+	var changed sqladmin.DatabaseInstance
+	e.g.Expect(e.call("PATCH", "/emulator/v1/projects/test-project/instances/legacy",
+		`{"settings":{"tier":"db-custom-4-15360","userLabels":{"owner":null,"drift":"yes"}}}`, &changed)).To(Equal(200))
+	db := e.get("legacy")
+	e.g.Expect(db.Settings.Tier).To(Equal("db-custom-4-15360"))
+	e.g.Expect(db.Settings.UserLabels).To(Equal(map[string]string{"drift": "yes"}))
+	e.g.Expect(db.Settings.SettingsVersion).To(Equal(int64(10)))
+	e.g.Expect(e.call("PATCH", "/emulator/v1/projects/test-project/instances/legacy", `{"settings":"x"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("PATCH", "/emulator/v1/projects/test-project/instances/ghost", `{}`, nil)).To(Equal(404))
+
+	var got sqladmin.DatabaseInstance
+	e.g.Expect(e.call("GET", "/emulator/v1/projects/test-project/instances/legacy", "", &got)).To(Equal(200))
+	e.g.Expect(got.Settings.Tier).To(Equal("db-custom-4-15360"))
+	e.g.Expect(e.call("GET", "/emulator/v1/projects/test-project/instances/ghost", "", nil)).To(Equal(404))
+
+	// State.
+	var inMaintenance sqladmin.DatabaseInstance
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy:setState", `{"state":"MAINTENANCE"}`, &inMaintenance)).To(Equal(200))
+	e.g.Expect(inMaintenance.State).To(Equal("MAINTENANCE"))
+	e.g.Expect(e.get("legacy").State).To(Equal("MAINTENANCE"))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy:setState", `{"state":"PENDING_DELETE"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/ghost:setState", `{"state":"RUNNABLE"}`, nil)).To(Equal(404))
+
+	// Operations, the clock and finishing.
+	op := e.insert("orders")
+	e.g.Expect(op.Status).To(Equal("PENDING"))
+	var clock map[string]string
+	e.g.Expect(e.call("POST", "/emulator/v1/clock:advance", `{"duration":"6m"}`, &clock)).To(Equal(200))
+	e.g.Expect(clock).To(HaveKeyWithValue("now", "2026-03-01T10:06:00.000Z"))
+	e.g.Expect(e.operation(op.Name).Status).To(Equal("RUNNING"))
+	e.g.Expect(e.call("GET", "/emulator/v1/clock", "", &clock)).To(Equal(200))
+	e.g.Expect(clock).To(HaveKeyWithValue("now", "2026-03-01T10:06:00.000Z"))
+	e.g.Expect(e.call("POST", "/emulator/v1/clock:advance", `{"duration":"soon"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/operations:finish", "", nil)).To(Equal(204))
+	e.g.Expect(e.get("orders").State).To(Equal("RUNNABLE"))
+	var ops sqladmin.OperationsListResponse
+	e.g.Expect(e.call("GET", "/emulator/v1/operations?project=test-project", "", &ops)).To(Equal(200))
+	e.g.Expect(ops.Items).To(HaveExactElements(And(HaveField("Name", op.Name), HaveField("Status", "DONE"))))
+	ops = sqladmin.OperationsListResponse{}
+	e.g.Expect(e.call("GET", "/emulator/v1/operations?project=other-project", "", &ops)).To(Equal(200))
+	e.g.Expect(ops.Items).To(BeEmpty())
+
+	// Counts and the request log.
+	e.g.Expect(e.call("GET", "/emulator/v1/counts", "", &counts)).To(Equal(200))
+	e.g.Expect(counts).To(Equal(map[string]int{"instances.get": 3, "instances.insert": 1, "operations.get": 1}))
+	var requests []emulator.Request
+	e.g.Expect(e.call("GET", "/emulator/v1/requests", "", &requests)).To(Equal(200))
+	e.g.Expect(requests).To(HaveLen(5))
+	e.g.Expect(requests[0]).To(And(HaveField("Method", "instances.get"), HaveField("Instance", "legacy"),
+		HaveField("Project", project), HaveField("Status", 200), HaveField("HTTPMethod", "GET")))
+	e.g.Expect(e.call("DELETE", "/emulator/v1/counts", "", nil)).To(Equal(204))
+	counts = nil
+	e.g.Expect(e.call("GET", "/emulator/v1/counts", "", &counts)).To(Equal(200))
+	e.g.Expect(counts).To(BeEmpty())
+	e.g.Expect(e.emu.Requests()).To(BeEmpty())
+
+	// Faults.
+	var faults []emulator.Fault
+	e.g.Expect(e.call("POST", "/emulator/v1/faults", `{"method":"instances.list","serverErrorShare":1,"latency":"1ms","count":1}`, &faults)).To(Equal(200))
+	e.g.Expect(faults).To(HaveExactElements(emulator.Fault{Method: "instances.list", ServerErrorShare: 1, Latency: time.Millisecond, Count: 1}))
+	e.g.Expect(e.call("GET", "/emulator/v1/faults", "", &faults)).To(Equal(200))
+	e.g.Expect(faults).To(HaveLen(1))
+	_, err := e.svc.Instances.List(project).Do()
+	e.g.Expect(err).To(HaveOccurred())
+	e.g.Expect(e.call("POST", "/emulator/v1/faults", `{"rateLimitShare":1}`, nil)).To(Equal(200))
+	e.g.Expect(e.call("DELETE", "/emulator/v1/faults", "", nil)).To(Equal(204))
+	_, err = e.svc.Instances.List(project).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(e.call("POST", "/emulator/v1/faults", `{"serverErrorShare":3}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/faults", `{"latency":"slow"}`, nil)).To(Equal(400))
+
+	// Unknown admin paths.
+	e.g.Expect(e.call("GET", "/emulator/v1/nothing", "", nil)).To(Equal(404))
+	e.g.Expect(e.call("PUT", "/emulator/v1/counts", "", nil)).To(Equal(404))
+	e.g.Expect(e.call("GET", "/emulator/v1/projects/test-project/things", "", nil)).To(Equal(404))
+}
+
+func TestAfterInsertHookSimulatesACrashAfterInsert(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var seen []string
+	e := newEnv(t, emulator.WithAfterInsert(func(p, name string) {
+		mu.Lock()
+		seen = append(seen, p+"/"+name)
+		mu.Unlock()
+		cancel()
+	}))
+	_, err := e.svc.Instances.Insert(project, instance("orders")).Context(ctx).Do()
+	e.g.Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "got %v", err)
+	// The insert took effect all the same.
+	e.g.Expect(e.get("orders").State).To(Equal(emulator.StateRunnable))
+	mu.Lock()
+	defer mu.Unlock()
+	e.g.Expect(seen).To(Equal([]string{"test-project/orders"}))
+
+	// A refused insert doesn't call the hook.
+	_, err = e.svc.Instances.Insert(project, instance("orders")).Do()
+	expectAPIError(e.g, err, http.StatusConflict, "instanceAlreadyExists")
+	e.g.Expect(seen).To(HaveLen(1))
+}
+
+func TestSeedAndMutateInstance(t *testing.T) {
+	e := newEnv(t)
+	e.g.Expect(e.emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "imported", DatabaseVersion: "POSTGRES_12", RootPassword: "pw",
+		Settings: &sqladmin.Settings{
+			Tier: "db-g1-small", SettingsVersion: 42,
+			IpConfiguration: &sqladmin.IpConfiguration{
+				PrivateNetwork:  "projects/test-project/global/networks/vpc",
+				ForceSendFields: []string{"Ipv4Enabled"},
+			},
+		},
+	})).To(Succeed())
+	db := e.get("imported")
+	e.g.Expect(db.State).To(Equal(emulator.StateRunnable))
+	e.g.Expect(db.Region).To(Equal("us-central1"))
+	e.g.Expect(db.ConnectionName).To(Equal("test-project:us-central1:imported"))
+	e.g.Expect(db.Settings.SettingsVersion).To(Equal(int64(42)))
+	e.g.Expect(ipTypes(db)).To(Equal([]string{"PRIVATE"}))
+	e.g.Expect(db.ServerCaCert.Cert).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
+	e.g.Expect(e.emu.PasswordIs(project, "imported", "postgres", "pw")).To(BeTrue())
+
+	e.g.Expect(e.emu.Seed(project, &sqladmin.DatabaseInstance{Name: "imported", DatabaseVersion: "POSTGRES_12",
+		Settings: &sqladmin.Settings{Tier: "db-g1-small"}})).To(MatchError(emulator.ErrInstanceExists))
+	e.g.Expect(e.emu.Seed(project, &sqladmin.DatabaseInstance{Name: "no-tier", DatabaseVersion: "POSTGRES_12"})).NotTo(Succeed())
+	e.g.Expect(e.emu.Seed(project, nil)).NotTo(Succeed())
+	e.g.Expect(e.emu.Seed(project, &sqladmin.DatabaseInstance{Name: "down", DatabaseVersion: "POSTGRES_12", State: "SUSPENDED",
+		Settings: &sqladmin.Settings{Tier: "db-g1-small"}})).To(Succeed())
+	e.g.Expect(e.get("down").State).To(Equal(emulator.StateSuspended))
+
+	e.g.Expect(e.emu.MutateInstance(project, "imported", func(db *sqladmin.DatabaseInstance) {
+		db.Name = "renamed-is-ignored"
+		db.Settings.Tier = "db-custom-1-3840"
+		db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "work_mem", Value: "4096"}}
+		db.Settings.IpConfiguration.Ipv4Enabled = true
+	})).To(Succeed())
+	db = e.get("imported")
+	e.g.Expect(db.Settings.Tier).To(Equal("db-custom-1-3840"))
+	e.g.Expect(db.Settings.DatabaseFlags).To(HaveLen(1))
+	e.g.Expect(db.Settings.SettingsVersion).To(Equal(int64(43)))
+	e.g.Expect(ipTypes(db)).To(Equal([]string{"PRIMARY", "OUTGOING", "PRIVATE"}))
+	e.g.Expect(e.emu.MutateInstance(project, "ghost", func(*sqladmin.DatabaseInstance) {})).To(MatchError(emulator.ErrInstanceNotFound))
+
+	// An out-of-band change makes a client's stale update fail.
+	_, err := e.svc.Instances.Update(project, "imported", &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{
+		Tier: "db-g1-small", SettingsVersion: 42,
+		IpConfiguration: &sqladmin.IpConfiguration{PrivateNetwork: "projects/test-project/global/networks/vpc"},
+	}}).Do()
+	expectAPIError(e.g, err, http.StatusPreconditionFailed, "staleData")
+}
+
+func TestConcurrentClients(t *testing.T) {
+	e := newEnv(t)
+	const workers, each = 8, 20
+	for w := range workers {
+		e.insert("db-" + string(rune('a'+w)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each*3)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := "db-" + string(rune('a'+w))
+			for i := range each {
+				if _, err := e.svc.Instances.Get(project, name).Do(); err != nil {
+					errs <- err
+				}
+				size := int64(10 + i + 1)
+				if _, err := e.svc.Instances.Patch(project, name, &sqladmin.DatabaseInstance{
+					Settings: &sqladmin.Settings{DataDiskSizeGb: size},
+				}).Do(); err != nil {
+					errs <- err
+				}
+				if _, err := e.svc.Instances.List(project).Do(); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	counts := e.emu.Counts()
+	e.g.Expect(counts[emulator.MethodInstancesGet]).To(Equal(workers * each))
+	e.g.Expect(counts[emulator.MethodInstancesPatch]).To(Equal(workers * each))
+	e.g.Expect(counts[emulator.MethodInstancesList]).To(Equal(workers * each))
+	for w := range workers {
+		db := e.get("db-" + string(rune('a'+w)))
+		e.g.Expect(db.Settings.DataDiskSizeGb).To(Equal(int64(10 + each)))
+		e.g.Expect(db.Settings.SettingsVersion).To(Equal(int64(1 + each)))
+	}
+}

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package emulator is an in-memory emulator of the Cloud SQL Admin API
+// v1beta4 for PostgreSQL instances, faithful enough that the unmodified
+// google.golang.org/api/sqladmin/v1beta4 client can't tell it from the real
+// API where a controller could.
+//
+// # Use
+//
+//	srv := httptest.NewServer(emulator.New(emulator.WithClock(clk)))
+//	svc, _ := sqladmin.NewService(ctx,
+//		option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+//
+// The command cmd/cloudsql-emulator serves the same handler standalone.
+//
+// # API surface
+//
+// Under /sql/v1beta4/projects/{project}/:
+//
+//	POST   instances                                 instances.insert
+//	GET    instances?filter=&maxResults=&pageToken=  instances.list
+//	GET    instances/{instance}                      instances.get
+//	PATCH  instances/{instance}                      instances.patch (JSON merge)
+//	PUT    instances/{instance}                      instances.update (replace settings)
+//	DELETE instances/{instance}                      instances.delete
+//	GET    operations?instance=&maxResults=&pageToken=  operations.list
+//	GET    operations/{operation}                    operations.get
+//	GET    instances/{instance}/users                users.list
+//	GET    instances/{instance}/users/{name}         users.get
+//	POST   instances/{instance}/users                users.insert
+//	PUT    instances/{instance}/users?name=&host=    users.update
+//	DELETE instances/{instance}/users?name=&host=    users.delete
+//	GET    instances/{instance}/connectSettings      connect.get
+//	POST   instances/{instance}:generateEphemeralCert  connect.generateEphemeral
+//
+// The "fields" parameter (partial responses) is ignored: answers are whole.
+// The instances.list filter takes space-separated key:value terms, all of
+// which must match; keys are JSON paths such as state, region,
+// settings.tier or settings.userLabels.team.
+//
+// # Behaviour
+//
+// Mutations answer an Operation that goes PENDING (the first tenth of its
+// delay), RUNNING, then DONE, computed from the clock on each request; no
+// goroutine runs in the background. Instances are PENDING_CREATE until the
+// CREATE operation is DONE (and have no ipAddresses until then), then
+// RUNNABLE. Patch and update take effect when their UPDATE operation is
+// DONE, and settings.settingsVersion (1 at creation) increases then if the
+// settings changed. A delete makes the instance PENDING_DELETE; when the
+// DELETE operation is DONE the instance is gone and its name is reserved for
+// the reservation period. User operations (CREATE_USER, UPDATE_USER,
+// DELETE_USER) take the update delay. While any operation on an instance
+// runs, every other mutation of it is answered 409 operationInProgress, and
+// so is every mutation while the instance is in MAINTENANCE. An operation
+// failed by an injected fault ends DONE with an error and no effect (a
+// failed create leaves the instance FAILED).
+//
+// Defaults follow the real API: region us-central1, zone <region>-b, disk
+// 10 GB PD_SSD with auto-resize, ZONAL, PER_USE, ALWAYS, backups starting at
+// 12:00, public IP on unless ipv4Enabled is sent as false, and edition
+// ENTERPRISE_PLUS for POSTGRES_16 and later, ENTERPRISE before (as Cloud SQL
+// for PostgreSQL does). rootPassword is never returned; it becomes the
+// password of the postgres user.
+//
+// Errors come in Google's envelope, so (*googleapi.Error).Code and
+// .Errors[0].Reason carry them: 404 instanceDoesNotExist,
+// operationDoesNotExist, userDoesNotExist; 409 instanceAlreadyExists (live
+// name or reserved name), operationInProgress, userAlreadyExists; 412
+// staleData; 400 invalid, required, invalidFlagValue, parseError; 429
+// rateLimitExceeded (RESOURCE_EXHAUSTED) once a project spent its
+// per-minute budget; 500/503 backendError when injected.
+//
+// # Admin surface
+//
+// The Go methods of *Server (Counts, ResetCounts, Requests, Operations,
+// InjectFault, Faults, ClearFaults, Instance, MutateInstance,
+// SetInstanceState, Now, Advance, FinishOperations, PasswordIs, Seed,
+// ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
+// neither count as API requests nor spend the budget:
+//
+//	GET    /emulator/v1/healthz                      {"status":"ok"}
+//	GET    /emulator/v1/counts                       {"instances.get":3,...}
+//	DELETE /emulator/v1/counts                       reset counts and request log
+//	GET    /emulator/v1/requests                     request log, oldest first
+//	GET    /emulator/v1/operations?project=P         {"items":[Operation...]} oldest first
+//	POST   /emulator/v1/operations:finish            finish every pending operation now
+//	GET    /emulator/v1/clock                        {"now":"2026-01-01T00:00:00.000Z"}
+//	POST   /emulator/v1/clock:advance                {"duration":"90s"} -> {"now":...}
+//	GET    /emulator/v1/faults                       [Fault...]
+//	POST   /emulator/v1/faults                       Fault -> [Fault...]
+//	DELETE /emulator/v1/faults                       clear faults
+//	POST   /emulator/v1/projects/{p}/instances       seed a DatabaseInstance -> instance
+//	GET    /emulator/v1/projects/{p}/instances/{i}   instance
+//	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
+//	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
+//	POST   /emulator/v1/projects/{p}/instances/{i}/users/{u}:checkPassword  {"password":"..."} -> {"match":true}
+//
+// A Fault in JSON is {"method":"instances.get","serverErrorShare":0.5,
+// "rateLimitShare":0,"latency":"250ms","failOperationShare":0,"count":3};
+// every key is optional.
+package emulator

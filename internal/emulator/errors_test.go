@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/googleapi"
+)
+
+// The real client can't send malformed requests, so these go over plain
+// HTTP; googleapi.CheckResponse turns the answers into *googleapi.Error
+// exactly as the client would.
+func TestMalformedRequestsGetGoogleErrors(t *testing.T) {
+	e := newEnv(t)
+	e.insert("orders")
+	big := `{"name":"` + strings.Repeat("a", 2<<20) + `"}`
+	cases := map[string]struct {
+		method, path, body string
+		code               int
+		reason             string
+	}{
+		"broken JSON on insert":        {"POST", "instances", `{"name":`, 400, "parseError"},
+		"empty body on insert":         {"POST", "instances", ``, 400, "parseError"},
+		"array body on insert":         {"POST", "instances", `[1,2]`, 400, "invalid"},
+		"wrong type on insert":         {"POST", "instances", `{"name":5}`, 400, "invalid"},
+		"unknown field on insert":      {"POST", "instances", `{"nmae":"x"}`, 400, "invalid"},
+		"too large a body":             {"POST", "instances", big, 400, "parseError"},
+		"broken JSON on patch":         {"PATCH", "instances/orders", `{"settings":{`, 400, "parseError"},
+		"settings not an object":       {"PATCH", "instances/orders", `{"settings":"fast"}`, 400, "invalid"},
+		"broken JSON on update":        {"PUT", "instances/orders", `nope`, 400, "parseError"},
+		"broken JSON on users insert":  {"POST", "instances/orders/users", `{`, 400, "parseError"},
+		"broken JSON on users update":  {"PUT", "instances/orders/users?name=postgres", `{`, 400, "parseError"},
+		"broken JSON on ephemeral":     {"POST", "instances/orders:generateEphemeralCert", `{`, 400, "parseError"},
+		"unknown collection":           {"GET", "databases", ``, 404, "notFound"},
+		"unknown sub-resource":         {"GET", "instances/orders/backupRuns", ``, 404, "notFound"},
+		"wrong verb on an instance":    {"POST", "instances/orders", `{}`, 404, "notFound"},
+		"wrong verb on operations":     {"DELETE", "operations", ``, 404, "notFound"},
+		"empty segment in the path":    {"GET", "instances//users", ``, 404, "notFound"},
+		"unknown instance on a method": {"GET", "instances/ghost/connectSettings", ``, 404, "instanceDoesNotExist"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			req, err := http.NewRequest(tc.method, e.url+"/sql/v1beta4/projects/test-project/"+tc.path, strings.NewReader(tc.body))
+			g.Expect(err).NotTo(HaveOccurred())
+			resp, err := http.DefaultClient.Do(req)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			g.Expect(resp.Header.Get("Content-Type")).To(HavePrefix("application/json"))
+			expectAPIError(g, googleapi.CheckResponse(resp), tc.code, tc.reason)
+		})
+	}
+
+	t.Run("outside the API", func(t *testing.T) {
+		g := NewWithT(t)
+		resp, err := http.Get(e.url + "/v1/projects/test-project/instances")
+		g.Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		expectAPIError(g, googleapi.CheckResponse(resp), 404, "notFound")
+	})
+}
+
+func TestErrorEnvelopeHasGooglesShape(t *testing.T) {
+	e := newEnv(t)
+	resp, err := http.Get(e.url + "/sql/v1beta4/projects/test-project/instances/ghost")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	e.g.Expect(resp.StatusCode).To(Equal(http.StatusNotFound))
+	var env struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Status  string `json:"status"`
+			Errors  []struct {
+				Message string `json:"message"`
+				Domain  string `json:"domain"`
+				Reason  string `json:"reason"`
+			} `json:"errors"`
+		} `json:"error"`
+	}
+	e.g.Expect(json.NewDecoder(resp.Body).Decode(&env)).To(Succeed())
+	e.g.Expect(env.Error.Code).To(Equal(404))
+	e.g.Expect(env.Error.Status).To(Equal("NOT_FOUND"))
+	e.g.Expect(env.Error.Message).To(Equal("The Cloud SQL instance does not exist."))
+	e.g.Expect(env.Error.Errors).To(HaveLen(1))
+	e.g.Expect(env.Error.Errors[0].Domain).To(Equal("global"))
+	e.g.Expect(env.Error.Errors[0].Reason).To(Equal("instanceDoesNotExist"))
+	e.g.Expect(env.Error.Errors[0].Message).To(Equal(env.Error.Message))
+}

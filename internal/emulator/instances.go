@@ -1,0 +1,369 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+// Instance states, as the API spells them.
+const (
+	StateRunnable          = "RUNNABLE"
+	StatePendingCreate     = "PENDING_CREATE"
+	StatePendingDelete     = "PENDING_DELETE"
+	StateMaintenance       = "MAINTENANCE"
+	StateOnlineMaintenance = "ONLINE_MAINTENANCE"
+	StateSuspended         = "SUSPENDED"
+	StateFailed            = "FAILED"
+	StateRepairing         = "REPAIRING"
+)
+
+// instanceNameRE is Cloud SQL's rule for instance IDs: lowercase letters,
+// digits and hyphens, starting with a letter, not ending with a hyphen.
+var instanceNameRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,96}[a-z0-9])?$`)
+
+// regionRE accepts region names such as europe-west1 or us-central1.
+var regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+
+// defaultRegion is where the real API puts an instance that names none.
+const defaultRegion = "us-central1"
+
+// instanceState is one stored instance. db is exactly what instances.get
+// answers (rootPassword is never kept in it).
+type instanceState struct {
+	db    *sqladmin.DatabaseInstance
+	users map[string]*userState
+	ca    *certAuthority
+	// activeOp is the last operation started on the instance; while it is
+	// not settled, every mutation is answered 409 operationInProgress.
+	activeOp *operation
+}
+
+func (i *instanceState) busy() bool {
+	return i.activeOp != nil && !i.activeOp.settled
+}
+
+// checkMutable answers 409 when the instance can't take a mutation now.
+func (i *instanceState) checkMutable() error {
+	if i.busy() || i.db.State == StatePendingDelete || i.db.State == StatePendingCreate {
+		return errOperationInProgress()
+	}
+	if i.db.State == StateMaintenance {
+		return errInMaintenance()
+	}
+	return nil
+}
+
+func instanceLink(project, name string) string {
+	return selfLinkBase + project + "/instances/" + name
+}
+
+func (s *Server) instancesInsert(req *apiRequest) (any, error) {
+	var in sqladmin.DatabaseInstance
+	if err := decodeJSON(req.body, &in); err != nil {
+		return nil, err
+	}
+	raw, err := decodeObject(req.body)
+	if err != nil {
+		return nil, err
+	}
+	db, err := newInstance(req.project, &in, raw)
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	caTime := s.now()
+	s.mu.Unlock()
+	// Key generation happens outside the lock: it is the slowest step.
+	ca, err := newCertAuthority(req.project, db.Name, caTime)
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	now := s.now()
+	p := s.project(req.project)
+	s.settle(p, now)
+	if _, ok := p.instances[db.Name]; ok {
+		s.mu.Unlock()
+		return nil, errInstanceExists()
+	}
+	if until, ok := p.reserved[db.Name]; ok {
+		if until.After(now) {
+			s.mu.Unlock()
+			return nil, errNameReserved(db.Name, until)
+		}
+		delete(p.reserved, db.Name)
+	}
+	db.State = StatePendingCreate
+	db.CreateTime = formatTime(now)
+	db.ServerCaCert = ca.sslCert(db.Name)
+	inst := &instanceState{
+		db:    db,
+		users: map[string]*userState{},
+		ca:    ca,
+	}
+	// Creating a Postgres instance creates the postgres user with the root
+	// password given at insert.
+	inst.users[postgresUser] = newUserState(req.project, db.Name, postgresUser, in.RootPassword)
+	p.instances[db.Name] = inst
+	op := s.startOperation(p, req.project, inst, OpCreate, s.delays.Create, req.failOp,
+		func(time.Time) {
+			if inst.db.State == StatePendingCreate {
+				inst.db.State = StateRunnable
+			}
+			refreshIPAddresses(inst.db)
+		},
+		func(time.Time) { inst.db.State = StateFailed })
+	resp := op.render(now)
+	s.mu.Unlock()
+
+	if s.afterInsert != nil {
+		s.afterInsert(req.project, db.Name)
+	}
+	return resp, nil
+}
+
+// newInstance validates an insert request and builds the stored instance
+// with the server-side fields and defaults filled in. raw is the request
+// body as a JSON object, to tell fields the client omitted from zero values.
+func newInstance(project string, in *sqladmin.DatabaseInstance, raw map[string]any) (*sqladmin.DatabaseInstance, error) {
+	if in.Name == "" {
+		return nil, errRequired("name")
+	}
+	if !instanceNameRE.MatchString(in.Name) {
+		return nil, errInvalid("Invalid instance name %q: use lowercase letters, numbers and hyphens, start with a letter, at most 98 characters.", in.Name)
+	}
+	if in.DatabaseVersion == "" {
+		return nil, errRequired("databaseVersion")
+	}
+	if err := validateDatabaseVersion(in.DatabaseVersion); err != nil {
+		return nil, err
+	}
+	region := in.Region
+	if region == "" {
+		region = defaultRegion
+	}
+	if !regionRE.MatchString(region) {
+		return nil, errInvalid("Invalid region %q.", region)
+	}
+	if in.Settings == nil || in.Settings.Tier == "" {
+		return nil, errRequired("settings.tier")
+	}
+	settings, err := copySettings(in.Settings)
+	if err != nil {
+		return nil, err
+	}
+	rawSettings, _ := raw["settings"].(map[string]any)
+	normalizeSettings(settings, rawSettings, true, in.DatabaseVersion, region)
+	if err := validateSettings(settings, nil, region); err != nil {
+		return nil, err
+	}
+	settings.SettingsVersion = 1
+
+	db := &sqladmin.DatabaseInstance{
+		Name:            in.Name,
+		DatabaseVersion: in.DatabaseVersion,
+		Region:          region,
+		Settings:        settings,
+	}
+	fillServerFields(db, project)
+	return db, nil
+}
+
+// fillServerFields sets the output-only fields that depend on the name,
+// project, region and version.
+func fillServerFields(db *sqladmin.DatabaseInstance, project string) {
+	db.Kind = "sql#instance"
+	db.Project = project
+	db.ConnectionName = project + ":" + db.Region + ":" + db.Name
+	db.SelfLink = instanceLink(project, db.Name)
+	db.BackendType = "SECOND_GEN"
+	db.InstanceType = "CLOUD_SQL_INSTANCE"
+	db.DatabaseInstalledVersion = installedVersion(db.DatabaseVersion)
+	db.MaintenanceVersion = db.DatabaseInstalledVersion + maintenanceSuffix
+	db.ServiceAccountEmailAddress = serviceAccount(project)
+	db.SqlNetworkArchitecture = "NEW_NETWORK_ARCHITECTURE"
+	db.RootPassword = ""
+	if db.Settings != nil && db.Settings.LocationPreference != nil {
+		db.GceZone = db.Settings.LocationPreference.Zone
+	}
+}
+
+func (s *Server) instancesGet(req *apiRequest) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.project(req.project)
+	s.settle(p, s.now())
+	inst, ok := p.instances[req.instance]
+	if !ok {
+		return nil, errInstanceNotFound()
+	}
+	b, err := json.Marshal(inst.db)
+	return json.RawMessage(b), err
+}
+
+func (s *Server) instancesList(req *apiRequest) (any, error) {
+	q := req.r.URL.Query()
+	filter, err := parseFilter(q.Get("filter"))
+	if err != nil {
+		return nil, err
+	}
+	offset, size, err := pageParams(q.Get("pageToken"), q.Get("maxResults"))
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.project(req.project)
+	s.settle(p, s.now())
+	names := make([]string, 0, len(p.instances))
+	for n := range p.instances {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var matched []*sqladmin.DatabaseInstance
+	for _, n := range names {
+		db := p.instances[n].db
+		ok, err := filter.matches(db)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			matched = append(matched, db)
+		}
+	}
+	page, next := paginate(len(matched), offset, size)
+	b, err := json.Marshal(&sqladmin.InstancesListResponse{
+		Kind:          "sql#instancesList",
+		Items:         matched[page.from:page.to],
+		NextPageToken: next,
+	})
+	return json.RawMessage(b), err
+}
+
+func (s *Server) instancesDelete(req *apiRequest) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	p := s.project(req.project)
+	s.settle(p, now)
+	inst, ok := p.instances[req.instance]
+	if !ok {
+		return nil, errInstanceNotFound()
+	}
+	if err := inst.checkMutable(); err != nil {
+		return nil, err
+	}
+	if inst.db.Settings != nil && inst.db.Settings.DeletionProtectionEnabled {
+		return nil, errDeletionProtected()
+	}
+	prev := inst.db.State
+	inst.db.State = StatePendingDelete
+	name := inst.db.Name
+	op := s.startOperation(p, req.project, inst, OpDelete, s.delays.Delete, req.failOp,
+		func(end time.Time) {
+			// The instance may have been replaced by then only if the
+			// reservation is zero and a new one was inserted; don't
+			// delete the newcomer.
+			if p.instances[name] == inst {
+				delete(p.instances, name)
+			}
+			if s.reservation > 0 {
+				p.reserved[name] = end.Add(s.reservation)
+			}
+		},
+		func(time.Time) { inst.db.State = prev })
+	return op.render(now), nil
+}
+
+// instanceFilter is a parsed instances.list filter: space-separated
+// key:value (or key=value) terms that must all match. Keys are JSON field
+// paths of the instance, such as state, region, databaseVersion,
+// settings.tier or settings.userLabels.team. "AND" between terms is allowed.
+type instanceFilter []filterTerm
+
+type filterTerm struct {
+	path  []string
+	value string
+}
+
+func parseFilter(f string) (instanceFilter, error) {
+	var out instanceFilter
+	for _, tok := range strings.Fields(f) {
+		if strings.EqualFold(tok, "AND") {
+			continue
+		}
+		i := strings.IndexAny(tok, ":=")
+		if i <= 0 || i == len(tok)-1 {
+			return nil, errInvalid("Invalid filter %q: expected terms of the form key:value.", f)
+		}
+		out = append(out, filterTerm{
+			path:  strings.Split(tok[:i], "."),
+			value: strings.Trim(tok[i+1:], `"`),
+		})
+	}
+	return out, nil
+}
+
+func (f instanceFilter) matches(db *sqladmin.DatabaseInstance) (bool, error) {
+	if len(f) == 0 {
+		return true, nil
+	}
+	m, err := toMap(db)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range f {
+		var cur any = m
+		for _, k := range t.path {
+			obj, ok := cur.(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = obj[k]
+		}
+		if !strings.EqualFold(scalarString(cur), t.value) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	}
+	return ""
+}

@@ -1,0 +1,315 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxBodyBytes bounds request bodies; the largest legitimate one (an
+// instance with many flags and networks) is a few KiB.
+const maxBodyBytes = 1 << 20
+
+// maxRequestLog bounds the in-memory request log so that long benchmarks
+// don't grow it without limit.
+const maxRequestLog = 10000
+
+// Server is an in-memory Cloud SQL Admin API v1beta4 for PostgreSQL. It is an
+// http.Handler: mount it on httptest.NewServer and point the real client at
+// it with option.WithEndpoint(url+"/"). It is safe for concurrent use.
+type Server struct {
+	// Set by options, read-only afterwards.
+	clock       Clock
+	delays      Delays
+	reservation time.Duration
+	budget      int
+	seed        uint64
+	afterInsert func(project, instance string)
+	logw        io.Writer
+
+	logMu sync.Mutex // serialises writes to logw
+
+	mu       sync.Mutex // guards everything below
+	skew     time.Duration
+	rnd      *rand.Rand
+	projects map[string]*projectState
+	counts   map[string]int
+	requests []Request
+	faults   []*faultRule
+	opSeq    uint64
+}
+
+// projectState is everything the emulator knows about one project.
+type projectState struct {
+	instances map[string]*instanceState
+	// reserved maps the names of deleted instances to the time they can be
+	// reused.
+	reserved map[string]time.Time
+	ops      []*operation
+	opsByID  map[string]*operation
+	// pending holds the operations not yet settled, so that settling doesn't
+	// scan the whole history on every request.
+	pending []*operation
+	budget  budgetWindow
+}
+
+// New returns an emulator with no instances, configured by opts.
+func New(opts ...Option) *Server {
+	s := &Server{
+		clock:       realClock{},
+		reservation: DefaultNameReservation,
+		budget:      DefaultRequestBudget,
+		seed:        DefaultRandSeed,
+		projects:    map[string]*projectState{},
+		counts:      map[string]int{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.rnd = rand.New(rand.NewPCG(s.seed, s.seed^0x9e3779b97f4a7c15))
+	return s
+}
+
+// now is the emulator's time: the clock plus whatever Advance added.
+// Callers hold s.mu.
+func (s *Server) now() time.Time {
+	return s.clock.Now().Add(s.skew).UTC()
+}
+
+// project returns the state of a project, creating it on first use.
+// Callers hold s.mu.
+func (s *Server) project(name string) *projectState {
+	p, ok := s.projects[name]
+	if !ok {
+		p = &projectState{
+			instances: map[string]*instanceState{},
+			reserved:  map[string]time.Time{},
+			opsByID:   map[string]*operation{},
+		}
+		s.projects[name] = p
+	}
+	return p
+}
+
+// apiRequest is one parsed API call.
+type apiRequest struct {
+	route
+	r    *http.Request
+	body []byte
+	// failOp tells the handler that an injected fault wants the operation
+	// it starts, if any, to finish with an error.
+	failOp bool
+}
+
+// Request is one entry of the request log kept for tests.
+type Request struct {
+	// Time is the emulator's time when the request arrived.
+	Time time.Time `json:"time"`
+	// Method is the API method, e.g. "instances.get"; empty for admin and
+	// unknown paths.
+	Method string `json:"method,omitempty"`
+	// HTTPMethod is the verb as received.
+	HTTPMethod string `json:"httpMethod"`
+	// Path is the URL path as received, without the query.
+	Path string `json:"path"`
+	// Project is taken from the path.
+	Project string `json:"project,omitempty"`
+	// Instance is taken from the path when it names one.
+	Instance string `json:"instance,omitempty"`
+	// Status is the HTTP status answered.
+	Status int `json:"status"`
+}
+
+// statusRecorder remembers the status written through it.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+// WriteHeader remembers the status before writing it.
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// ServeHTTP serves the API under /sql/v1beta4/ and the admin surface under
+// /emulator/v1/.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() { s.logLine(r, rec.status, time.Since(start)) }()
+
+	if strings.HasPrefix(r.URL.Path, adminPrefix) {
+		s.serveAdmin(rec, r)
+		return
+	}
+	rt, err := matchRoute(r.Method, r.URL.EscapedPath())
+	if err != nil {
+		writeError(rec, err)
+		return
+	}
+	s.mu.Lock()
+	arrived := s.now()
+	s.counts[rt.method]++
+	s.mu.Unlock()
+	defer func() { s.record(arrived, rt, r, rec.status) }()
+
+	body, err := s.serveAPI(r, rt)
+	if err != nil {
+		writeError(rec, err)
+		return
+	}
+	rec.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	rec.WriteHeader(http.StatusOK)
+	_, _ = rec.Write(body)
+}
+
+// serveAPI runs one API call through latency, the budget, injected faults and
+// its handler, and returns the JSON to answer.
+func (s *Server) serveAPI(r *http.Request, rt route) ([]byte, error) {
+	req := &apiRequest{route: rt, r: r}
+	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodDelete {
+		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+		if err != nil {
+			return nil, errParse(fmt.Sprintf("Cannot read the request body: %v", err))
+		}
+		req.body = b
+	}
+
+	s.mu.Lock()
+	fd := s.decideFaults(rt.method, rt.project)
+	s.mu.Unlock()
+	if err := sleep(r.Context(), fd.latency); err != nil {
+		return nil, errUnavailable()
+	}
+
+	s.mu.Lock()
+	allowed := s.budget == 0 || s.project(rt.project).budget.allow(s.now(), s.budget)
+	s.mu.Unlock()
+	if !allowed {
+		return nil, errRateLimited(rt.project)
+	}
+	if fd.err != nil {
+		return nil, fd.err
+	}
+	req.failOp = fd.failOp
+
+	v, err := rt.handler(s, req)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(v)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// record appends to the in-memory request log.
+func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) >= maxRequestLog {
+		// Drop the oldest half at once so that trimming is amortised.
+		s.requests = append(s.requests[:0], s.requests[maxRequestLog/2:]...)
+	}
+	s.requests = append(s.requests, Request{
+		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
+		Project: rt.project, Instance: rt.instance, Status: status,
+	})
+}
+
+// logLine writes one line per request to the request log writer.
+func (s *Server) logLine(r *http.Request, status int, d time.Duration) {
+	if s.logw == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	_, _ = fmt.Fprintf(s.logw, "%s %s %s %d %s\n",
+		time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.Path, status, d.Round(time.Microsecond))
+}
+
+// decodeJSON decodes a request body into v and answers Google's errors for
+// malformed payloads: parseError for broken JSON, invalid for well-formed
+// JSON that doesn't fit the schema (unknown fields, wrong types).
+func decodeJSON(body []byte, v any) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return errParse("The request body is empty.")
+	}
+	var syntax any
+	if err := json.Unmarshal(body, &syntax); err != nil {
+		return errParse(err.Error())
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return errInvalid("Invalid value at '%s' (%s): %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		}
+		return errInvalid("Invalid JSON payload received. %v", err)
+	}
+	return nil
+}
+
+// decodeObject decodes a request body into a generic JSON object, keeping
+// numbers as json.Number so that re-encoding doesn't change them.
+func decodeObject(body []byte) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, errParse(err.Error())
+	}
+	if m == nil {
+		return nil, errParse("Expected a JSON object.")
+	}
+	return m, nil
+}
+
+// projectNumber derives a stable 12-digit project number from a project ID,
+// for messages and service account names that carry one.
+func projectNumber(project string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(project))
+	return 100000000000 + h.Sum64()%900000000000
+}

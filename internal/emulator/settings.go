@@ -1,0 +1,270 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net"
+	"regexp"
+
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+// Setting values the emulator fills in when the client leaves them out, as
+// the real API does.
+const (
+	defaultDiskSizeGb       = 10
+	maxDiskSizeGb           = 65536
+	defaultDiskType         = "PD_SSD"
+	defaultAvailability     = "ZONAL"
+	defaultPricingPlan      = "PER_USE"
+	defaultActivationPolicy = "ALWAYS"
+	defaultReplicationType  = "SYNCHRONOUS"
+	defaultBackupStartTime  = "12:00"
+	defaultLogRetentionDays = 7
+	defaultRetainedBackups  = 7
+	defaultSSLMode          = "ALLOW_UNENCRYPTED_AND_ENCRYPTED"
+	defaultConnectorEnforce = "NOT_REQUIRED"
+	defaultZoneSuffix       = "-b"
+)
+
+// Cloud SQL editions, as settings.edition spells them.
+const (
+	EditionEnterprise     = "ENTERPRISE"
+	EditionEnterprisePlus = "ENTERPRISE_PLUS"
+)
+
+var (
+	backupStartRE    = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	privateNetworkRE = regexp.MustCompile(`^(https://www\.googleapis\.com/compute/v1/)?projects/[a-z0-9-]+/global/networks/[a-zA-Z0-9_-]+$`)
+)
+
+// normalizeSettings fills in defaults. replace is true for insert and update
+// (PUT), where settings are given whole and an omitted ipv4Enabled means the
+// default (public IP on); for patch the settings were merged onto the stored
+// ones and nothing is implied. raw is the request's settings object, used to
+// tell an omitted field from a false one.
+//
+// The edition defaults to ENTERPRISE_PLUS for POSTGRES_16 and later and to
+// ENTERPRISE before, which is what Cloud SQL does for PostgreSQL.
+func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace bool, version, region string) {
+	st.Kind = "sql#settings"
+	if st.Edition == "" {
+		st.Edition = defaultEdition(version)
+	}
+	if st.DataDiskSizeGb == 0 {
+		st.DataDiskSizeGb = defaultDiskSizeGb
+	}
+	if st.DataDiskType == "" {
+		st.DataDiskType = defaultDiskType
+	}
+	if st.AvailabilityType == "" {
+		st.AvailabilityType = defaultAvailability
+	}
+	if st.PricingPlan == "" {
+		st.PricingPlan = defaultPricingPlan
+	}
+	if st.ActivationPolicy == "" {
+		st.ActivationPolicy = defaultActivationPolicy
+	}
+	if st.ReplicationType == "" {
+		st.ReplicationType = defaultReplicationType
+	}
+	if st.ConnectorEnforcement == "" {
+		st.ConnectorEnforcement = defaultConnectorEnforce
+	}
+	if st.StorageAutoResize == nil {
+		on := true
+		st.StorageAutoResize = &on
+	}
+
+	if st.BackupConfiguration == nil {
+		st.BackupConfiguration = &sqladmin.BackupConfiguration{}
+	}
+	bc := st.BackupConfiguration
+	bc.Kind = "sql#backupConfiguration"
+	if bc.StartTime == "" {
+		bc.StartTime = defaultBackupStartTime
+	}
+	if bc.TransactionLogRetentionDays == 0 {
+		bc.TransactionLogRetentionDays = defaultLogRetentionDays
+	}
+	if bc.BackupRetentionSettings == nil {
+		bc.BackupRetentionSettings = &sqladmin.BackupRetentionSettings{RetentionUnit: "COUNT", RetainedBackups: defaultRetainedBackups}
+	}
+
+	if st.IpConfiguration == nil {
+		st.IpConfiguration = &sqladmin.IpConfiguration{}
+	}
+	ipc := st.IpConfiguration
+	if replace && !hasPath(raw, "ipConfiguration", "ipv4Enabled") {
+		ipc.Ipv4Enabled = true
+	}
+	if ipc.SslMode == "" {
+		ipc.SslMode = defaultSSLMode
+		if ipc.RequireSsl {
+			ipc.SslMode = "ENCRYPTED_ONLY"
+		}
+	}
+	for _, n := range ipc.AuthorizedNetworks {
+		if n != nil {
+			n.Kind = "sql#aclEntry"
+		}
+	}
+
+	if st.LocationPreference == nil {
+		st.LocationPreference = &sqladmin.LocationPreference{}
+	}
+	st.LocationPreference.Kind = "sql#locationPreference"
+	if st.LocationPreference.Zone == "" {
+		st.LocationPreference.Zone = region + defaultZoneSuffix
+	}
+	if st.MaintenanceWindow == nil {
+		st.MaintenanceWindow = &sqladmin.MaintenanceWindow{}
+	}
+	st.MaintenanceWindow.Kind = "sql#maintenanceWindow"
+}
+
+// hasPath reports whether the JSON object m has a value at the given keys.
+func hasPath(m map[string]any, keys ...string) bool {
+	var cur any = m
+	for _, k := range keys {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = obj[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// validateSettings checks settings the way the API does on insert, patch and
+// update. old is nil on insert; otherwise it is the stored settings, against
+// which shrinking the disk and removing the private network are judged.
+func validateSettings(st, old *sqladmin.Settings, region string) error {
+	if st.Tier == "" {
+		return errRequired("settings.tier")
+	}
+	if st.Edition != EditionEnterprise && st.Edition != EditionEnterprisePlus {
+		return errInvalid("Invalid edition %q: use ENTERPRISE or ENTERPRISE_PLUS.", st.Edition)
+	}
+	if err := validateTier(st.Tier, st.Edition); err != nil {
+		return err
+	}
+	if st.DataDiskSizeGb < defaultDiskSizeGb || st.DataDiskSizeGb > maxDiskSizeGb {
+		return errInvalid("Invalid disk size %d GB: settings.dataDiskSizeGb must be between %d and %d.", st.DataDiskSizeGb, defaultDiskSizeGb, maxDiskSizeGb)
+	}
+	if old != nil && st.DataDiskSizeGb < old.DataDiskSizeGb {
+		return errInvalid("The disk size can't be decreased: settings.dataDiskSizeGb is %d GB, requested %d GB.", old.DataDiskSizeGb, st.DataDiskSizeGb)
+	}
+	if err := oneOf("settings.dataDiskType", st.DataDiskType, "PD_SSD", "PD_HDD", "HYPERDISK_BALANCED"); err != nil {
+		return err
+	}
+	if err := oneOf("settings.availabilityType", st.AvailabilityType, "ZONAL", "REGIONAL"); err != nil {
+		return err
+	}
+	if err := oneOf("settings.activationPolicy", st.ActivationPolicy, "ALWAYS", "NEVER"); err != nil {
+		return err
+	}
+	if err := oneOf("settings.pricingPlan", st.PricingPlan, "PER_USE"); err != nil {
+		return err
+	}
+	if !backupStartRE.MatchString(st.BackupConfiguration.StartTime) {
+		return errInvalid("Invalid value for settings.backupConfiguration.startTime %q: use HH:MM in UTC.", st.BackupConfiguration.StartTime)
+	}
+	if z := st.LocationPreference.Zone; len(z) < len(region)+2 || z[:len(region)+1] != region+"-" {
+		return errInvalid("Invalid zone %q: it is not in region %q.", z, region)
+	}
+	if err := validateIPConfiguration(st.IpConfiguration, old); err != nil {
+		return err
+	}
+	return validateFlags(st.DatabaseFlags)
+}
+
+func oneOf(field, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return errInvalid("Invalid value %q for %s: use one of %v.", v, field, allowed)
+}
+
+func validateIPConfiguration(ipc *sqladmin.IpConfiguration, old *sqladmin.Settings) error {
+	if ipc.PrivateNetwork != "" && !privateNetworkRE.MatchString(ipc.PrivateNetwork) {
+		return errInvalid("Invalid private network %q: use projects/PROJECT/global/networks/NETWORK.", ipc.PrivateNetwork)
+	}
+	if old != nil && old.IpConfiguration != nil && old.IpConfiguration.PrivateNetwork != "" && ipc.PrivateNetwork == "" {
+		return errInvalid("Private IP can't be disabled once enabled: settings.ipConfiguration.privateNetwork %q can't be removed.", old.IpConfiguration.PrivateNetwork)
+	}
+	psc := ipc.PscConfig != nil && ipc.PscConfig.PscEnabled
+	if !ipc.Ipv4Enabled && ipc.PrivateNetwork == "" && !psc {
+		return errInvalid("At least one of public IP (settings.ipConfiguration.ipv4Enabled), private IP (settings.ipConfiguration.privateNetwork) or Private Service Connect must be enabled.")
+	}
+	for _, n := range ipc.AuthorizedNetworks {
+		if n == nil {
+			return errInvalid("Invalid authorized network: empty entry.")
+		}
+		if _, _, err := net.ParseCIDR(n.Value); err != nil && net.ParseIP(n.Value) == nil {
+			return errInvalid("Invalid authorized network %q: use an IPv4 address or CIDR range.", n.Value)
+		}
+	}
+	if err := oneOf("settings.ipConfiguration.sslMode", ipc.SslMode,
+		"ALLOW_UNENCRYPTED_AND_ENCRYPTED", "ENCRYPTED_ONLY", "TRUSTED_CLIENT_CERTIFICATE_REQUIRED"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// refreshIPAddresses derives ipAddresses from the IP configuration. An
+// instance that isn't up yet (or failed to come up) has none, as on the
+// real API. The addresses are fake but stable for a project and name.
+func refreshIPAddresses(db *sqladmin.DatabaseInstance) {
+	db.IpAddresses = nil
+	if db.State == StatePendingCreate || db.State == StateFailed || db.Settings == nil || db.Settings.IpConfiguration == nil {
+		return
+	}
+	ipc := db.Settings.IpConfiguration
+	if ipc.Ipv4Enabled {
+		db.IpAddresses = append(db.IpAddresses,
+			&sqladmin.IpMapping{Type: "PRIMARY", IpAddress: fakeIP(34, db.Project, db.Name, "primary")},
+			// The outgoing address is the public one connections leave from;
+			// Cloud SQL shows it for PostgreSQL instances with a public IP.
+			&sqladmin.IpMapping{Type: "OUTGOING", IpAddress: fakeIP(35, db.Project, db.Name, "outgoing")})
+	}
+	if ipc.PrivateNetwork != "" {
+		db.IpAddresses = append(db.IpAddresses,
+			&sqladmin.IpMapping{Type: "PRIVATE", IpAddress: fakeIP(10, db.Project, db.Name, "private")})
+	}
+}
+
+func fakeIP(first byte, project, name, kind string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(project + "/" + name + "/" + kind))
+	v := h.Sum32()
+	return fmt.Sprintf("%d.%d.%d.%d", first, byte(v>>16), byte(v>>8), 2+byte(v)%250)
+}
+
+// serviceAccount is the per-project service account Cloud SQL assigns.
+func serviceAccount(project string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(project))
+	return fmt.Sprintf("p%d-%06x@gcp-sa-cloud-sql.iam.gserviceaccount.com", projectNumber(project), h.Sum32()&0xffffff)
+}
