@@ -1,0 +1,98 @@
+package budget
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// fakeClock advances only when the Window sleeps, so tests are exact and instant.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slept = append(c.slept, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func TestWindowAdmitsLimitPerPeriod(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(3, time.Minute, WithClock(clk.Now, clk.Sleep))
+	ctx := context.Background()
+
+	var admitted []time.Time
+	for range 7 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+		admitted = append(admitted, clk.Now())
+	}
+	start := time.Unix(1000, 0)
+	// Three at once, then each next one exactly when the oldest leaves the window.
+	g.Expect(admitted).To(Equal([]time.Time{
+		start, start, start,
+		start.Add(time.Minute), start.Add(time.Minute), start.Add(time.Minute),
+		start.Add(2 * time.Minute),
+	}))
+	// In no sliding minute were more than three admitted.
+	for i := range admitted {
+		n := 0
+		for _, a := range admitted {
+			if !a.Before(admitted[i]) && a.Sub(admitted[i]) < time.Minute {
+				n++
+			}
+		}
+		g.Expect(n).To(BeNumerically("<=", 3))
+	}
+}
+
+func TestWindowSpacedEventsNeverWait(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(0, 0)}
+	w := NewWindow(2, time.Minute, WithClock(clk.Now, clk.Sleep))
+	for range 10 {
+		g.Expect(w.Wait(context.Background())).To(Succeed())
+		clk.now = clk.now.Add(30 * time.Second)
+	}
+	g.Expect(clk.slept).To(BeEmpty())
+}
+
+func TestWindowStopsWithContext(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(0, 0)}
+	w := NewWindow(1, time.Minute, WithClock(clk.Now, clk.Sleep))
+	g.Expect(w.Wait(context.Background())).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g.Expect(w.Wait(ctx)).To(MatchError(context.Canceled))
+}
+
+func TestWindowIsSafeForConcurrentUse(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(0, 0)}
+	w := NewWindow(50, time.Minute, WithClock(clk.Now, clk.Sleep))
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() { g.Expect(w.Wait(context.Background())).To(Succeed()) })
+	}
+	wg.Wait()
+	// 100 events at 50 a minute take at least one full minute of (fake) waiting.
+	g.Expect(clk.Now().Sub(time.Unix(0, 0))).To(BeNumerically(">=", time.Minute))
+}

@@ -1,0 +1,129 @@
+package budget
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Transport is an http.RoundTripper that passes every request, retries included,
+// through a shared Window, and retries 429 and 5xx answers and connection errors.
+type Transport struct {
+	base     http.RoundTripper
+	window   *Window
+	attempts int
+	backoff  time.Duration
+	max      time.Duration
+	sleep    func(context.Context, time.Duration) error
+	observe  func(req *http.Request, code int, err error)
+}
+
+// A TransportOption configures a Transport.
+type TransportOption func(*Transport)
+
+// WithRetries sets how many times a request is tried in all (at least 1), the first
+// backoff and the longest one. Backoffs double from the first and are jittered.
+func WithRetries(attempts int, first, longest time.Duration) TransportOption {
+	return func(t *Transport) {
+		t.attempts = max(attempts, 1)
+		t.backoff, t.max = first, longest
+	}
+}
+
+// WithSleep replaces how the transport waits between attempts, for tests.
+func WithSleep(fn func(context.Context, time.Duration) error) TransportOption {
+	return func(t *Transport) { t.sleep = fn }
+}
+
+// WithObserver is called after every attempt with the status code (0 when there is
+// none) or the error, for metrics and logs.
+func WithObserver(fn func(req *http.Request, code int, err error)) TransportOption {
+	return func(t *Transport) { t.observe = fn }
+}
+
+// NewTransport sends requests through base (http.DefaultTransport when nil) within
+// window. By default a request is tried 5 times with backoffs from 1s up to 30s.
+func NewTransport(base http.RoundTripper, window *Window, o ...TransportOption) *Transport {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &Transport{base: base, window: window, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx}
+	for _, fn := range o {
+		fn(t)
+	}
+	return t
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	// A body that cannot be replayed is sent once: retrying it would send nothing.
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	for attempt := 1; ; attempt++ {
+		if err := t.window.Wait(ctx); err != nil {
+			return nil, err
+		}
+		r := req
+		if attempt > 1 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r = req.Clone(ctx)
+			r.Body = body
+		}
+		resp, err := t.base.RoundTrip(r)
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		if t.observe != nil {
+			t.observe(req, code, err)
+		}
+		if !retryable(code, err) || attempt >= t.attempts || !replayable {
+			return resp, err
+		}
+		wait := t.delay(attempt, resp)
+		if resp != nil {
+			// Drain so that the connection can be reused.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			_ = resp.Body.Close()
+		}
+		if err := t.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// delay is the jittered exponential backoff for an attempt, or the server's
+// Retry-After when it asks for longer.
+func (t *Transport) delay(attempt int, resp *http.Response) time.Duration {
+	d := t.backoff << (attempt - 1)
+	if d > t.max || d <= 0 {
+		d = t.max
+	}
+	// Full jitter in [d/2, d): retries from many reconciles spread out.
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	if resp != nil {
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && time.Duration(s)*time.Second > d {
+			d = min(time.Duration(s)*time.Second, t.max)
+		}
+	}
+	return d
+}
+
+func retryable(code int, err error) bool {
+	if err != nil {
+		// Connection errors; a cancelled context is checked by Wait and sleep.
+		return true
+	}
+	switch code {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,139 @@
+package budget_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const project = "budget-project"
+
+// setup serves an emulator and returns a real sqladmin client whose requests go
+// through a budget Transport; waits records every backoff instead of sleeping.
+func setup(t *testing.T, window *budget.Window, o ...emulator.Option) (*emulator.Server, *sqladmin.Service, *[]time.Duration) {
+	t.Helper()
+	emu := emulator.New(append([]emulator.Option{emulator.WithRequestBudget(0)}, o...)...)
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	waits := &[]time.Duration{}
+	tr := budget.NewTransport(nil, window, budget.WithSleep(func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		*waits = append(*waits, d)
+		return nil
+	}))
+	svc, err := sqladmin.NewService(context.Background(),
+		option.WithEndpoint(srv.URL+"/"), option.WithHTTPClient(&http.Client{Transport: tr}))
+	NewWithT(t).Expect(err).ToNot(HaveOccurred())
+	return emu, svc, waits
+}
+
+func insert(g Gomega, svc *sqladmin.Service, name string) {
+	_, err := svc.Instances.Insert(project, &sqladmin.DatabaseInstance{
+		Name: name, DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840", Edition: "ENTERPRISE"},
+	}).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+}
+
+func TestTransientErrorsAreRetried(t *testing.T) {
+	cases := map[string]emulator.Fault{
+		"server-errors": {Method: emulator.MethodInstancesGet, ServerErrorShare: 1, Count: 3},
+		"rate-limited":  {Method: emulator.MethodInstancesGet, RateLimitShare: 1, Count: 4},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			emu, svc, waits := setup(t, budget.PerMinute(1000))
+			insert(g, svc, "db")
+			g.Expect(emu.InjectFault(f)).To(Succeed())
+
+			got, err := svc.Instances.Get(project, "db").Do()
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(got.Name).To(Equal("db"))
+			g.Expect(emu.Counts()[emulator.MethodInstancesGet]).To(Equal(f.Count + 1))
+			g.Expect(*waits).To(HaveLen(f.Count))
+			// Backoffs grow (jittered within [d/2, d) of 1s, 2s, 4s, ...).
+			for i, w := range *waits {
+				g.Expect(w).To(BeNumerically(">=", (time.Second<<i)/2))
+				g.Expect(w).To(BeNumerically("<", time.Second<<i))
+			}
+		})
+	}
+}
+
+func TestPersistentErrorsSurface(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, waits := setup(t, budget.PerMinute(1000))
+	insert(g, svc, "db")
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesGet, RateLimitShare: 1})).To(Succeed())
+
+	_, err := svc.Instances.Get(project, "db").Do()
+	var gerr *googleapi.Error
+	g.Expect(errors.As(err, &gerr)).To(BeTrue(), "%v", err)
+	g.Expect(gerr.Code).To(Equal(http.StatusTooManyRequests))
+	// Five tries in all, four waits between them.
+	g.Expect(emu.Counts()[emulator.MethodInstancesGet]).To(Equal(5))
+	g.Expect(*waits).To(HaveLen(4))
+}
+
+func TestClientErrorsAreNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, waits := setup(t, budget.PerMinute(1000))
+	_, err := svc.Instances.Get(project, "missing").Do()
+	var gerr *googleapi.Error
+	g.Expect(errors.As(err, &gerr)).To(BeTrue())
+	g.Expect(gerr.Code).To(Equal(http.StatusNotFound))
+	g.Expect(emu.Counts()[emulator.MethodInstancesGet]).To(Equal(1))
+	g.Expect(*waits).To(BeEmpty())
+}
+
+// A retried insert replays its body, and creates exactly one instance.
+func TestRetriedInsertReplaysItsBody(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, _ := setup(t, budget.PerMinute(1000))
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesInsert, ServerErrorShare: 1, Count: 1})).To(Succeed())
+	insert(g, svc, "replayed")
+	g.Expect(emu.Counts()[emulator.MethodInstancesInsert]).To(Equal(2))
+	list, err := svc.Instances.List(project).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(list.Items).To(HaveLen(1))
+	g.Expect(list.Items[0].Settings.Tier).To(Equal("db-custom-1-3840"))
+}
+
+// Every attempt, retries included, spends the shared budget: with a budget of 3 per
+// minute, the fourth request waits for the window to move on.
+func TestRetriesSpendTheBudget(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Unix(0, 0)
+	var mu sync.Mutex
+	var windowWaits []time.Duration
+	w := budget.NewWindow(3, time.Minute, budget.WithClock(
+		func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+		func(_ context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			windowWaits = append(windowWaits, d)
+			now = now.Add(d)
+			return nil
+		}))
+	emu, svc, _ := setup(t, w)
+	insert(g, svc, "db") // 1
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesGet, ServerErrorShare: 1, Count: 2})).To(Succeed())
+	_, err := svc.Instances.Get(project, "db").Do() // 2, 3, then 4 must wait a minute
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(windowWaits).To(Equal([]time.Duration{time.Minute}))
+}
