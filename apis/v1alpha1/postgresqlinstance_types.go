@@ -23,6 +23,16 @@ const (
 	AnnotationProxyInjected = Group + "/proxy-injected"
 )
 
+// LabelInstance is set, with the metadata.name of a PostgresqlInstance as
+// its value, on every secret the provider copies into other namespaces for
+// that instance, so that they can be found and removed with it.
+const LabelInstance = Group + "/postgresqlinstance"
+
+// AnnotationPasswordUnconfirmed marks a connection secret whose password was
+// generated but not yet confirmed to be set on the Cloud SQL instance; the
+// provider sets it again until it is.
+const AnnotationPasswordUnconfirmed = Group + "/password-unconfirmed"
+
 // OwnerLabelKey and OwnerLabelValue form the label that the provider adds
 // to every Cloud SQL instance it manages, so that they can be told apart
 // in the console.
@@ -387,6 +397,7 @@ type PostgresqlInstanceObservation struct {
 
 // A PostgresqlInstanceSpec defines the desired state of a
 // PostgresqlInstance.
+// +kubebuilder:validation:XValidation:rule="has(self.writeConnectionSecretToRef) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",fieldPath=".writeConnectionSecretToRef",message="is required when the provider may create the instance: the generated password of the postgres user is stored there before the instance is created, so that it is never lost"
 type PostgresqlInstanceSpec struct {
 	xpv2.ClusterManagedResourceSpec `json:",inline"`
 

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 // instance is the smallest valid PostgresqlInstance, changed by fns.
 func instance(name string, fns ...func(p *v1alpha1.PostgresqlInstanceParameters)) *v1alpha1.PostgresqlInstance {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: "crossplane-system", Name: name + "-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	for _, fn := range fns {
 		fn(&pi.Spec.ForProvider)
@@ -85,6 +86,20 @@ func TestDefaultsOnMinimalObject(t *testing.T) {
 	g.Expect(got.Spec.DeletionPolicy).To(Equal(xpv2.DeletionDelete))
 	g.Expect(got.Spec.ProviderConfigReference).To(Equal(&xpv2.Reference{Name: "default"}))
 	g.Expect(got.Spec.ManagementPolicies).To(Equal(xpv2.ManagementPolicies{xpv2.ManagementActionAll}))
+}
+
+func TestConnectionSecretRequiredToCreate(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := instance("no-secret")
+	pi.Spec.WriteConnectionSecretToReference = nil
+	denied(g, env.Client.Create(ctx, pi), "spec.writeConnectionSecretToRef", "is required when the provider may create the instance")
+
+	// Observing (importing) an instance needs no secret.
+	pi = instance("observe-only")
+	pi.Spec.WriteConnectionSecretToReference = nil
+	pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
 }
 
 func TestFalseIsNotDefaultedAway(t *testing.T) {
