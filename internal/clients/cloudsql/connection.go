@@ -1,0 +1,132 @@
+package cloudsql
+
+import (
+	"crypto/rand"
+	"io"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+// Keys of the connection secret (writeConnectionSecretToRef). They are
+// part of the API: pods, the injector and compositions read them.
+const (
+	// ConnectionKeyUsername is the database user: postgres.
+	ConnectionKeyUsername = "username"
+	// ConnectionKeyPassword is the password of the postgres user.
+	ConnectionKeyPassword = "password"
+	// ConnectionKeyEndpoint is the address to connect to: the private IP if
+	// the instance has one, else the public IP.
+	ConnectionKeyEndpoint = "endpoint"
+	// ConnectionKeyPort is the PostgreSQL port: 5432.
+	ConnectionKeyPort = "port"
+	// ConnectionKeyPublicIP is the public IPv4 address, or empty.
+	ConnectionKeyPublicIP = "publicIP"
+	// ConnectionKeyPrivateIP is the private IP address, or empty.
+	ConnectionKeyPrivateIP = "privateIP"
+	// ConnectionKeyConnectionName is project:region:instance, for the Cloud
+	// SQL Auth Proxy.
+	ConnectionKeyConnectionName = "connectionName"
+	// ConnectionKeyServerCACert is the PEM certificate of the server's CA,
+	// for clients that verify the server (sslmode=verify-ca).
+	ConnectionKeyServerCACert = "serverCACertificateCert"
+	// ConnectionKeyServerCAExpirationTime is when that certificate expires
+	// (RFC 3339).
+	ConnectionKeyServerCAExpirationTime = "serverCACertificateExpirationTime"
+	// ConnectionKeyPgpass is a ready .pgpass file (PGPASSFILE) with the
+	// password for the postgres user on any host, port and database.
+	ConnectionKeyPgpass = "pgpass"
+)
+
+// Fixed values of the connection secret.
+const (
+	// RootUser is the PostgreSQL user whose password the provider manages.
+	RootUser = "postgres"
+	// Port is the port PostgreSQL listens on in Cloud SQL.
+	Port = "5432"
+)
+
+// PasswordLength is the length of generated passwords: 32 characters of 62
+// kinds carry over 190 bits.
+const PasswordLength = 32
+
+// passwordAlphabet holds characters that need no quoting in URLs, shells,
+// YAML or .pgpass files.
+const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+const errReadRandom = "cannot read random bytes to generate a password"
+
+// ConnectionDetails are the contents of the connection secret for observed
+// with password as the postgres user's password. Every key is present, with
+// an empty value for what the instance does not have (yet), so that readers
+// can rely on the keys.
+func ConnectionDetails(observed *sqladmin.DatabaseInstance, password string) map[string][]byte {
+	public := ipAddress(observed, IPTypePrimary)
+	private := ipAddress(observed, IPTypePrivate)
+	endpoint := private
+	if endpoint == "" {
+		endpoint = public
+	}
+	var connectionName, caCert, caExpiry string
+	if observed != nil {
+		connectionName = observed.ConnectionName
+		if ca := observed.ServerCaCert; ca != nil {
+			caCert, caExpiry = ca.Cert, ca.ExpirationTime
+		}
+	}
+	return map[string][]byte{
+		ConnectionKeyUsername:               []byte(RootUser),
+		ConnectionKeyPassword:               []byte(password),
+		ConnectionKeyEndpoint:               []byte(endpoint),
+		ConnectionKeyPort:                   []byte(Port),
+		ConnectionKeyPublicIP:               []byte(public),
+		ConnectionKeyPrivateIP:              []byte(private),
+		ConnectionKeyConnectionName:         []byte(connectionName),
+		ConnectionKeyServerCACert:           []byte(caCert),
+		ConnectionKeyServerCAExpirationTime: []byte(caExpiry),
+		ConnectionKeyPgpass:                 []byte(Pgpass(RootUser, password)),
+	}
+}
+
+// Pgpass is a .pgpass line that gives user password on every host, port
+// and database, ending in a newline. libpq reads ':' as the field separator
+// and '\' as an escape, so both are escaped with a backslash.
+func Pgpass(user, password string) string {
+	return "*:*:*:" + pgpassEscape(user) + ":" + pgpassEscape(password) + "\n"
+}
+
+var pgpassEscaper = strings.NewReplacer(`\`, `\\`, `:`, `\:`)
+
+func pgpassEscape(s string) string {
+	return pgpassEscaper.Replace(s)
+}
+
+// GeneratePassword returns a new password of PasswordLength letters and
+// digits from crypto/rand.
+func GeneratePassword() (string, error) {
+	return generatePassword(rand.Reader)
+}
+
+// generatePassword draws from r without modulo bias: bytes at or above the
+// largest multiple of the alphabet size are discarded.
+func generatePassword(r io.Reader) (string, error) {
+	const limit = 256 - 256%len(passwordAlphabet)
+	out := make([]byte, 0, PasswordLength)
+	buf := make([]byte, 2*PasswordLength)
+	for len(out) < PasswordLength {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", errors.Wrap(err, errReadRandom)
+		}
+		for _, b := range buf {
+			if int(b) >= limit {
+				continue
+			}
+			out = append(out, passwordAlphabet[int(b)%len(passwordAlphabet)])
+			if len(out) == PasswordLength {
+				break
+			}
+		}
+	}
+	return string(out), nil
+}

@@ -1,0 +1,173 @@
+package cloudsql
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+func TestConnectionDetails(t *testing.T) {
+	cert := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+	cases := map[string]struct {
+		observed *sqladmin.DatabaseInstance
+		password string
+		want     map[string]string
+	}{
+		"PrivateAndPublicIPPrefersPrivate": {
+			observed: fullObserved(),
+			password: "pw",
+			want: map[string]string{
+				"username": "postgres", "password": "pw", "port": "5432",
+				"endpoint": "10.9.8.7", "publicIP": "34.9.8.7", "privateIP": "10.9.8.7",
+				"connectionName":                    "my-project-123456:europe-west4:cloudsql-psql-123456",
+				"serverCACertificateCert":           cert,
+				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
+				"pgpass":                            "*:*:*:postgres:pw\n",
+			},
+		},
+		"PublicIPOnly": {
+			observed: minimalObserved(),
+			password: "pw",
+			want: map[string]string{
+				"username": "postgres", "password": "pw", "port": "5432",
+				"endpoint": "34.1.2.3", "publicIP": "34.1.2.3", "privateIP": "",
+				"connectionName":                    "my-project-123456:europe-west1:example-minimal",
+				"serverCACertificateCert":           cert,
+				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
+				"pgpass":                            "*:*:*:postgres:pw\n",
+			},
+		},
+		"NotUpYetHasEveryKey": {
+			observed: &sqladmin.DatabaseInstance{State: "PENDING_CREATE", ConnectionName: "p:r:i"},
+			password: "pw",
+			want: map[string]string{
+				"username": "postgres", "password": "pw", "port": "5432",
+				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "p:r:i",
+				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
+				"pgpass": "*:*:*:postgres:pw\n",
+			},
+		},
+		"NilInstance": {
+			password: `a:b\c`,
+			want: map[string]string{
+				"username": "postgres", "password": `a:b\c`, "port": "5432",
+				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "",
+				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
+				"pgpass": `*:*:*:postgres:a\:b\\c` + "\n",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := map[string]string{}
+			for k, v := range ConnectionDetails(tc.observed, tc.password) {
+				got[k] = string(v)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ConnectionDetails(...): -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConnectionKeys(t *testing.T) {
+	// The keys are part of the API: pods and compositions read them by name.
+	want := []string{"username", "password", "endpoint", "port", "publicIP", "privateIP", "connectionName",
+		"serverCACertificateCert", "serverCACertificateExpirationTime", "pgpass"}
+	got := []string{ConnectionKeyUsername, ConnectionKeyPassword, ConnectionKeyEndpoint, ConnectionKeyPort,
+		ConnectionKeyPublicIP, ConnectionKeyPrivateIP, ConnectionKeyConnectionName, ConnectionKeyServerCACert,
+		ConnectionKeyServerCAExpirationTime, ConnectionKeyPgpass}
+	NewWithT(t).Expect(got).To(Equal(want))
+}
+
+func TestPgpass(t *testing.T) {
+	cases := map[string]struct {
+		user, password, want string
+	}{
+		"Plain":             {"postgres", "Abc123", "*:*:*:postgres:Abc123\n"},
+		"Colon":             {"postgres", "a:b", `*:*:*:postgres:a\:b` + "\n"},
+		"Backslash":         {"postgres", `a\b`, `*:*:*:postgres:a\\b` + "\n"},
+		"BackslashColon":    {"postgres", `\:`, `*:*:*:postgres:\\\:` + "\n"},
+		"ColonInUser":       {"us:er", "pw", `*:*:*:us\:er:pw` + "\n"},
+		"OtherCharsAsIs":    {"postgres", "*#$ '\"", "*:*:*:postgres:*#$ '\"\n"},
+		"EmptyPassword":     {"postgres", "", "*:*:*:postgres:\n"},
+		"TrailingBackslash": {"postgres", `pw\`, `*:*:*:postgres:pw\\` + "\n"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(Pgpass(tc.user, tc.password)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestGeneratePassword(t *testing.T) {
+	g := NewWithT(t)
+	seen := map[string]bool{}
+	for range 50 {
+		pw, err := GeneratePassword()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pw).To(HaveLen(PasswordLength))
+		g.Expect(strings.Trim(pw, passwordAlphabet)).To(BeEmpty(), "%q has characters outside the alphabet", pw)
+		g.Expect(seen).NotTo(HaveKey(pw))
+		seen[pw] = true
+	}
+}
+
+func TestGeneratePasswordFromReader(t *testing.T) {
+	// 248 and above would make the first 8 characters likelier: they are
+	// skipped, and the next byte is used.
+	skipped := bytes.Repeat([]byte{248, 255}, PasswordLength)
+	counting := make([]byte, 2*PasswordLength)
+	for i := range counting {
+		counting[i] = byte(i)
+	}
+	cases := map[string]struct {
+		in      io.Reader
+		want    string
+		wantErr bool
+	}{
+		"FirstBytes": {
+			in:   bytes.NewReader(counting),
+			want: passwordAlphabet[:PasswordLength],
+		},
+		"BiasedBytesAreSkipped": {
+			in:   io.MultiReader(bytes.NewReader(skipped), bytes.NewReader(counting)),
+			want: passwordAlphabet[:PasswordLength],
+		},
+		"WrapsAtAlphabetSize": {
+			in:   bytes.NewReader(bytes.Repeat([]byte{62, 247}, PasswordLength)),
+			want: strings.Repeat("A9", PasswordLength/2),
+		},
+		"ReaderFails": {
+			in:      io.MultiReader(bytes.NewReader(skipped[:10]), errReader{}),
+			wantErr: true,
+		},
+		"ReaderRunsDry": {
+			in:      bytes.NewReader(skipped),
+			wantErr: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := generatePassword(tc.in)
+			if tc.wantErr {
+				g.Expect(err).To(MatchError(ContainSubstring(errReadRandom)))
+				g.Expect(got).To(BeEmpty())
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("entropy exhausted") }

@@ -1,0 +1,29 @@
+// Package cloudsql translates between the PostgresqlInstance API
+// (cloudsql.travelaudience.com/v1alpha1) and the Cloud SQL Admin API v1beta4
+// types of google.golang.org/api/sqladmin/v1beta4.
+//
+// Everything here is a pure function over Go values: no Kubernetes client,
+// no network. The controller orchestrates (connect, observe, decide, call)
+// and uses this package for the decisions:
+//
+//   - InstanceName: which Cloud SQL instance a PostgresqlInstance manages.
+//   - GenerateInstance: the body of instances.insert.
+//   - Compare and IsUpToDate: whether the instance matches the spec, and
+//     which differences a patch can fix (Diff.Updatable) and which it cannot
+//     (Diff.Immutable).
+//   - GeneratePatch: the body of instances.patch that fixes Diff.Updatable.
+//   - GenerateObservation and LateInitialize: status.atProvider and the spec
+//     fields filled from the instance.
+//   - ConnectionDetails and GeneratePassword: the connection secret.
+//   - IsNotFound, IsAlreadyExists, IsOperationInProgress, IsRateLimited and
+//     IsRetryable: classification of API errors.
+//
+// # Unset fields
+//
+// In a cluster the CRD defaults every field but networking, so the functions
+// normally see complete parameters. A field that is nevertheless empty (a
+// zero string, a nil pointer, a zero disk size) is treated as unmanaged: it
+// is left out of the insert body (Cloud SQL's default applies), it is not
+// compared and it is not patched. LateInitialize fills such fields from the
+// observed instance.
+package cloudsql

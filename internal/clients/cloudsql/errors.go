@@ -1,0 +1,91 @@
+package cloudsql
+
+import (
+	"errors"
+	"net/http"
+
+	"google.golang.org/api/googleapi"
+)
+
+// Reasons (googleapi.ErrorItem.Reason) that tell apart errors with the same
+// HTTP status.
+const (
+	// ReasonInstanceAlreadyExists: the name is taken by a live instance, or
+	// was used by one deleted within about a week.
+	ReasonInstanceAlreadyExists = "instanceAlreadyExists"
+	// ReasonOperationInProgress: another operation on the instance is
+	// running; mutations are refused until it ends.
+	ReasonOperationInProgress = "operationInProgress"
+)
+
+// IsNotFound reports whether err is a 404 of the Cloud SQL Admin API.
+func IsNotFound(err error) bool {
+	return hasCode(err, http.StatusNotFound)
+}
+
+// IsAlreadyExists reports whether err is the 409 of instances.insert for a
+// name that is taken or reserved.
+func IsAlreadyExists(err error) bool {
+	return hasReason(err, http.StatusConflict, ReasonInstanceAlreadyExists)
+}
+
+// IsOperationInProgress reports whether err is the 409 for a mutation of an
+// instance on which another operation is running.
+func IsOperationInProgress(err error) bool {
+	return hasReason(err, http.StatusConflict, ReasonOperationInProgress)
+}
+
+// IsStale reports whether err is the 412 of a patch or update whose
+// settingsVersion no longer matches: someone changed the instance since it
+// was observed, so it must be observed again before it is changed.
+func IsStale(err error) bool {
+	return hasCode(err, http.StatusPreconditionFailed)
+}
+
+// IsRateLimited reports whether err is a 429: the project spent its quota.
+func IsRateLimited(err error) bool {
+	return hasCode(err, http.StatusTooManyRequests)
+}
+
+// IsRetryable reports whether err may go away by itself, so the call is
+// worth repeating after a backoff: 429 and the server errors 500, 502, 503
+// and 504.
+func IsRetryable(err error) bool {
+	e, ok := apiError(err)
+	if !ok {
+		return false
+	}
+	switch e.Code {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// apiError finds the *googleapi.Error in err's chain.
+func apiError(err error) (*googleapi.Error, bool) {
+	var e *googleapi.Error
+	if err == nil || !errors.As(err, &e) || e == nil {
+		return nil, false
+	}
+	return e, true
+}
+
+func hasCode(err error, code int) bool {
+	e, ok := apiError(err)
+	return ok && e.Code == code
+}
+
+func hasReason(err error, code int, reason string) bool {
+	e, ok := apiError(err)
+	if !ok || e.Code != code {
+		return false
+	}
+	for _, item := range e.Errors {
+		if item.Reason == reason {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,61 @@
+package cloudsql
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/googleapi"
+)
+
+func TestErrorClassification(t *testing.T) {
+	apiErr := func(code int, reasons ...string) error {
+		e := &googleapi.Error{Code: code, Message: "from the API"}
+		for _, r := range reasons {
+			e.Errors = append(e.Errors, googleapi.ErrorItem{Reason: r})
+		}
+		return e
+	}
+	type want struct{ notFound, exists, inProgress, stale, rateLimited, retryable bool }
+	cases := map[string]struct {
+		err  error
+		want want
+	}{
+		"Nil":                     {nil, want{}},
+		"NotAnAPIError":           {errors.New("dial tcp: connection refused"), want{}},
+		"NilAPIError":             {(*googleapi.Error)(nil), want{}},
+		"NotFound":                {apiErr(404, "instanceDoesNotExist"), want{notFound: true}},
+		"WrappedNotFound":         {fmt.Errorf("cannot get instance: %w", apiErr(404)), want{notFound: true}},
+		"AlreadyExists":           {apiErr(409, "instanceAlreadyExists"), want{exists: true}},
+		"WrappedAlreadyExists":    {fmt.Errorf("insert: %w", apiErr(409, "instanceAlreadyExists")), want{exists: true}},
+		"OperationInProgress":     {apiErr(409, "operationInProgress"), want{inProgress: true}},
+		"ConflictWithoutReason":   {apiErr(409), want{}},
+		"SecondReasonCounts":      {apiErr(409, "conflict", "operationInProgress"), want{inProgress: true}},
+		"ReasonWithOtherCode":     {apiErr(400, "instanceAlreadyExists"), want{}},
+		"RateLimited":             {apiErr(429, "rateLimitExceeded"), want{rateLimited: true, retryable: true}},
+		"InternalError":           {apiErr(500, "backendError"), want{retryable: true}},
+		"BadGateway":              {apiErr(502), want{retryable: true}},
+		"ServiceUnavailable":      {apiErr(503, "backendError"), want{retryable: true}},
+		"GatewayTimeout":          {apiErr(504), want{retryable: true}},
+		"WrappedUnavailable":      {fmt.Errorf("a: %w", fmt.Errorf("b: %w", apiErr(503))), want{retryable: true}},
+		"BadRequestIsFinal":       {apiErr(400, "invalid"), want{}},
+		"ForbiddenIsFinal":        {apiErr(403, "forbidden"), want{}},
+		"StaleDataIsNotRetryable": {apiErr(412, "staleData"), want{stale: true}},
+		"NotImplementedIsFinal":   {apiErr(501), want{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := want{
+				notFound:    IsNotFound(tc.err),
+				exists:      IsAlreadyExists(tc.err),
+				inProgress:  IsOperationInProgress(tc.err),
+				stale:       IsStale(tc.err),
+				rateLimited: IsRateLimited(tc.err),
+				retryable:   IsRetryable(tc.err),
+			}
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package cloudsql
+
+import (
+	"regexp"
+
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// Limits of the CRD that LateInitialize must respect, or the update of the
+// spec that carries the late-initialised values would be rejected.
+const (
+	minDiskSizeGb = 10
+	maxDiskSizeGb = 65536
+)
+
+var (
+	// tierRE is the shape of an instance type the CRD accepts.
+	tierRE = regexp.MustCompile(`^(db-f1-micro|db-g1-small|db-custom-[0-9]{1,3}-[0-9]{1,7}|db-perf-optimized-N-[0-9]{1,3})$`)
+	// regionRE is the shape of a region the CRD accepts.
+	regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+)
+
+// GenerateObservation is status.atProvider for observed, which may be nil
+// or lack parts.
+func GenerateObservation(observed *sqladmin.DatabaseInstance) v1alpha1.PostgresqlInstanceObservation {
+	if observed == nil {
+		return v1alpha1.PostgresqlInstanceObservation{}
+	}
+	obs := v1alpha1.PostgresqlInstanceObservation{
+		State:                      observed.State,
+		ConnectionName:             observed.ConnectionName,
+		PublicIP:                   ipAddress(observed, IPTypePrimary),
+		PrivateIP:                  ipAddress(observed, IPTypePrivate),
+		GCEZone:                    observed.GceZone,
+		DatabaseInstalledVersion:   observed.DatabaseInstalledVersion,
+		ServiceAccountEmailAddress: observed.ServiceAccountEmailAddress,
+		SelfLink:                   observed.SelfLink,
+	}
+	if s := observed.Settings; s != nil {
+		obs.CurrentDiskSizeGb = s.DataDiskSizeGb
+		obs.SettingsVersion = s.SettingsVersion
+	}
+	return obs
+}
+
+// ipAddress is the first address of type t, or "".
+func ipAddress(o *sqladmin.DatabaseInstance, t string) string {
+	if o == nil {
+		return ""
+	}
+	for _, a := range o.IpAddresses {
+		if a != nil && a.Type == t {
+			return a.IpAddress
+		}
+	}
+	return ""
+}
+
+// LateInitialize fills the parameters that p leaves unset from observed and
+// reports whether it changed p. It never overwrites a value the user gave,
+// and it writes only values the CRD accepts, so the update of the spec
+// cannot be rejected.
+//
+// The maintenance hour is the case that matters in a cluster, where the CRD
+// defaults everything else: when a day is chosen without an hour, the hour
+// becomes the observed one if the observed window is on that same day (an
+// imported instance keeps its window), else 04:00, the documented default.
+//
+// What is not late-initialised, on purpose:
+//   - the zone: Cloud SQL reports the zone it picked as the location
+//     preference, and copying it would turn "any zone" into a requirement.
+//   - labels and flags: those Cloud SQL adds would become managed.
+//   - networking: it is required, so never unset.
+func LateInitialize(p *v1alpha1.PostgresqlInstanceParameters, observed *sqladmin.DatabaseInstance) bool {
+	if p == nil || observed == nil {
+		return false
+	}
+	li := lateInit{}
+	li.string(&p.Version, FromDatabaseVersion(observed.DatabaseVersion))
+	if regionRE.MatchString(observed.Region) {
+		li.string(&p.Location.Region, observed.Region)
+	}
+
+	if s := observed.Settings; s != nil {
+		li.string(&p.Edition, FromEdition(s.Edition))
+		li.string(&p.Availability.Type, FromAvailabilityType(s.AvailabilityType))
+		if tierRE.MatchString(s.Tier) {
+			li.string(&p.Resources.InstanceType, s.Tier)
+		}
+		if bc := s.BackupConfiguration; bc != nil {
+			if p.Backups.Daily.Enabled == nil {
+				enabled := bc.Enabled
+				p.Backups.Daily.Enabled = &enabled
+				li.changed = true
+			}
+			if isFullHour(bc.StartTime) {
+				li.string(&p.Backups.Daily.StartTime, bc.StartTime)
+			}
+		}
+		li.disk(&p.Resources.Disk, s)
+		li.string(&p.Resources.Disk.Type, FromDataDiskType(s.DataDiskType))
+		li.maintenance(&p.Maintenance, s.MaintenanceWindow)
+	}
+	return li.changed
+}
+
+// lateInit records whether anything was filled in.
+type lateInit struct{ changed bool }
+
+// string sets *field to v if it is unset and v is not.
+func (li *lateInit) string(field *string, v string) {
+	if *field == "" && v != "" {
+		*field = v
+		li.changed = true
+	}
+}
+
+// disk fills the sizes only when the disk has none at all: a maximum of 0
+// means "no limit" and cannot be told apart from unset otherwise.
+func (li *lateInit) disk(d *v1alpha1.Disk, s *sqladmin.Settings) {
+	size := s.DataDiskSizeGb
+	if d.SizeMinimumGb != 0 || d.SizeMaximumGb != 0 || size < minDiskSizeGb || size > maxDiskSizeGb {
+		return
+	}
+	d.SizeMinimumGb = int32(size)
+	switch limit := s.StorageAutoResizeLimit; {
+	case s.StorageAutoResize != nil && !*s.StorageAutoResize:
+		d.SizeMaximumGb = int32(size) // A maximum equal to the minimum is growth off.
+	case limit >= size && limit <= maxDiskSizeGb:
+		d.SizeMaximumGb = int32(limit)
+	}
+	li.changed = true
+}
+
+// maintenance fills the day from mw, and the hour of a chosen day.
+func (li *lateInit) maintenance(m *v1alpha1.Maintenance, mw *sqladmin.MaintenanceWindow) {
+	if mw == nil {
+		mw = &sqladmin.MaintenanceWindow{}
+	}
+	li.string(&m.Day, FromMaintenanceDay(mw.Day))
+	if m.Hour != "" || MaintenanceDay(m.Day) == MaintenanceAnyDay {
+		return
+	}
+	hour := v1alpha1.DefaultMaintenanceHour
+	if mw.Day == MaintenanceDay(m.Day) {
+		if h := FromMaintenanceHour(mw.Hour); h != "" {
+			hour = h
+		}
+	}
+	li.string(&m.Hour, hour)
+}
