@@ -69,6 +69,7 @@ type ProviderConfigStatus struct {
 // +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,cloudsql}
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name may hold at most 63 characters: Crossplane records which resources use a ProviderConfig in labels, whose values are limited to 63"
 type ProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

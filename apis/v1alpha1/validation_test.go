@@ -340,12 +340,17 @@ func TestProviderConfigValidation(t *testing.T) {
 			want: []string{"spec.projectID", "not the project number"}},
 		"project-missing": {spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID"}},
+		"long-name": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+			want: []string{"metadata.name may hold at most 63 characters"}},
 		"endpoint-not-url": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Endpoint: "ftp://example.com/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
+			if name == "long-name" {
+				name = strings.Repeat("a", 64)
+			}
 			pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc-" + name}, Spec: tc.spec}
 			err := env.Client.Create(context.Background(), pc)
 			if len(tc.want) == 0 {

@@ -43,6 +43,10 @@ type Reconcile struct {
 	// Cloud SQL (the resync period): out-of-band changes are reverted this late at
 	// the latest. Each check costs one Cloud SQL request.
 	PollInterval Duration `toml:"poll_interval"`
+	// BusyPollInterval is how soon an instance is checked again while an
+	// operation of the provider's is under way (creating, updating, deleting),
+	// so that Ready and deletion show without waiting a whole PollInterval.
+	BusyPollInterval Duration `toml:"busy_poll_interval"`
 	// MaxReconcileRate is how many reconciles per second the provider starts at most.
 	MaxReconcileRate int `toml:"max_reconcile_rate"`
 	// Timeout bounds one reconcile, Cloud SQL calls included.
@@ -114,6 +118,7 @@ func Defaults() Config {
 	return Config{
 		Reconcile: Reconcile{
 			PollInterval:     Duration{5 * time.Minute},
+			BusyPollInterval: Duration{15 * time.Second},
 			MaxReconcileRate: 10,
 			Timeout:          Duration{2 * time.Minute},
 		},
@@ -177,6 +182,9 @@ func (c Config) Validate() error {
 	}
 	if c.Reconcile.PollInterval.Duration < 10*time.Second {
 		bad("reconcile.poll_interval", "must be at least 10s, got %s", c.Reconcile.PollInterval)
+	}
+	if c.Reconcile.BusyPollInterval.Duration < time.Second || c.Reconcile.BusyPollInterval.Duration > c.Reconcile.PollInterval.Duration {
+		bad("reconcile.busy_poll_interval", "must be at least 1s and at most reconcile.poll_interval (%s), got %s", c.Reconcile.PollInterval, c.Reconcile.BusyPollInterval)
 	}
 	if c.Reconcile.MaxReconcileRate < 1 {
 		bad("reconcile.max_reconcile_rate", "must be at least 1, got %d", c.Reconcile.MaxReconcileRate)

@@ -1,0 +1,234 @@
+package postgresqlinstance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+)
+
+const (
+	errGetInstance      = "cannot get Cloud SQL instance %s in project %s"
+	errCreateInstance   = "cannot create Cloud SQL instance %s in project %s"
+	errUpdateInstance   = "cannot update Cloud SQL instance %s in project %s"
+	errDeleteInstance   = "cannot delete Cloud SQL instance %s in project %s"
+	errListOperations   = "cannot list the operations of Cloud SQL instance %s in project %s"
+	errSetPassword      = "cannot set the password of user postgres on Cloud SQL instance %s in project %s"
+	errGeneratePassword = "cannot generate a password for user postgres"
+	errNameTaken        = "the Cloud SQL instance name %s is taken in project %s, or was used by an instance deleted within the last week " +
+		"(Cloud SQL reserves the names of deleted instances for up to a week): create the PostgresqlInstance again with another name " +
+		"(spec.forProvider.name or metadata.name); this one is retried only at the poll interval"
+	errNotObserved = "the Cloud SQL instance was not observed before it was changed"
+	msgState       = "Cloud SQL reports the instance as %s"
+)
+
+// Cloud SQL instance states the controller acts on.
+const (
+	stateRunnable      = "RUNNABLE"
+	statePendingCreate = "PENDING_CREATE"
+	statePendingDelete = "PENDING_DELETE"
+	opDone             = "DONE"
+)
+
+// external manages one PostgresqlInstance's Cloud SQL instance during one
+// reconcile. Observe records what it saw, so that Update and Delete act on it
+// without asking Cloud SQL again.
+type external struct {
+	svc     *sqladmin.Service
+	project string
+	secrets *secretStore
+	pacing  *pacing
+
+	observed *sqladmin.DatabaseInstance
+	password storedPassword
+}
+
+// Observe implements managed.TypedExternalClient. In the steady state it costs one
+// instances.get and no write.
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalObservation, error) {
+	name := cloudsql.InstanceName(mg)
+	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
+	if cloudsql.IsNotFound(err) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrapf(err, errGetInstance, name, e.project)
+	}
+	e.observed = inst
+	mg.Status.AtProvider = cloudsql.GenerateObservation(inst)
+
+	switch inst.State {
+	case stateRunnable:
+		mg.SetConditions(xpv2.Available())
+	case statePendingCreate:
+		mg.SetConditions(xpv2.Creating())
+		e.pacing.markBusy(mg.GetName())
+	case statePendingDelete:
+		mg.SetConditions(xpv2.Deleting())
+		e.pacing.markBusy(mg.GetName())
+	default:
+		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf(msgState, inst.State)))
+	}
+
+	if e.password, err = e.secrets.password(ctx, mg); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: cloudsql.LateInitialize(&mg.Spec.ForProvider, inst),
+	}
+	if e.password.value != "" && !e.password.unconfirmed {
+		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)
+	}
+	// An instance that is being created, deleted or maintained cannot be changed;
+	// asking would only earn 409s.
+	if meta.WasDeleted(mg) || inst.State != stateRunnable {
+		return obs, nil
+	}
+	diff := cloudsql.Compare(mg.Spec.ForProvider, inst)
+	obs.Diff = strings.Join(diff.All(), "; ")
+	obs.ResourceUpToDate = diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
+	return obs, nil
+}
+
+// Create implements managed.TypedExternalClient. The password is stored before
+// instances.insert, and a retried create reuses it.
+func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalCreation, error) {
+	name := cloudsql.InstanceName(mg)
+	pw, err := e.secrets.password(ctx, mg)
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	if pw.value == "" {
+		if pw.value, err = cloudsql.GeneratePassword(); err != nil {
+			return managed.ExternalCreation{}, errors.Wrap(err, errGeneratePassword)
+		}
+		// Not "unconfirmed": whichever instance this name gets, it gets this password.
+		if err := e.secrets.store(ctx, mg, pw.value, false); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+	}
+	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, mg.Spec.ForProvider, pw.value)).Context(ctx).Do()
+	if cloudsql.IsAlreadyExists(err) {
+		e.pacing.markStalled(mg.GetName())
+		return managed.ExternalCreation{}, errors.Errorf(errNameTaken, name, e.project)
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
+	}
+	e.pacing.markBusy(mg.GetName())
+	return managed.ExternalCreation{}, nil
+}
+
+// Update implements managed.TypedExternalClient. It sets a missing password first
+// (the more urgent repair), else patches the managed settings, and waits rather
+// than collide with an operation that is already running.
+func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalUpdate, error) {
+	if e.observed == nil {
+		return managed.ExternalUpdate{}, errors.New(errNotObserved)
+	}
+	name := cloudsql.InstanceName(mg)
+	if e.password.value == "" || e.password.unconfirmed {
+		return e.setPassword(ctx, mg, name)
+	}
+	diff := cloudsql.Compare(mg.Spec.ForProvider, e.observed)
+	if diff.NeedsPatch() {
+		running, err := e.operationRunning(ctx, name)
+		if err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+		if running {
+			e.pacing.markBusy(mg.GetName())
+			return managed.ExternalUpdate{}, nil
+		}
+		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(mg.Spec.ForProvider, e.observed)).Context(ctx).Do()
+		// Another operation started, or someone changed the instance, since it was
+		// observed: observe again soon rather than report an error.
+		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
+			e.pacing.markBusy(mg.GetName())
+			return managed.ExternalUpdate{}, nil
+		}
+		if err != nil {
+			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
+		}
+		e.pacing.markBusy(mg.GetName())
+	}
+	if err := diff.ImmutableError(); err != nil {
+		e.pacing.markStalled(mg.GetName())
+		return managed.ExternalUpdate{}, err
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// setPassword gives the postgres user a new password, stored (as unconfirmed)
+// before Cloud SQL is told, and confirmed after, so that a crash in between is
+// repaired by the next reconcile with the same password.
+func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (managed.ExternalUpdate, error) {
+	pw := e.password.value
+	if pw == "" {
+		var err error
+		if pw, err = cloudsql.GeneratePassword(); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, errGeneratePassword)
+		}
+		if err := e.secrets.store(ctx, mg, pw, true); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+	}
+	_, err := e.svc.Users.Update(e.project, name, &sqladmin.User{Name: cloudsql.RootUser, Password: pw}).Name(cloudsql.RootUser).Context(ctx).Do()
+	if cloudsql.IsOperationInProgress(err) {
+		e.pacing.markBusy(mg.GetName())
+		return managed.ExternalUpdate{}, nil
+	}
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrapf(err, errSetPassword, name, e.project)
+	}
+	if err := e.secrets.store(ctx, mg, pw, false); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	e.pacing.markBusy(mg.GetName())
+	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
+}
+
+// operationRunning reports whether an operation on the instance is not done yet.
+// Cloud SQL lists operations newest first, and a running one is among the newest.
+func (e *external) operationRunning(ctx context.Context, name string) (bool, error) {
+	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
+	if err != nil {
+		return false, errors.Wrapf(err, errListOperations, name, e.project)
+	}
+	for _, op := range ops.Items {
+		if op.Status != opDone {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Delete implements managed.TypedExternalClient; the reconciler calls it only when
+// the deletion policy is Delete. It is called again on every reconcile until
+// Cloud SQL answers 404, and asks only once.
+func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalDelete, error) {
+	mg.SetConditions(xpv2.Deleting())
+	e.pacing.markBusy(mg.GetName())
+	if e.observed != nil && e.observed.State == statePendingDelete {
+		return managed.ExternalDelete{}, nil
+	}
+	name := cloudsql.InstanceName(mg)
+	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
+	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrapf(err, errDeleteInstance, name, e.project)
+}
+
+// Disconnect implements managed.TypedExternalClient; clients are shared and kept.
+func (e *external) Disconnect(context.Context) error { return nil }

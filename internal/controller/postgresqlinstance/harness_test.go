@@ -1,0 +1,322 @@
+package postgresqlinstance_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const secretNamespace = "crossplane-system"
+
+var env *controlplane.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = controlplane.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNamespace}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot stop the test control plane:", err)
+	}
+	os.Exit(code)
+}
+
+// A harness is one test's world: an emulator, a ProviderConfig pointing at it
+// (with a project of the test's own, so the emulator's request log tells the
+// test's requests apart), and a manager running the provider's controllers.
+// Only one runs at a time, so no controller sees another test's objects.
+type harness struct {
+	t       *testing.T
+	g       Gomega
+	ctx     context.Context
+	emu     *emulator.Server
+	project string
+	pc      string
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	srvURL string
+}
+
+type harnessOption func(*harnessConfig)
+
+type harnessConfig struct {
+	emulator []emulator.Option
+	poll     time.Duration
+	busyPoll time.Duration
+	rpm      int
+	attempts int
+}
+
+func withEmulator(o ...emulator.Option) harnessOption {
+	return func(c *harnessConfig) { c.emulator = append(c.emulator, o...) }
+}
+
+func withPoll(poll, busy time.Duration) harnessOption {
+	return func(c *harnessConfig) { c.poll, c.busyPoll = poll, busy }
+}
+
+func newHarness(t *testing.T, o ...harnessOption) *harness {
+	t.Helper()
+	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5}
+	for _, fn := range o {
+		fn(&cfg)
+	}
+	// Project IDs hold at most 30 characters; a hash of the test name keeps them apart.
+	id := fmt.Sprintf("%x", sha256.Sum256([]byte(t.Name())))[:12]
+	h := &harness{t: t, g: NewWithT(t), ctx: context.Background(), project: "proj-" + id, pc: "pc-" + id}
+	h.emu = emulator.New(append([]emulator.Option{emulator.WithRequestBudget(0)}, cfg.emulator...)...)
+	srv := httptest.NewServer(h.emu)
+	h.srvURL = srv.URL + "/"
+	t.Cleanup(srv.Close)
+
+	pc := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: h.pc},
+		Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID:   h.project,
+			Endpoint:    h.srvURL,
+			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		},
+	}
+	h.g.Expect(env.Client.Create(h.ctx, pc)).To(Succeed())
+	h.startManager(cfg)
+	t.Cleanup(h.cleanup)
+	return h
+}
+
+// startManager runs the provider's controllers as cmd/provider wires them, with
+// test-sized intervals and retries that do not sleep long.
+func (h *harness) startManager(cfg harnessConfig) {
+	h.t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Each test starts a manager of its own with the same controller names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	h.g.Expect(err).ToNot(HaveOccurred())
+	o := postgresqlinstance.Options{
+		Options: controller.Options{
+			Logger:                  testLogger(),
+			GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
+			PollInterval:            cfg.poll,
+			MaxConcurrentReconciles: 5,
+			Features:                &feature.Flags{},
+		},
+		Transport: budget.NewTransport(nil, budget.PerMinute(cfg.rpm),
+			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)),
+		BusyPollInterval: cfg.busyPoll,
+		Timeout:          30 * time.Second,
+	}
+	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mgr.Start(ctx)
+	}()
+	h.mu.Lock()
+	h.cancel, h.done = cancel, done
+	h.mu.Unlock()
+}
+
+// stopManager stops the controllers, like a crash of the provider would.
+func (h *harness) stopManager() {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.mu.Unlock()
+	cancel()
+	<-done
+}
+
+func (h *harness) cleanup() {
+	h.stopManager()
+	// Leave nothing that a later test's controllers would pick up.
+	list := &v1alpha1.PostgresqlInstanceList{}
+	_ = env.Client.List(h.ctx, list)
+	for i := range list.Items {
+		pi := &list.Items[i]
+		if pi.Spec.ProviderConfigReference == nil || pi.Spec.ProviderConfigReference.Name != h.pc {
+			continue
+		}
+		pi.Finalizers = nil
+		_ = env.Client.Update(h.ctx, pi)
+		_ = env.Client.Delete(h.ctx, pi)
+	}
+	_ = env.Client.Delete(h.ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}})
+}
+
+// instance is a minimal PostgresqlInstance of this harness, changed by fns.
+func (h *harness) instance(name string, fns ...func(*v1alpha1.PostgresqlInstance)) *v1alpha1.PostgresqlInstance {
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: h.pc}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNamespace, Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	for _, fn := range fns {
+		fn(pi)
+	}
+	return pi
+}
+
+// create stores the instance and waits until it is Ready and Synced.
+func (h *harness) create(pi *v1alpha1.PostgresqlInstance) *v1alpha1.PostgresqlInstance {
+	h.t.Helper()
+	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
+	return h.waitReady(pi.Name)
+}
+
+func (h *harness) get(name string) *v1alpha1.PostgresqlInstance {
+	h.t.Helper()
+	pi := &v1alpha1.PostgresqlInstance{}
+	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
+	return pi
+}
+
+func (h *harness) waitReady(name string) *v1alpha1.PostgresqlInstance {
+	h.t.Helper()
+	pi := &v1alpha1.PostgresqlInstance{}
+	h.g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
+		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%+v", pi.Status.Conditions)
+		g.Expect(pi.GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue), "%+v", pi.Status.Conditions)
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	return pi
+}
+
+// update changes the stored instance, retrying on conflicts with the controller.
+func (h *harness) update(name string, fn func(*v1alpha1.PostgresqlInstance)) {
+	h.t.Helper()
+	h.g.Eventually(func() error {
+		pi := &v1alpha1.PostgresqlInstance{}
+		if err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi); err != nil {
+			return err
+		}
+		fn(pi)
+		return env.Client.Update(h.ctx, pi)
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+}
+
+// settle waits until the controllers stop calling Cloud SQL for this test
+// (no request for half a second), so that counts taken afterwards see only
+// what the test causes.
+func (h *harness) settle() {
+	h.t.Helper()
+	prev := -1
+	for range 100 {
+		n := 0
+		for _, r := range h.emu.Requests() {
+			if r.Project == h.project {
+				n++
+			}
+		}
+		if n == prev {
+			return
+		}
+		prev = n
+		time.Sleep(500 * time.Millisecond)
+	}
+	h.t.Fatalf("the controllers kept calling Cloud SQL for project %s", h.project)
+}
+
+// poke makes the controller reconcile the instance now, as a poll would.
+func (h *harness) poke(name string, n int) {
+	h.update(name, func(pi *v1alpha1.PostgresqlInstance) {
+		if pi.Annotations == nil {
+			pi.Annotations = map[string]string{}
+		}
+		pi.Annotations["test.cloudsql.travelaudience.com/poke"] = fmt.Sprint(n)
+	})
+}
+
+// calls counts this test's API requests by method, for one instance or ("") all.
+func (h *harness) calls(method, instance string) int {
+	n := 0
+	for _, r := range h.emu.Requests() {
+		if r.Project == h.project && r.Method == method && (instance == "" || r.Instance == instance) {
+			n++
+		}
+	}
+	return n
+}
+
+// writes counts this test's mutating API requests.
+func (h *harness) writes() int {
+	n := 0
+	for _, r := range h.emu.Requests() {
+		if r.Project == h.project && r.HTTPMethod != "GET" {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *harness) secret(pi *v1alpha1.PostgresqlInstance) *corev1.Secret {
+	h.t.Helper()
+	s := &corev1.Secret{}
+	ref := pi.Spec.WriteConnectionSecretToReference
+	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, s)).To(Succeed())
+	return s
+}
+
+// waitGone waits until the PostgresqlInstance is deleted from the API server.
+func (h *harness) waitGone(name string) {
+	h.t.Helper()
+	h.g.Eventually(func() bool {
+		err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, &v1alpha1.PostgresqlInstance{})
+		return kerrors.IsNotFound(err)
+	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+}
+
+// svc is a Cloud SQL client for the test itself, outside the provider's budget.
+func (h *harness) svc() *sqladmin.Service {
+	h.t.Helper()
+	svc, err := sqladmin.NewService(h.ctx, option.WithEndpoint(h.srvURL), option.WithoutAuthentication())
+	h.g.Expect(err).ToNot(HaveOccurred())
+	return svc
+}
+
+// testLogger logs the controllers' debug output when TEST_DEBUG is set.
+func testLogger() logging.Logger {
+	if os.Getenv("TEST_DEBUG") == "" {
+		return logging.NewNopLogger()
+	}
+	return logging.NewLogrLogger(zap.New(zap.UseDevMode(true)))
+}

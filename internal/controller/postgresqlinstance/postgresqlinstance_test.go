@@ -1,0 +1,253 @@
+package postgresqlinstance_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+// fromExample reads a PostgresqlInstance from examples/ and points it at the harness.
+func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
+	h.t.Helper()
+	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "examples", file))
+	h.g.Expect(err).ToNot(HaveOccurred())
+	for _, o := range objs {
+		if o.GetKind() != v1alpha1.PostgresqlInstanceKind {
+			continue
+		}
+		pi := &v1alpha1.PostgresqlInstance{}
+		h.g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, pi)).To(Succeed())
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: h.pc}
+		return pi
+	}
+	h.t.Fatalf("no PostgresqlInstance in %s", file)
+	return nil
+}
+
+func TestCreateBecomesReadyWithConnectionDetails(t *testing.T) {
+	for _, file := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
+		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			h := newHarness(t)
+			pi := h.create(h.fromExample(file))
+			name := cloudsql.InstanceName(pi)
+
+			// The instance exists as specified, and the annotation names it.
+			inst, err := h.emu.Instance(h.project, name)
+			h.g.Expect(err).ToNot(HaveOccurred())
+			h.g.Expect(cloudsql.Compare(pi.Spec.ForProvider, inst).UpToDate()).To(BeTrue())
+			h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue("owner", "cloudsql-postgres-operator"))
+			h.g.Expect(meta.GetExternalName(pi)).To(Equal(name))
+
+			// status.atProvider is filled.
+			at := pi.Status.AtProvider
+			h.g.Expect(at.State).To(Equal("RUNNABLE"))
+			h.g.Expect(at.ConnectionName).To(Equal(h.project + ":" + pi.Spec.ForProvider.Location.Region + ":" + name))
+			h.g.Expect(at.PublicIP).ToNot(BeEmpty())
+			h.g.Expect(at.GCEZone).ToNot(BeEmpty())
+			h.g.Expect(at.DatabaseInstalledVersion).To(HavePrefix("POSTGRES_"))
+			h.g.Expect(at.CurrentDiskSizeGb).To(BeNumerically(">=", pi.Spec.ForProvider.Resources.Disk.SizeMinimumGb))
+			h.g.Expect(at.ServiceAccountEmailAddress).ToNot(BeEmpty())
+			h.g.Expect(at.SettingsVersion).To(BeNumerically(">=", 1))
+			h.g.Expect(at.SelfLink).To(ContainSubstring(name))
+
+			// The secret holds every key, and the password is the instance's.
+			var s *corev1.Secret
+			h.g.Eventually(func(g Gomega) {
+				s = h.secret(pi)
+				g.Expect(s.Data).To(HaveKey(cloudsql.ConnectionKeyConnectionName))
+			}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+			for _, k := range []string{
+				cloudsql.ConnectionKeyUsername, cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyEndpoint,
+				cloudsql.ConnectionKeyPort, cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyPrivateIP,
+				cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyServerCACert,
+				cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyPgpass,
+			} {
+				h.g.Expect(s.Data).To(HaveKey(k))
+			}
+			password := string(s.Data[cloudsql.ConnectionKeyPassword])
+			h.g.Expect(password).To(HaveLen(cloudsql.PasswordLength))
+			h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", password)).To(BeTrue())
+			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyUsername])).To(Equal("postgres"))
+			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPort])).To(Equal("5432"))
+			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal("*:*:*:postgres:" + password + "\n"))
+			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyServerCACert])).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
+			if pi.Spec.ForProvider.Networking.PrivateIP.Enabled {
+				h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PrivateIP))
+			} else {
+				h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PublicIP))
+			}
+			// One insert, never a second one.
+			h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(1))
+		})
+	}
+}
+
+// In the steady state every poll costs one instances.get and no write.
+func TestSteadyStatePollsCostOneGet(t *testing.T) {
+	h := newHarness(t)
+	pi := h.create(h.instance("steady"))
+	h.settle()
+
+	gets, writes := h.calls(emulator.MethodInstancesGet, "steady"), h.writes()
+	for i := 1; i <= 10; i++ {
+		h.poke(pi.Name, i)
+		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + i))
+	}
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(gets + 10))
+	h.g.Expect(h.writes()).To(Equal(writes), "an unchanged, ready instance was written to")
+	h.g.Expect(h.calls(emulator.MethodOperationsList, "")).To(Equal(0))
+}
+
+// Each managed field changed in the spec causes exactly one patch, and converges.
+func TestEachFieldChangeIsOnePatch(t *testing.T) {
+	type pi = v1alpha1.PostgresqlInstance
+	cases := map[string]func(*pi){
+		"instance-type":      func(p *pi) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" },
+		"availability":       func(p *pi) { p.Spec.ForProvider.Availability.Type = v1alpha1.AvailabilityRegional },
+		"backups-off":        func(p *pi) { p.Spec.ForProvider.Backups.Daily.Enabled = ptr.To(false) },
+		"backup-start":       func(p *pi) { p.Spec.ForProvider.Backups.Daily.StartTime = "22:00" },
+		"flags":              func(p *pi) { p.Spec.ForProvider.Flags = []string{"autovacuum=on", "max_connections=200"} },
+		"labels":             func(p *pi) { p.Spec.ForProvider.Labels = map[string]v1alpha1.LabelValue{"team": "payments"} },
+		"zone":               func(p *pi) { p.Spec.ForProvider.Location.Zone = "europe-west1-c" },
+		"maintenance-hour-0": func(p *pi) { p.Spec.ForProvider.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "00:00"} },
+		"authorized-networks": func(p *pi) {
+			p.Spec.ForProvider.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "120.90.60.0/24", Name: "bob"}}
+		},
+		"private-ip": func(p *pi) {
+			p.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: "projects/my-project-123/global/networks/default"}
+		},
+		"public-ip-off": func(p *pi) {
+			p.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: "projects/my-project-123/global/networks/default"}
+			p.Spec.ForProvider.Networking.PublicIP.Enabled = false
+		},
+		"disk-grow":  func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMinimumGb = 20 },
+		"disk-limit": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 100 },
+		"disk-fixed": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 10 },
+		"to-plus": func(p *pi) {
+			p.Spec.ForProvider.Edition = v1alpha1.EditionEnterprisePlus
+			p.Spec.ForProvider.Resources.InstanceType = "db-perf-optimized-N-2"
+		},
+	}
+	h := newHarness(t)
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			h.create(h.instance(name))
+			patches := h.calls(emulator.MethodInstancesPatch, name)
+			h.update(name, change)
+			g.Eventually(func(g Gomega) {
+				want := h.get(name)
+				inst, err := h.emu.Instance(h.project, name)
+				g.Expect(err).ToNot(HaveOccurred())
+				g.Expect(cloudsql.Compare(want.Spec.ForProvider, inst).All()).To(BeEmpty())
+			}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+			// Let the follow-up reconciles run: none may patch again.
+			h.poke(name, 1)
+			g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, name) }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(patches + 1))
+			g.Expect(h.get(name).GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
+		})
+	}
+}
+
+// A change made outside Kubernetes (a console edit) is reverted at the next poll,
+// with one patch.
+func TestOutOfBandChangeIsReverted(t *testing.T) {
+	h := newHarness(t)
+	pi := h.create(h.instance("drift"))
+	h.g.Expect(h.emu.MutateInstance(h.project, "drift", func(i *sqladmin.DatabaseInstance) {
+		i.Settings.Tier = "db-custom-4-15360"
+		i.Settings.IpConfiguration.AuthorizedNetworks = append(i.Settings.IpConfiguration.AuthorizedNetworks, &sqladmin.AclEntry{Value: "0.0.0.0/0", Name: "oops"})
+	})).To(Succeed())
+	patches := h.calls(emulator.MethodInstancesPatch, "drift")
+	h.poke(pi.Name, 1)
+	h.g.Eventually(func(g Gomega) {
+		inst, err := h.emu.Instance(h.project, "drift")
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(inst.Settings.Tier).To(Equal("db-custom-1-3840"))
+		g.Expect(inst.Settings.IpConfiguration.AuthorizedNetworks).To(BeEmpty())
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.poke(pi.Name, 2)
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, "drift") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(patches + 1))
+}
+
+func TestDeletion(t *testing.T) {
+	for _, policy := range []xpv2.DeletionPolicy{xpv2.DeletionDelete, xpv2.DeletionOrphan} {
+		t.Run(string(policy), func(t *testing.T) {
+			h := newHarness(t, withEmulator(emulator.WithDelays(0, 0, 2*time.Second)))
+			name := "del-" + strings.ToLower(string(policy))
+			pi := h.create(h.instance(name, func(p *v1alpha1.PostgresqlInstance) { p.Spec.DeletionPolicy = policy }))
+
+			// A secret the injector copied into an application namespace.
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app-" + name}}
+			h.g.Expect(env.Client.Create(h.ctx, ns)).To(Succeed())
+			replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
+			h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())
+			unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "other", Labels: map[string]string{v1alpha1.LabelInstance: "another-instance"}}}
+			h.g.Expect(env.Client.Create(h.ctx, unrelated)).To(Succeed())
+
+			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
+			if policy == xpv2.DeletionDelete {
+				// Deleting is reported while Cloud SQL still has the instance.
+				h.g.Eventually(func() string { return h.get(name).Status.AtProvider.State }, 10*time.Second, 20*time.Millisecond).Should(Equal("PENDING_DELETE"))
+			}
+			h.waitGone(name)
+
+			_, err := h.emu.Instance(h.project, name)
+			if policy == xpv2.DeletionDelete {
+				h.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
+				h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+			} else {
+				h.g.Expect(err).ToNot(HaveOccurred())
+				h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(0))
+			}
+			err = env.Client.Get(h.ctx, client.ObjectKeyFromObject(replica), &corev1.Secret{})
+			h.g.Expect(err).To(HaveOccurred(), "the copied secret outlived its instance")
+			h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(unrelated), &corev1.Secret{})).To(Succeed())
+		})
+	}
+}
+
+// A name that Cloud SQL reserves after a deletion gives a condition that says so,
+// and is retried at the poll interval, not in a hot loop.
+func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
+	h := newHarness(t)
+	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{Name: "reserved", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840", Edition: "ENTERPRISE"}})).To(Succeed())
+	op, err := h.svc().Instances.Delete(h.project, "reserved").Do()
+	h.g.Expect(err).ToNot(HaveOccurred())
+	h.g.Expect(op.Name).ToNot(BeEmpty())
+	h.emu.FinishOperations()
+
+	h.g.Expect(env.Client.Create(h.ctx, h.instance("reserved"))).To(Succeed())
+	h.g.Eventually(func(g Gomega) {
+		c := h.get("reserved").GetCondition(xpv2.TypeSynced)
+		g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
+		g.Expect(c.Message).To(ContainSubstring("the Cloud SQL instance name reserved is taken in project " + h.project + ", or was used by an instance deleted within the last week"))
+		g.Expect(c.Message).To(ContainSubstring("create the PostgresqlInstance again with another name"))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.settle()
+	inserts := h.calls(emulator.MethodInstancesInsert, "")
+	// The error backoff would try again after about 1s, 2s and 4s.
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesInsert, "") }, 4*time.Second, 100*time.Millisecond).Should(Equal(inserts))
+
+	// The fix the message asks for: the same instance under another name.
+	h.g.Expect(env.Client.Delete(h.ctx, h.get("reserved"))).To(Succeed())
+	h.waitGone("reserved")
+	h.create(h.instance("reserved-2"))
+}

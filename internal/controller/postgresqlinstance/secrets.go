@@ -1,0 +1,115 @@
+package postgresqlinstance
+
+import (
+	"context"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+)
+
+const (
+	errNoConnectionSecret = "spec.writeConnectionSecretToRef is not set: the generated password of the postgres user must be stored before the instance is created; name a secret there"
+	errReadSecret         = "cannot read connection secret %s/%s"
+	errWriteSecret        = "cannot store the password of the postgres user in connection secret %s/%s"
+	errSecretNotOurs      = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
+)
+
+// A secretStore keeps the postgres password in the connection secret. The password
+// is written there before Cloud SQL is told about it, so that no crash can leave an
+// instance whose password nobody knows.
+type secretStore struct {
+	kube   client.Client
+	reader client.Reader
+}
+
+func newSecretStore(kube client.Client, reader client.Reader) *secretStore {
+	return &secretStore{kube: kube, reader: reader}
+}
+
+// A storedPassword is the password in the connection secret, and whether it is
+// known to be set on the instance.
+type storedPassword struct {
+	value       string
+	unconfirmed bool
+}
+
+// password returns the stored password; an empty value when there is no secret or
+// no password in it.
+func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (storedPassword, error) {
+	ref := mg.GetWriteConnectionSecretToReference()
+	if ref == nil {
+		return storedPassword{}, nil
+	}
+	sec := &corev1.Secret{}
+	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
+	if kerrors.IsNotFound(err) {
+		return storedPassword{}, nil
+	}
+	if err != nil {
+		return storedPassword{}, errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
+	}
+	return storedPassword{
+		value:       string(sec.Data[cloudsql.ConnectionKeyPassword]),
+		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true",
+	}, nil
+}
+
+// store writes the password (with the username and pgpass entries derived from it)
+// into the connection secret, creating the secret when needed. unconfirmed marks a
+// password that is about to be set on an existing instance.
+func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance, password string, unconfirmed bool) error {
+	ref := mg.GetWriteConnectionSecretToReference()
+	if ref == nil {
+		return errors.New(errNoConnectionSecret)
+	}
+	data := map[string][]byte{
+		cloudsql.ConnectionKeyUsername: []byte(cloudsql.RootUser),
+		cloudsql.ConnectionKeyPassword: []byte(password),
+		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.RootUser, password)),
+	}
+	sec := &corev1.Secret{}
+	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
+	switch {
+	case kerrors.IsNotFound(err):
+		sec = resource.ConnectionSecretFor(mg, v1alpha1.PostgresqlInstanceGroupVersionKind)
+		sec.Data = data
+		if unconfirmed {
+			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
+		}
+		return errors.Wrapf(s.kube.Create(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
+	case err != nil:
+		return errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
+	}
+	if c := metaControllerUID(sec); c != "" && c != string(mg.GetUID()) {
+		return errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
+	}
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	for k, v := range data {
+		sec.Data[k] = v
+	}
+	if unconfirmed {
+		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
+	} else {
+		meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordUnconfirmed)
+	}
+	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
+}
+
+func metaControllerUID(o client.Object) string {
+	for _, r := range o.GetOwnerReferences() {
+		if r.Controller != nil && *r.Controller {
+			return string(r.UID)
+		}
+	}
+	return ""
+}

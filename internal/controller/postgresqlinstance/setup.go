@@ -1,0 +1,132 @@
+// Package postgresqlinstance reconciles PostgresqlInstances with Cloud SQL
+// instances, through crossplane-runtime's managed reconciler.
+package postgresqlinstance
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/spf13/afero"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+)
+
+const (
+	errListReplicas  = "cannot list the secrets copied into other namespaces for this instance"
+	errDeleteReplica = "cannot delete secret %s/%s copied for this instance"
+	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
+)
+
+// Options configure the controller beyond crossplane-runtime's controller options.
+type Options struct {
+	controller.Options
+
+	// Transport carries every Cloud SQL request (the shared request budget).
+	Transport http.RoundTripper
+	// BusyPollInterval is how soon an instance is looked at again while an
+	// operation of the provider's is under way.
+	BusyPollInterval time.Duration
+	// Timeout bounds one reconcile.
+	Timeout time.Duration
+}
+
+// Setup adds the PostgresqlInstance controller to mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
+	p := newPacing()
+	c := &connector{
+		kube:      mgr.GetClient(),
+		secrets:   mgr.GetAPIReader(),
+		usage:     resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		transport: o.Transport,
+		pacing:    p,
+		fs:        afero.NewOsFs(),
+	}
+	opts := []managed.ReconcilerOption{
+		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(p.pollIntervalHook(o.BusyPollInterval)),
+		managed.WithTimeout(o.Timeout),
+		// The instance name is known before creation, so a create that crashed
+		// half-way is observed on the next reconcile rather than refused.
+		managed.WithDeterministicExternalName(true),
+		// instances.get sees an instance as soon as instances.insert returns, so a
+		// 404 means it is gone; the default grace period would also stall the
+		// deletion of an instance created less than 30s before.
+		managed.WithCreationGracePeriod(0),
+		managed.WithManagementPolicies(),
+		managed.WithInitializers(managed.InitializerFn(externalNameInitializer(mgr.GetClient()))),
+		managed.WithFinalizer(&replicaCleaner{
+			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
+			kube:         mgr.GetClient(),
+			reader:       mgr.GetAPIReader(),
+		}),
+	}
+	if o.MetricOptions != nil {
+		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
+	}
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PostgresqlInstanceGroupVersionKind), opts...)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(&v1alpha1.PostgresqlInstance{}).
+		Complete(ratelimiter.NewReconciler(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
+}
+
+// externalNameInitializer records the effective instance name in the
+// crossplane.io/external-name annotation (spec.forProvider.name when set), so that
+// the annotation never names another instance than the one managed.
+func externalNameInitializer(kube client.Client) func(context.Context, resource.Managed) error {
+	return func(ctx context.Context, mg resource.Managed) error {
+		pi, ok := mg.(*v1alpha1.PostgresqlInstance)
+		if !ok {
+			return nil
+		}
+		want := cloudsql.InstanceName(pi)
+		if meta.GetExternalName(pi) == want {
+			return nil
+		}
+		meta.SetExternalName(pi, want)
+		return errors.Wrap(kube.Update(ctx, pi), errSetExtName)
+	}
+}
+
+// replicaCleaner removes, before the finalizer, the secrets that the injector
+// copied into application namespaces, whatever the deletion policy: they hold the
+// instance's password and outlive it otherwise.
+type replicaCleaner struct {
+	*resource.APIFinalizer
+	kube client.Client
+	// reader lists secrets without caching every secret of the cluster.
+	reader client.Reader
+}
+
+// RemoveFinalizer deletes the copied secrets, then the finalizer.
+func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	list := &corev1.SecretList{}
+	if err := f.reader.List(ctx, list, client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}); err != nil {
+		return errors.Wrap(err, errListReplicas)
+	}
+	for i := range list.Items {
+		s := &list.Items[i]
+		if err := f.kube.Delete(ctx, s); resource.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
+		}
+	}
+	return f.APIFinalizer.RemoveFinalizer(ctx, obj)
+}
