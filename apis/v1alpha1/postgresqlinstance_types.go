@@ -64,7 +64,6 @@ const (
 // PostgresqlInstanceParameters are the configurable fields of a Cloud SQL
 // for PostgreSQL instance. Every field but networking has a default, so
 // one enabled kind of networking describes a working instance.
-// +kubebuilder:validation:XValidation:rule="has(self.name) == has(oldSelf.name)",message="spec.forProvider.name cannot be added or removed after creation: the Cloud SQL instance keeps the name it was created with"
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type; db-custom-* and shared-core types need edition Enterprise"
 // +kubebuilder:validation:XValidation:rule="self.edition == 'EnterprisePlus' || !self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="db-perf-optimized-N-* instance types need edition EnterprisePlus"
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || !(self.version in ['9.6', '10', '11'])",fieldPath=".edition",message="edition EnterprisePlus needs PostgreSQL 12 or later; use edition Enterprise for versions 9.6 to 11"
@@ -79,7 +78,6 @@ type PostgresqlInstanceParameters struct {
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=91
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z][a-z0-9-]+[a-z0-9]$')",message="must start with a lowercase letter, contain only lowercase letters, digits and hyphens, and end with a letter or digit"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable: the Cloud SQL instance is named ' + oldSelf + '; create a new PostgresqlInstance to use another name'"
 	Name *string `json:"name,omitempty"`
 
 	// Version is the PostgreSQL major version. Immutable: Cloud SQL upgrades
@@ -87,7 +85,6 @@ type PostgresqlInstanceParameters struct {
 	// +optional
 	// +kubebuilder:default="18"
 	// +kubebuilder:validation:Enum="9.6";"10";"11";"12";"13";"14";"15";"16";"17";"18"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): create a new instance to change the PostgreSQL major version'"
 	Version string `json:"version,omitempty"`
 
 	// Edition is the Cloud SQL edition: Enterprise, or EnterprisePlus (which
@@ -194,7 +191,6 @@ type Location struct {
 	// +kubebuilder:default=europe-west1
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+-[a-z]+[0-9]+$')",message="must be a Google Cloud region such as europe-west1"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): a Cloud SQL instance cannot move to another region'"
 	Region string `json:"region,omitempty"`
 
 	// Zone of the (primary) instance, for example europe-west1-b, or Any to
@@ -353,7 +349,6 @@ type Disk struct {
 	// +optional
 	// +kubebuilder:default=SSD
 	// +kubebuilder:validation:Enum=SSD;HDD
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'is immutable (was ' + oldSelf + '): Cloud SQL cannot change the disk type of an instance'"
 	Type string `json:"type,omitempty"`
 }
 
@@ -396,7 +391,15 @@ type PostgresqlInstanceObservation struct {
 }
 
 // A PostgresqlInstanceSpec defines the desired state of a
-// PostgresqlInstance.
+// PostgresqlInstance. The name, version, region and disk type cannot change
+// once the provider may create or update the instance; while it only observes
+// (managementPolicies Observe), they may be corrected to describe an imported
+// instance.
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || has(self.forProvider.name) == has(oldSelf.forProvider.name)",fieldPath=".forProvider.name",message="cannot be added or removed after creation: the Cloud SQL instance keeps the name it was created with"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || !has(self.forProvider.name) || !has(oldSelf.forProvider.name) || self.forProvider.name == oldSelf.forProvider.name",fieldPath=".forProvider.name",messageExpression="'is immutable: the Cloud SQL instance is named ' + oldSelf.forProvider.name + '; create a new PostgresqlInstance to use another name'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.version == oldSelf.forProvider.version",fieldPath=".forProvider.version",messageExpression="'is immutable (was ' + oldSelf.forProvider.version + '): create a new instance to change the PostgreSQL major version'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.location.region == oldSelf.forProvider.location.region",fieldPath=".forProvider.location.region",messageExpression="'is immutable (was ' + oldSelf.forProvider.location.region + '): a Cloud SQL instance cannot move to another region'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.resources.disk.type == oldSelf.forProvider.resources.disk.type",fieldPath=".forProvider.resources.disk.type",messageExpression="'is immutable (was ' + oldSelf.forProvider.resources.disk.type + '): Cloud SQL cannot change the disk type of an instance'"
 // +kubebuilder:validation:XValidation:rule="has(self.writeConnectionSecretToRef) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",fieldPath=".writeConnectionSecretToRef",message="is required when the provider may create the instance: the generated password of the postgres user is stored there before the instance is created, so that it is never lost"
 type PostgresqlInstanceSpec struct {
 	xpv2.ClusterManagedResourceSpec `json:",inline"`

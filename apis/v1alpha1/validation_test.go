@@ -276,8 +276,8 @@ func TestUpdateValidation(t *testing.T) {
 		want    []string
 	}{
 		"name-changed":       {initial: withName, update: func(p *params) { p.Name = ptr.To("other-name") }, want: []string{fp + "name", "is immutable: the Cloud SQL instance is named original-name"}},
-		"name-removed":       {initial: withName, update: func(p *params) { p.Name = nil }, want: []string{fp + "name cannot be added or removed after creation"}},
-		"name-added":         {update: func(p *params) { p.Name = ptr.To("late-name") }, want: []string{fp + "name cannot be added or removed after creation"}},
+		"name-removed":       {initial: withName, update: func(p *params) { p.Name = nil }, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"name-added":         {update: func(p *params) { p.Name = ptr.To("late-name") }, want: []string{fp + "name", "cannot be added or removed after creation"}},
 		"version-changed":    {update: func(p *params) { p.Version = "17" }, want: []string{fp + "version", "is immutable (was 18)"}},
 		"region-changed":     {update: func(p *params) { p.Location.Region = "europe-west4" }, want: []string{fp + "location.region", "is immutable (was europe-west1)"}},
 		"zone-changed":       {update: func(p *params) { p.Location.Zone = "europe-west1-c" }},
@@ -311,6 +311,27 @@ func TestUpdateValidation(t *testing.T) {
 			denied(g, err, tc.want...)
 		})
 	}
+}
+
+// While a PostgresqlInstance only observes its Cloud SQL instance (an import),
+// the fields that are otherwise immutable may be corrected to describe it; once
+// the provider may change the instance, they are locked.
+func TestImmutableFieldsCanBeCorrectedWhileObserving(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := instance("import-fix")
+	pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
+
+	pi.Spec.ForProvider.Version = "15"
+	pi.Spec.ForProvider.Location.Region = "us-central1"
+	pi.Spec.ForProvider.Resources.Disk.Type = v1alpha1.DiskTypeHDD
+	pi.Spec.ForProvider.Name = ptr.To("legacy-db")
+	pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+
+	pi.Spec.ForProvider.Version = "16"
+	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "is immutable (was 15)")
 }
 
 func TestProviderConfigValidation(t *testing.T) {
