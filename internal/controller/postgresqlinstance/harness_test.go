@@ -70,7 +70,9 @@ type harness struct {
 	project string
 	pc      string
 
+	cfg    harnessConfig
 	mu     sync.Mutex
+	mctx   context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 	srvURL string
@@ -90,8 +92,8 @@ func withEmulator(o ...emulator.Option) harnessOption {
 	return func(c *harnessConfig) { c.emulator = append(c.emulator, o...) }
 }
 
-func withPoll(poll, busy time.Duration) harnessOption {
-	return func(c *harnessConfig) { c.poll, c.busyPoll = poll, busy }
+func withAttempts(n int) harnessOption {
+	return func(c *harnessConfig) { c.attempts = n }
 }
 
 func newHarness(t *testing.T, o ...harnessOption) *harness {
@@ -117,15 +119,17 @@ func newHarness(t *testing.T, o ...harnessOption) *harness {
 		},
 	}
 	h.g.Expect(env.Client.Create(h.ctx, pc)).To(Succeed())
-	h.startManager(cfg)
+	h.cfg = cfg
+	h.startManager()
 	t.Cleanup(h.cleanup)
 	return h
 }
 
 // startManager runs the provider's controllers as cmd/provider wires them, with
 // test-sized intervals and retries that do not sleep long.
-func (h *harness) startManager(cfg harnessConfig) {
+func (h *harness) startManager() {
 	h.t.Helper()
+	cfg := h.cfg
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -154,8 +158,16 @@ func (h *harness) startManager(cfg harnessConfig) {
 		_ = mgr.Start(ctx)
 	}()
 	h.mu.Lock()
-	h.cancel, h.done = cancel, done
+	h.mctx, h.cancel, h.done = ctx, cancel, done
 	h.mu.Unlock()
+}
+
+// managerContext is the running manager's context: it ends when the manager
+// is stopped.
+func (h *harness) managerContext() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mctx
 }
 
 // stopManager stops the controllers, like a crash of the provider would.

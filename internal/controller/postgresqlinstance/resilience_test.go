@@ -1,0 +1,219 @@
+package postgresqlinstance_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+// statuses counts this test's answers with an HTTP status.
+func (h *harness) statuses(code int) int {
+	n := 0
+	for _, r := range h.emu.Requests() {
+		if r.Project == h.project && r.Status == code {
+			n++
+		}
+	}
+	return n
+}
+
+// Changes made while an update is still running wait for it, rather than
+// collect 409 operationInProgress answers.
+func TestUpdatesWaitForRunningOperations(t *testing.T) {
+	h := newHarness(t, withEmulator(emulator.WithDelays(0, time.Second, 0)))
+	h.create(h.instance("busy"))
+	h.update("busy", func(p *v1alpha1.PostgresqlInstance) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" })
+	// The first patch is running (it takes a second) when the second change comes.
+	h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesPatch, "busy") }, 10*time.Second, 10*time.Millisecond).Should(Equal(1))
+	h.update("busy", func(p *v1alpha1.PostgresqlInstance) {
+		p.Spec.ForProvider.Availability.Type = v1alpha1.AvailabilityRegional
+	})
+
+	h.g.Eventually(func(g Gomega) {
+		inst, err := h.emu.Instance(h.project, "busy")
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(inst.Settings.Tier).To(Equal("db-custom-2-7680"))
+		g.Expect(inst.Settings.AvailabilityType).To(Equal("REGIONAL"))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.settle()
+	h.g.Expect(h.statuses(409)).To(Equal(0), "the provider collided with a running operation")
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, "busy")).To(Equal(2))
+	h.g.Expect(h.get("busy").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
+}
+
+// Storms of 429s and 30% server errors slow the provider down but do not stop it,
+// and never make it create an instance twice.
+func TestFaultStormsConvergeWithoutDuplicates(t *testing.T) {
+	h := newHarness(t, withAttempts(3))
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{ServerErrorShare: 0.3, RateLimitShare: 0.3})).To(Succeed())
+	names := []string{"storm-a", "storm-b", "storm-c"}
+	for _, n := range names {
+		h.g.Expect(env.Client.Create(h.ctx, h.instance(n))).To(Succeed())
+	}
+	for _, n := range names {
+		h.g.Eventually(func(g Gomega) {
+			pi := h.get(n)
+			g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue))
+			g.Expect(pi.GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
+		}, 90*time.Second, 100*time.Millisecond).Should(Succeed())
+	}
+	h.emu.ClearFaults()
+	h.g.Expect(h.statuses(429)+h.statuses(500)+h.statuses(503)).To(BeNumerically(">", 0), "no fault was injected")
+
+	list, err := h.svc().Instances.List(h.project).Do()
+	h.g.Expect(err).ToNot(HaveOccurred())
+	h.g.Expect(list.Items).To(HaveLen(len(names)))
+	for _, n := range names {
+		s := h.secret(h.get(n))
+		h.g.Expect(h.emu.PasswordIs(h.project, n, "postgres", string(s.Data[cloudsql.ConnectionKeyPassword]))).To(BeTrue(), n)
+	}
+}
+
+// A provider that stops right after instances.insert succeeded, before it could
+// record anything, neither loses the password nor creates the instance twice.
+func TestCrashRightAfterInsert(t *testing.T) {
+	crashed := make(chan struct{})
+	var once sync.Once
+	var h *harness
+	h = newHarness(t, withEmulator(emulator.WithAfterInsert(func(string, string) {
+		once.Do(func() {
+			ctx := h.managerContext()
+			close(crashed)
+			// The insert is stored; its answer never reaches the provider.
+			<-ctx.Done()
+		})
+	})))
+	h.g.Expect(env.Client.Create(h.ctx, h.instance("crash"))).To(Succeed())
+	h.g.Eventually(crashed, 30*time.Second).Should(BeClosed())
+	h.stopManager()
+
+	pi := h.get("crash")
+	h.g.Expect(pi.GetCondition(xpv2.TypeReady).Status).ToNot(Equal(corev1.ConditionTrue))
+	stored := string(h.secret(pi).Data[cloudsql.ConnectionKeyPassword])
+	h.g.Expect(stored).ToNot(BeEmpty(), "the password was not stored before the insert")
+
+	h.startManager()
+	pi = h.waitReady("crash")
+	h.settle()
+	s := h.secret(pi)
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPassword])).To(Equal(stored))
+	h.g.Expect(h.emu.PasswordIs(h.project, "crash", "postgres", stored)).To(BeTrue())
+	h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(1))
+	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "")).To(Equal(0))
+}
+
+// A lost connection secret is repaired with a new password that works.
+func TestLostSecretGetsANewPassword(t *testing.T) {
+	h := newHarness(t)
+	pi := h.create(h.instance("lost"))
+	old := string(h.secret(pi).Data[cloudsql.ConnectionKeyPassword])
+	h.g.Expect(env.Client.Delete(h.ctx, h.secret(pi))).To(Succeed())
+	h.poke("lost", 1)
+
+	h.g.Eventually(func(g Gomega) {
+		s := &corev1.Secret{}
+		g.Expect(env.Client.Get(h.ctx, secretKey(pi), s)).To(Succeed())
+		pw := string(s.Data[cloudsql.ConnectionKeyPassword])
+		g.Expect(pw).ToNot(BeEmpty())
+		g.Expect(pw).ToNot(Equal(old))
+		g.Expect(s.Annotations).ToNot(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
+		g.Expect(h.emu.PasswordIs(h.project, "lost", "postgres", pw)).To(BeTrue())
+		g.Expect(s.Data).To(HaveKey(cloudsql.ConnectionKeyConnectionName))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.g.Expect(h.emu.PasswordIs(h.project, "lost", "postgres", old)).To(BeFalse())
+	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "lost")).To(Equal(1))
+}
+
+// An instance that Kubernetes did not create can be observed, then taken over
+// without being created again; the provider then gives it a password it knows.
+func TestImportObserveThenManage(t *testing.T) {
+	h := newHarness(t)
+	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{
+		Name: "legacy", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", RootPassword: "unknown-to-us",
+		Settings: &sqladmin.Settings{Tier: "db-custom-2-7680", Edition: "ENTERPRISE", DataDiskSizeGb: 50},
+	})).To(Succeed())
+
+	pi := h.instance("legacy-db", func(p *v1alpha1.PostgresqlInstance) {
+		p.Spec.ForProvider.Name = ptr.To("legacy")
+		p.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+		p.Spec.WriteConnectionSecretToReference = nil
+	})
+	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
+	h.g.Eventually(func(g Gomega) {
+		got := h.get("legacy-db")
+		g.Expect(got.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue))
+		g.Expect(got.Status.AtProvider.ConnectionName).To(Equal(h.project + ":europe-west1:legacy"))
+		g.Expect(got.Status.AtProvider.CurrentDiskSizeGb).To(Equal(int64(50)))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.settle()
+	h.g.Expect(h.writes()).To(Equal(0), "observing wrote to Cloud SQL")
+
+	// Take it over, with a spec that describes it.
+	h.update("legacy-db", func(p *v1alpha1.PostgresqlInstance) {
+		p.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+		p.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNamespace, Name: "legacy-postgres"}
+		p.Spec.ForProvider.Version = "15"
+		p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680"
+		p.Spec.ForProvider.Resources.Disk.SizeMinimumGb = 50
+	})
+	h.g.Eventually(func(g Gomega) {
+		s := &corev1.Secret{}
+		g.Expect(env.Client.Get(h.ctx, secretKey(h.get("legacy-db")), s)).To(Succeed())
+		g.Expect(h.emu.PasswordIs(h.project, "legacy", "postgres", string(s.Data[cloudsql.ConnectionKeyPassword]))).To(BeTrue())
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.waitReady("legacy-db")
+	h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(0))
+}
+
+// Credentials that cannot work give a condition that names the ProviderConfig,
+// the secret and the key, and says what is wrong.
+func TestBadCredentialsAreExplained(t *testing.T) {
+	h := newHarness(t)
+	key := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: "bad-admin-key"},
+		Data:       map[string][]byte{"key.json": []byte(`{"type":"service_account","client_email":"a@b.iam.gserviceaccount.com","private_key":"replace me"}`)},
+	}
+	h.g.Expect(env.Client.Create(h.ctx, key)).To(Succeed())
+	pc := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "bad-key"},
+		Spec: v1alpha1.ProviderConfigSpec{ProjectID: h.project, Endpoint: h.srvURL, Credentials: v1alpha1.ProviderCredentials{
+			Source: xpv2.CredentialsSourceSecret,
+			CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: &xpv2.SecretKeySelector{
+				SecretReference: xpv2.SecretReference{Namespace: secretNamespace, Name: "bad-admin-key"}, Key: "key.json"}},
+		}},
+	}
+	h.g.Expect(env.Client.Create(h.ctx, pc)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, pc) })
+	h.g.Expect(env.Client.Create(h.ctx, h.instance("bad-creds", func(p *v1alpha1.PostgresqlInstance) {
+		p.Spec.ProviderConfigReference = &xpv2.Reference{Name: "bad-key"}
+	}))).To(Succeed())
+	t.Cleanup(func() {
+		pi := h.get("bad-creds")
+		pi.Finalizers = nil
+		_ = env.Client.Update(h.ctx, pi)
+		_ = env.Client.Delete(h.ctx, pi)
+	})
+
+	h.g.Eventually(func() string { return h.get("bad-creds").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
+		ContainSubstring(`ProviderConfig bad-key: key "key.json" of secret crossplane-system/bad-admin-key`),
+		ContainSubstring("has a private_key that is not a PEM-encoded"),
+	))
+	h.g.Expect(h.calls(emulator.MethodInstancesGet, "")).To(Equal(0))
+}
+
+func secretKey(pi *v1alpha1.PostgresqlInstance) client.ObjectKey {
+	ref := pi.Spec.WriteConnectionSecretToReference
+	return client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
+}
