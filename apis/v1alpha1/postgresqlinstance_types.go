@@ -406,6 +406,46 @@ type PostgresqlInstanceSpec struct {
 
 	// ForProvider holds the settings of the Cloud SQL instance.
 	ForProvider PostgresqlInstanceParameters `json:"forProvider"`
+
+	// Injection says from which namespaces pods may request this instance
+	// with the annotation cloudsql.travelaudience.com/postgresqlinstance-name,
+	// which gives them the Cloud SQL Auth Proxy and the postgres password.
+	// When omitted, the provider's configuration decides
+	// ([injection] default_allowed_namespaces, by default every namespace).
+	// When present, only the namespaces listed in allowedNamespaces or
+	// matched by namespaceSelector may; an empty injection ({}) allows none.
+	// Copies of the password in namespaces that are no longer allowed are
+	// deleted; running pods keep the copy they started with.
+	// +optional
+	Injection *Injection `json:"injection,omitempty"`
+}
+
+// Injection says which namespaces may request an instance. A namespace is
+// allowed when allowedNamespaces lists it (or lists "*") or when
+// namespaceSelector matches its labels.
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedNamespaces) || !('*' in self.allowedNamespaces) || size(self.allowedNamespaces) == 1",fieldPath=".allowedNamespaces",message="'*' already allows every namespace: list either '*' alone or namespace names"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",fieldPath=".namespaceSelector.matchExpressions",message="each operator must be In, NotIn, Exists or DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",fieldPath=".namespaceSelector.matchExpressions",message="operators In and NotIn need at least one value"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",fieldPath=".namespaceSelector.matchExpressions",message="operators Exists and DoesNotExist take no values"
+type Injection struct {
+	// AllowedNamespaces are the names of the namespaces whose pods may
+	// request this instance, or ["*"] for every namespace. "*" lets anyone
+	// who can create a pod anywhere in the cluster connect as postgres.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:XValidation:rule="self == '*' || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit) or '*' for every namespace"
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// NamespaceSelector selects, by their labels, the namespaces whose pods
+	// may request this instance, for example
+	// {matchLabels: {team: payments}}. Whoever may label namespaces can then
+	// grant access, so prefer labels that only administrators set, such as
+	// kubernetes.io/metadata.name. An empty selector ({}) matches every
+	// namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // A PostgresqlInstanceStatus represents the observed state of a

@@ -383,6 +383,58 @@ func TestProviderConfigValidation(t *testing.T) {
 	}
 }
 
+func TestInjectionValidation(t *testing.T) {
+	const f = "spec.injection."
+	sel := func(exprs ...metav1.LabelSelectorRequirement) *v1alpha1.Injection {
+		return &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: exprs}}
+	}
+	cases := map[string]struct {
+		injection *v1alpha1.Injection
+		want      []string
+	}{
+		"names":             {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-b"}}},
+		"star":              {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}},
+		"empty-allows-none": {injection: &v1alpha1.Injection{}},
+		"star-and-names": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*", "team-a"}},
+			want: []string{f + "allowedNamespaces", "list either '*' alone or namespace names"}},
+		"bad-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"Team_A"}},
+			want: []string{f + "allowedNamespaces[0]", "must be a namespace name"}},
+		"long-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{strings.Repeat("a", 64)}},
+			want: []string{f + "allowedNamespaces[0]", "63"}},
+		"duplicate-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-a"}},
+			want: []string{f + "allowedNamespaces[1]", "Duplicate value"}},
+		"selector-labels": {injection: &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}}},
+		"selector-in":     {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}})},
+		"selector-exists": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists})},
+		"names-and-selector": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a"},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}}},
+		"selector-bad-operator": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: "Equals", Values: []string{"a"}}),
+			want: []string{f + "namespaceSelector.matchExpressions", "each operator must be In, NotIn, Exists or DoesNotExist"}},
+		"selector-in-no-values": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpNotIn}),
+			want: []string{f + "namespaceSelector.matchExpressions", "operators In and NotIn need at least one value"}},
+		"selector-exists-values": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists, Values: []string{"a"}}),
+			want: []string{f + "namespaceSelector.matchExpressions", "operators Exists and DoesNotExist take no values"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			pi := instance("injection-" + name)
+			pi.Spec.Injection = tc.injection
+			err := env.Client.Create(context.Background(), pi)
+			if len(tc.want) == 0 {
+				g.Expect(err).ToNot(HaveOccurred())
+				got := &v1alpha1.PostgresqlInstance{}
+				g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(pi), got)).To(Succeed())
+				// An empty injection must survive the round trip: it means "no namespace",
+				// unlike an absent one, which means "the provider's default".
+				g.Expect(got.Spec.Injection).To(Equal(tc.injection))
+				return
+			}
+			denied(g, err, tc.want...)
+		})
+	}
+}
+
 // TestExamplesAreAccepted creates every manifest under examples/ (but compositions,
 // whose kinds come from Crossplane) so that what users copy is known to be valid.
 func TestExamplesAreAccepted(t *testing.T) {
