@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,10 @@ import (
 const secretNamespace = "crossplane-system"
 
 var env *controlplane.Env
+
+// harnesses counts the harnesses started, so that a test run twice (-count)
+// gets names of its own.
+var harnesses atomic.Int64
 
 func TestMain(m *testing.M) {
 	var err error
@@ -103,7 +108,7 @@ func newHarness(t *testing.T, o ...harnessOption) *harness {
 		fn(&cfg)
 	}
 	// Project IDs hold at most 30 characters; a hash of the test name keeps them apart.
-	id := fmt.Sprintf("%x", sha256.Sum256([]byte(t.Name())))[:12]
+	id := fmt.Sprintf("%x", sha256.Sum256(fmt.Appendf(nil, "%s/%d", t.Name(), harnesses.Add(1))))[:12]
 	h := &harness{t: t, g: NewWithT(t), ctx: context.Background(), project: "proj-" + id, pc: "pc-" + id}
 	h.emu = emulator.New(append([]emulator.Option{emulator.WithRequestBudget(0)}, cfg.emulator...)...)
 	srv := httptest.NewServer(h.emu)

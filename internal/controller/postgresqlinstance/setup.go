@@ -21,6 +21,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
 const (
@@ -50,7 +51,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		kube:      mgr.GetClient(),
 		secrets:   mgr.GetAPIReader(),
 		usage:     resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		transport: o.Transport,
+		services:  providerconfig.NewServiceCache(o.Transport),
 		pacing:    p,
 		fs:        afero.NewOsFs(),
 	}
