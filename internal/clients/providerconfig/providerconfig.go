@@ -1,0 +1,115 @@
+// Package providerconfig turns a ProviderConfig into what talking to Cloud SQL needs:
+// its resolved credentials and a Cloud SQL Admin API client, cached per
+// ProviderConfig. The controller and the PostgresqlInstance admission webhook share it
+// so that both read credentials the same way and explain the same mistakes.
+package providerconfig
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/spf13/afero"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+)
+
+const (
+	errGetSecret       = "ProviderConfig %s: cannot read secret %s/%s named by spec.credentials.secretRef"
+	errBadKey          = "ProviderConfig %s: %s"
+	errReadCredentials = "ProviderConfig %s: cannot read the credentials of source %s"
+	errNewService      = "ProviderConfig %s: cannot create a Cloud SQL Admin API client"
+)
+
+// Credentials resolves the credentials of pc, naming the secret, key, variable or
+// file whenever they cannot be used. secrets should be an uncached reader, so that
+// reading one key does not cache every secret of the cluster.
+func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1alpha1.ProviderConfig) (auth.Credentials, error) {
+	cd := pc.Spec.Credentials
+	creds := auth.Credentials{Source: cd.Source}
+	var where string
+	switch cd.Source {
+	case xpv2.CredentialsSourceNone, xpv2.CredentialsSourceInjectedIdentity:
+		return creds, nil
+	case xpv2.CredentialsSourceSecret:
+		ref := cd.SecretRef
+		s := &corev1.Secret{}
+		if err := secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+			return creds, errors.Wrapf(err, errGetSecret, pc.Name, ref.Namespace, ref.Name)
+		}
+		creds.JSON = s.Data[ref.Key]
+		where = fmt.Sprintf("key %q of secret %s/%s", ref.Key, ref.Namespace, ref.Name)
+	case xpv2.CredentialsSourceEnvironment:
+		b, err := resource.ExtractEnv(ctx, os.Getenv, cd.CommonCredentialSelectors)
+		if err != nil {
+			return creds, errors.Wrapf(err, errReadCredentials, pc.Name, cd.Source)
+		}
+		creds.JSON = b
+		where = fmt.Sprintf("environment variable %s", cd.Env.Name)
+	case xpv2.CredentialsSourceFilesystem:
+		b, err := resource.ExtractFs(ctx, fs, cd.CommonCredentialSelectors)
+		if err != nil {
+			return creds, errors.Wrapf(err, errReadCredentials, pc.Name, cd.Source)
+		}
+		creds.JSON = b
+		where = fmt.Sprintf("file %s", cd.Fs.Path)
+	}
+	if err := auth.CheckKey(creds.JSON); err != nil {
+		return creds, errors.Errorf(errBadKey, pc.Name, where+" "+err.Error())
+	}
+	return creds, nil
+}
+
+// A ServiceCache keeps one Cloud SQL Admin API client per ProviderConfig and
+// reuses it until the ProviderConfig or its credentials change. It is safe for
+// concurrent use.
+type ServiceCache struct {
+	transport http.RoundTripper
+
+	mu       sync.Mutex
+	services map[string]cachedService
+}
+
+type cachedService struct {
+	fingerprint [32]byte
+	svc         *sqladmin.Service
+}
+
+// NewServiceCache returns a cache whose clients send their requests through
+// transport (typically the shared request budget); nil means http.DefaultTransport.
+func NewServiceCache(transport http.RoundTripper) *ServiceCache {
+	return &ServiceCache{transport: transport, services: map[string]cachedService{}}
+}
+
+// Get returns the cached client for pc, or builds one when there is none or the
+// configuration changed.
+func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) (*sqladmin.Service, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", pc.UID, creds.Source, pc.Spec.Endpoint)
+	h.Write(creds.JSON)
+	var fp [32]byte
+	copy(fp[:], h.Sum(nil))
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs, ok := c.services[pc.Name]; ok && cs.fingerprint == fp {
+		return cs.svc, nil
+	}
+	svc, err := auth.NewService(creds, pc.Spec.Endpoint, c.transport)
+	if err != nil {
+		return nil, errors.Wrapf(err, errNewService, pc.Name)
+	}
+	c.services[pc.Name] = cachedService{fingerprint: fp, svc: svc}
+	return svc, nil
+}

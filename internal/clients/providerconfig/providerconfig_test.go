@@ -1,0 +1,77 @@
+package providerconfig
+
+import (
+	"context"
+	"testing"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	"github.com/spf13/afero"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+)
+
+func pc(name string, source xpv2.CredentialsSource, sel xpv2.CommonCredentialSelectors) *v1alpha1.ProviderConfig {
+	return &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
+		Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID:   "my-project-123",
+			Endpoint:    "http://127.0.0.1:1/",
+			Credentials: v1alpha1.ProviderCredentials{Source: source, CommonCredentialSelectors: sel},
+		},
+	}
+}
+
+func TestCredentialsNeedNoKeyForNoneAndInjectedIdentity(t *testing.T) {
+	g := NewWithT(t)
+	for _, s := range []xpv2.CredentialsSource{xpv2.CredentialsSourceNone, xpv2.CredentialsSourceInjectedIdentity} {
+		// No reader and no file system: these sources must not read anything.
+		c, err := Credentials(context.Background(), nil, nil, pc("pc", s, xpv2.CommonCredentialSelectors{}))
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(c).To(Equal(auth.Credentials{Source: s}))
+	}
+}
+
+func TestCredentialsNameWhereABadKeyCameFrom(t *testing.T) {
+	g := NewWithT(t)
+	fs := afero.NewMemMapFs()
+	g.Expect(afero.WriteFile(fs, "/creds/key.json", []byte("not json"), 0o600)).To(Succeed())
+
+	_, err := Credentials(context.Background(), nil, fs, pc("files", xpv2.CredentialsSourceFilesystem,
+		xpv2.CommonCredentialSelectors{Fs: &xpv2.FsSelector{Path: "/creds/key.json"}}))
+	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig files: file /creds/key.json"), ContainSubstring("is not JSON"))))
+
+	_, err = Credentials(context.Background(), nil, fs, pc("files", xpv2.CredentialsSourceFilesystem,
+		xpv2.CommonCredentialSelectors{Fs: &xpv2.FsSelector{Path: "/creds/missing.json"}}))
+	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig files: cannot read the credentials of source Filesystem")))
+
+	t.Setenv("PROVIDERCONFIG_TEST_KEY", "")
+	_, err = Credentials(context.Background(), nil, fs, pc("env", xpv2.CredentialsSourceEnvironment,
+		xpv2.CommonCredentialSelectors{Env: &xpv2.EnvSelector{Name: "PROVIDERCONFIG_TEST_KEY"}}))
+	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig env: environment variable PROVIDERCONFIG_TEST_KEY"), ContainSubstring("is empty"))))
+}
+
+func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
+	g := NewWithT(t)
+	c := NewServiceCache(nil)
+	p := pc("cached", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{})
+	creds := auth.Credentials{Source: xpv2.CredentialsSourceNone}
+
+	first, err := c.Get(p, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	again, err := c.Get(p, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(again).To(BeIdenticalTo(first))
+
+	p.Spec.Endpoint = "http://127.0.0.1:2/"
+	moved, err := c.Get(p, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(moved).ToNot(BeIdenticalTo(first))
+	g.Expect(moved.BasePath).To(Equal("http://127.0.0.1:2/"))
+
+	_, err = c.Get(pc("bad", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{}), auth.Credentials{Source: xpv2.CredentialsSourceSecret, JSON: []byte("{}")})
+	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig bad: cannot create a Cloud SQL Admin API client")))
+}
