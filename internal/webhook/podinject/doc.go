@@ -1,0 +1,20 @@
+// Package podinject is the pod injection webhook: a pod created with the annotation
+// cloudsql.travelaudience.com/postgresqlinstance-name: <PostgresqlInstance> gets
+//
+//   - the Cloud SQL Auth Proxy v2, listening on 127.0.0.1:<random port>, as a native
+//     sidecar (an init container with restartPolicy Always) on Kubernetes 1.29 and
+//     later or as a regular container before (configurable);
+//   - PGHOST=localhost, PGPORT=<port>, PGUSER=postgres and PGPASSFILE on every
+//     container and init container, except where the container sets one itself;
+//   - a password file per user the containers run as, mode 0600 and owned by that
+//     user (libpq reads no other), written at start by an init container from a
+//     copy of the instance's password in the pod's namespace;
+//   - the proxy's service-account key, when the ProviderConfig has one, mounted
+//     into the proxy only;
+//   - the annotation cloudsql.travelaudience.com/proxy-injected: "true".
+//
+// Mutate is the pure change of the pod; Injector is the admission handler that
+// looks up the instance, decides whether the pod's namespace may use it, copies
+// the secrets and calls Mutate; Refresher keeps the copies equal to their sources
+// and removes those that may no longer exist.
+package podinject

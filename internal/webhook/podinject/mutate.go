@@ -1,0 +1,525 @@
+package podinject
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+)
+
+// Names the injector gives to what it adds to a pod. A pod that asks for
+// injection may not use them for anything else.
+const (
+	// ProxyContainerName is the Cloud SQL Auth Proxy container.
+	ProxyContainerName = "cloudsql-proxy"
+	// WriterContainerPrefix starts the names of the init containers that write
+	// the password file, one per user the pod's containers run as
+	// (cloudsql-pgpass-1000, cloudsql-pgpass-0, ...).
+	WriterContainerPrefix = "cloudsql-pgpass-"
+	// PgpassVolumeName is the in-memory emptyDir holding the password files.
+	PgpassVolumeName = "cloudsql-pgpass"
+	// PgpassSecretVolumeName is the copied secret the password files are
+	// written from; only the writer init containers mount it.
+	PgpassSecretVolumeName = "cloudsql-pgpass-secret"
+	// ProxyCredentialsVolumeName is the proxy's service-account key; only the
+	// proxy container mounts it.
+	ProxyCredentialsVolumeName = "cloudsql-proxy-credentials"
+
+	// PgpassDir is where application containers find their password file,
+	// pgpass-<uid>, read-only.
+	PgpassDir = "/var/run/cloudsql-postgres"
+	// PgpassSecretDir is where the writers read the copied secret.
+	PgpassSecretDir = "/var/run/cloudsql-postgres-secret"
+	// ProxyCredentialsDir is where the proxy reads its key.
+	ProxyCredentialsDir = "/var/run/cloudsql-proxy"
+	// ProxyCredentialsKey is the key of the proxy's service-account key in the
+	// copied secret, and its file name.
+	ProxyCredentialsKey = "credentials.json"
+)
+
+// The variables libpq reads, which the injector adds to every container.
+const (
+	EnvHost     = "PGHOST"
+	EnvPort     = "PGPORT"
+	EnvUser     = "PGUSER"
+	EnvPassFile = "PGPASSFILE"
+)
+
+// The proxy listens on 127.0.0.1:<port> and serves its health checks on
+// <health port>, both drawn at random from [PortMin, PortMax], a high range below
+// Linux's ephemeral ports (32768 and up), so that neither collides with the
+// source port of an outgoing connection.
+const (
+	PortMin = 20000
+	PortMax = 32767
+)
+
+// ProxyUser is the user the proxy runs as: nonroot of its distroless image.
+const ProxyUser int64 = 65532
+
+// Value of AnnotationProxyInjected on injected pods.
+const injectedValue = "true"
+
+// Errors that deny a pod. They complete the sentence "cannot inject the Cloud SQL
+// Auth Proxy: ...", so each says what to change.
+const (
+	errWindows        = "the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support"
+	errContainerTaken = "container name %s is reserved for the injector: rename the pod's container"
+	errVolumeTaken    = "volume name %s is reserved for the injector: rename the pod's volume"
+	errMountTaken     = "container %s already mounts volume %s at %s, where the injector mounts the password file: move that mount"
+	errUnknownUser    = "container %s must run as non-root but sets no runAsUser, so the injector cannot tell which user must own the password file (libpq only reads a file its user owns with mode 0600): set securityContext.runAsUser on the container or the pod"
+	errNoFreePorts    = "every port between %d and %d is used by the pod"
+	errProxyPorts     = "the pod is marked %s=true but its %s container has no --port and --http-port arguments: remove the annotation and the container, and create the pod again"
+)
+
+// Inputs are what Mutate needs besides the pod.
+type Inputs struct {
+	// ConnectionName of the instance, project:region:name.
+	ConnectionName string
+	// PrivateIP makes the proxy connect to the instance's private IP, for
+	// instances without a public one.
+	PrivateIP bool
+	// PgpassSecret is the secret in the pod's namespace holding key pgpass.
+	PgpassSecret string
+	// ProxyCredentialsSecret is the secret in the pod's namespace holding the
+	// proxy's service-account key under ProxyCredentialsKey; empty when the
+	// proxy authenticates as the pod (Workload Identity).
+	ProxyCredentialsSecret string
+
+	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
+	ProxyImage string
+	// WriterImage runs the init containers that write the password file; it
+	// needs /bin/sh and cat.
+	WriterImage string
+	// Native runs the proxy as a native sidecar (an init container with
+	// restartPolicy Always, Kubernetes 1.29 and later), else as a container.
+	Native bool
+	// ProxyResources are the proxy container's requests and limits.
+	ProxyResources corev1.ResourceRequirements
+
+	// Rand draws the ports; nil uses math/rand/v2's global source.
+	Rand *rand.Rand
+}
+
+// Mutate returns pod with the Cloud SQL Auth Proxy and the libpq settings added
+// (see the package documentation). It never changes its argument. Mutate is
+// idempotent: applied to its own output it returns it unchanged, and applied to a
+// pod injected earlier and changed since (a reinvocation after another webhook
+// added a container) it only completes the new parts. A pod that runs a proxy of
+// its own, or carries the proxy-injected annotation without the injector's proxy,
+// is returned as it is. The error says why the pod cannot be injected.
+func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
+	pod := in.DeepCopy()
+	injected := pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue
+	proxy := findContainer(pod, ProxyContainerName)
+	switch {
+	case injected && proxy == nil:
+		return pod, nil
+	case !injected && runsProxy(pod, x.ProxyImage):
+		return pod, nil
+	}
+	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
+		return nil, errors.New(errWindows)
+	}
+
+	var port, healthPort int32
+	if injected {
+		var ok bool
+		if port, healthPort, ok = proxyPorts(proxy); !ok {
+			return nil, errors.Errorf(errProxyPorts, v1alpha1.AnnotationProxyInjected, ProxyContainerName)
+		}
+	} else {
+		if err := checkReservedNames(pod); err != nil {
+			return nil, err
+		}
+		var err error
+		if port, healthPort, err = pickPorts(pod, x.Rand); err != nil {
+			return nil, err
+		}
+		c := proxyContainer(x, port, healthPort)
+		if x.Native {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+			pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, c)
+		} else {
+			pod.Spec.Containers = append(pod.Spec.Containers, c)
+		}
+	}
+
+	ensureVolumes(pod, x)
+	users := map[int64]bool{}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			if isInjected(c.Name) {
+				continue
+			}
+			uid, err := userOf(pod, c)
+			if err != nil {
+				return nil, err
+			}
+			users[uid] = true
+			if err := ensureMount(c); err != nil {
+				return nil, err
+			}
+			ensureEnv(c, port, uid)
+		}
+	}
+	ensureWriters(pod, users, x)
+
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[v1alpha1.AnnotationProxyInjected] = injectedValue
+	return pod, nil
+}
+
+// PgpassFile is the password file of containers running as uid.
+func PgpassFile(uid int64) string {
+	return PgpassDir + "/pgpass-" + strconv.FormatInt(uid, 10)
+}
+
+func writerName(uid int64) string {
+	return WriterContainerPrefix + strconv.FormatInt(uid, 10)
+}
+
+// isInjected reports whether a container name is one the injector gives.
+func isInjected(name string) bool {
+	if name == ProxyContainerName {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, WriterContainerPrefix)
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseInt(rest, 10, 64)
+	return err == nil
+}
+
+func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// runsProxy reports whether a container of the pod runs a Cloud SQL Auth Proxy
+// (v1 or v2, or the configured image), in which case the pod brought its own.
+func runsProxy(pod *corev1.Pod, configured string) bool {
+	want := repository(configured)
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			repo := repository(c.Image)
+			base := repo[strings.LastIndex(repo, "/")+1:]
+			if repo == want || base == "cloud-sql-proxy" || base == "gce-proxy" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// repository is an image reference without its tag and digest.
+func repository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+func checkReservedNames(pod *corev1.Pod) error {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if isInjected(c.Name) {
+				return errors.Errorf(errContainerTaken, c.Name)
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		switch v.Name {
+		case PgpassVolumeName, PgpassSecretVolumeName, ProxyCredentialsVolumeName:
+			return errors.Errorf(errVolumeTaken, v.Name)
+		}
+	}
+	return nil
+}
+
+// proxyPorts reads the ports of an injected proxy from its arguments.
+func proxyPorts(c *corev1.Container) (port, health int32, ok bool) {
+	for _, a := range c.Args {
+		if v, found := strings.CutPrefix(a, "--port="); found {
+			if p, err := strconv.ParseInt(v, 10, 32); err == nil {
+				port = int32(p)
+			}
+		}
+		if v, found := strings.CutPrefix(a, "--http-port="); found {
+			if p, err := strconv.ParseInt(v, 10, 32); err == nil {
+				health = int32(p)
+			}
+		}
+	}
+	return port, health, port > 0 && health > 0
+}
+
+// pickPorts draws two different ports in [PortMin, PortMax] that no container
+// of the pod declares or probes.
+func pickPorts(pod *corev1.Pod, r *rand.Rand) (int32, int32, error) {
+	used := usedPorts(pod)
+	n := PortMax - PortMin + 1
+	intN := rand.IntN
+	if r != nil {
+		intN = r.IntN
+	}
+	pick := func() (int32, error) {
+		start := intN(n)
+		for i := range n {
+			p := int32(PortMin + (start+i)%n)
+			if !used[p] {
+				used[p] = true
+				return p, nil
+			}
+		}
+		return 0, errors.Errorf(errNoFreePorts, PortMin, PortMax)
+	}
+	port, err := pick()
+	if err != nil {
+		return 0, 0, err
+	}
+	health, err := pick()
+	return port, health, err
+}
+
+func usedPorts(pod *corev1.Pod) map[int32]bool {
+	used := map[int32]bool{}
+	probe := func(p *corev1.Probe) {
+		if p == nil {
+			return
+		}
+		switch {
+		case p.HTTPGet != nil && p.HTTPGet.Port.Type == intstr.Int:
+			used[p.HTTPGet.Port.IntVal] = true
+		case p.TCPSocket != nil && p.TCPSocket.Port.Type == intstr.Int:
+			used[p.TCPSocket.Port.IntVal] = true
+		case p.GRPC != nil:
+			used[p.GRPC.Port] = true
+		}
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, p := range c.Ports {
+				used[p.ContainerPort] = true
+				used[p.HostPort] = true
+			}
+			probe(c.StartupProbe)
+			probe(c.LivenessProbe)
+			probe(c.ReadinessProbe)
+		}
+	}
+	return used
+}
+
+func proxyContainer(x Inputs, port, health int32) corev1.Container {
+	args := []string{
+		"--address=127.0.0.1",
+		"--port=" + strconv.Itoa(int(port)),
+		// The kubelet probes the pod's IP, so the health check server cannot
+		// listen on localhost only; it serves nothing but /startup, /liveness
+		// and /readiness.
+		"--health-check",
+		"--http-address=0.0.0.0",
+		"--http-port=" + strconv.Itoa(int(health)),
+		// A sidecar stopped with its pod has done nothing wrong; a non-zero
+		// exit would mark Jobs failed.
+		"--exit-zero-on-sigterm",
+		// Lets connections that are still open finish when the pod stops
+		// (classic sidecars are stopped together with the application).
+		"--max-sigterm-delay=10s",
+		"--structured-logs",
+	}
+	if x.PrivateIP {
+		args = append(args, "--private-ip")
+	}
+	var mounts []corev1.VolumeMount
+	if x.ProxyCredentialsSecret != "" {
+		args = append(args, "--credentials-file="+ProxyCredentialsDir+"/"+ProxyCredentialsKey)
+		mounts = []corev1.VolumeMount{{Name: ProxyCredentialsVolumeName, MountPath: ProxyCredentialsDir, ReadOnly: true}}
+	}
+	args = append(args, x.ConnectionName)
+	probe := func(path string, period, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: path, Port: intstr.FromInt32(health), Scheme: corev1.URISchemeHTTP,
+			}},
+			PeriodSeconds:    period,
+			TimeoutSeconds:   5,
+			FailureThreshold: failures,
+			SuccessThreshold: 1,
+		}
+	}
+	return corev1.Container{
+		Name:  ProxyContainerName,
+		Image: x.ProxyImage,
+		Args:  args,
+		// Started once it can reach the instance: with a native sidecar, the
+		// application's containers start only then.
+		StartupProbe:             probe("/startup", 1, 60),
+		LivenessProbe:            probe("/liveness", 10, 3),
+		Resources:                *x.ProxyResources.DeepCopy(),
+		VolumeMounts:             mounts,
+		SecurityContext:          restricted(ProxyUser),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// restricted is a security context that meets the "restricted" Pod Security
+// Standard when uid is not 0.
+func restricted(uid int64) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To(uid),
+		RunAsNonRoot:             ptr.To(uid != 0),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// userOf is the user container c runs as, as far as the pod spec tells: its
+// runAsUser, else the pod's. Without either the image decides, which admission
+// cannot see; root is assumed then, unless runAsNonRoot rules it out.
+func userOf(pod *corev1.Pod, c *corev1.Container) (int64, error) {
+	var uid *int64
+	nonRoot := false
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		uid = psc.RunAsUser
+		nonRoot = ptr.Deref(psc.RunAsNonRoot, false)
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc.RunAsNonRoot != nil {
+			nonRoot = *sc.RunAsNonRoot
+		}
+	}
+	switch {
+	case uid != nil:
+		return *uid, nil
+	case nonRoot:
+		return 0, errors.Errorf(errUnknownUser, c.Name)
+	default:
+		return 0, nil
+	}
+}
+
+func ensureVolumes(pod *corev1.Pod, x Inputs) {
+	has := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		has[v.Name] = true
+	}
+	add := func(v corev1.Volume) {
+		if !has[v.Name] {
+			pod.Spec.Volumes = append(pod.Spec.Volumes, v)
+		}
+	}
+	add(corev1.Volume{Name: PgpassVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+		Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
+	}}})
+	// Mode 0444: the writers run as the application's users, not as the
+	// secret's owner (root). Only the writers mount this volume.
+	add(corev1.Volume{Name: PgpassSecretVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  x.PgpassSecret,
+		Items:       []corev1.KeyToPath{{Key: cloudsql.ConnectionKeyPgpass, Path: cloudsql.ConnectionKeyPgpass}},
+		DefaultMode: ptr.To[int32](0o444),
+	}}})
+	if x.ProxyCredentialsSecret != "" {
+		add(corev1.Volume{Name: ProxyCredentialsVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  x.ProxyCredentialsSecret,
+			Items:       []corev1.KeyToPath{{Key: ProxyCredentialsKey, Path: ProxyCredentialsKey}},
+			DefaultMode: ptr.To[int32](0o444),
+		}}})
+	}
+}
+
+func ensureMount(c *corev1.Container) error {
+	for _, m := range c.VolumeMounts {
+		if m.Name == PgpassVolumeName {
+			return nil
+		}
+		if m.MountPath == PgpassDir {
+			return errors.Errorf(errMountTaken, c.Name, m.Name, m.MountPath)
+		}
+	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: PgpassVolumeName, MountPath: PgpassDir, ReadOnly: true})
+	return nil
+}
+
+// ensureEnv adds the libpq variables that the container does not set in env.
+// A variable the container sets keeps its value, so that an application that
+// chose another user, port or file keeps its choice; variables from envFrom are
+// overridden, because env takes precedence over envFrom.
+func ensureEnv(c *corev1.Container, port int32, uid int64) {
+	set := map[string]bool{}
+	for _, e := range c.Env {
+		set[e.Name] = true
+	}
+	for _, e := range []corev1.EnvVar{
+		{Name: EnvHost, Value: "localhost"},
+		{Name: EnvPort, Value: strconv.Itoa(int(port))},
+		{Name: EnvUser, Value: cloudsql.RootUser},
+		{Name: EnvPassFile, Value: PgpassFile(uid)},
+	} {
+		if !set[e.Name] {
+			c.Env = append(c.Env, e)
+		}
+	}
+}
+
+// ensureWriters adds an init container per user that writes that user's password
+// file: libpq ignores a password file that its group or others may read, and a
+// secret volume cannot give a file to a non-root user without that (fsGroup even
+// adds group read). The writers run first, before the proxy and the pod's own
+// init containers, as the user whose file they write.
+func ensureWriters(pod *corev1.Pod, users map[int64]bool, x Inputs) {
+	uids := make([]int64, 0, len(users))
+	for uid := range users {
+		if findContainer(pod, writerName(uid)) == nil {
+			uids = append(uids, uid)
+		}
+	}
+	slices.Sort(uids)
+	writers := make([]corev1.Container, 0, len(uids))
+	for _, uid := range uids {
+		writers = append(writers, corev1.Container{
+			Name:    writerName(uid),
+			Image:   x.WriterImage,
+			Command: []string{"/bin/sh", "-c", `umask 077 && cat "$1" > "$2"`, "pgpass-writer", PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid)},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: PgpassSecretVolumeName, MountPath: PgpassSecretDir, ReadOnly: true},
+				{Name: PgpassVolumeName, MountPath: PgpassDir},
+			},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
+			},
+			SecurityContext:          restricted(uid),
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		})
+	}
+	pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, writers...)
+}
