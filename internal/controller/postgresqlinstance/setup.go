@@ -48,12 +48,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
 	p := newPacing()
 	c := &connector{
-		kube:      mgr.GetClient(),
-		secrets:   mgr.GetAPIReader(),
-		usage:     resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		services:  providerconfig.NewServiceCache(o.Transport),
-		pacing:    p,
-		fs:        afero.NewOsFs(),
+		kube:     mgr.GetClient(),
+		secrets:  mgr.GetAPIReader(),
+		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		services: providerconfig.NewServiceCache(o.Transport),
+		pacing:   p,
+		fs:       afero.NewOsFs(),
 	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
