@@ -68,6 +68,10 @@ type Webhook struct {
 	// CertDir holds tls.crt and tls.key. Empty means $WEBHOOK_TLS_CERT_DIR, which
 	// the Crossplane package manager sets, else a self-signed certificate is made.
 	CertDir string `toml:"cert_dir"`
+	// CloudSQLTimeout bounds the Cloud SQL lookup with which the PostgresqlInstance
+	// webhook checks that a name is free; it must end well within the API server's
+	// webhook timeout (10s). When it expires the instance is admitted.
+	CloudSQLTimeout Duration `toml:"cloudsql_timeout"`
 }
 
 // Proxy configures the injected Cloud SQL Auth Proxy container.
@@ -89,6 +93,10 @@ type Injection struct {
 	// namespaces may request them: "*" allows every namespace (anyone who can
 	// create a pod anywhere can then use the instance), an empty list none.
 	DefaultAllowedNamespaces []string `toml:"default_allowed_namespaces"`
+	// PgpassWriterImage runs the init containers that copy the password into a
+	// file owned by the user of each container (libpq reads no other); it needs
+	// /bin/sh and cat.
+	PgpassWriterImage string `toml:"pgpass_writer_image"`
 }
 
 // Logging configures the provider's logs.
@@ -123,7 +131,7 @@ func Defaults() Config {
 			Timeout:          Duration{2 * time.Minute},
 		},
 		CloudSQL: CloudSQL{RequestsPerMinute: 180},
-		Webhook:  Webhook{Port: 9443},
+		Webhook:  Webhook{Port: 9443, CloudSQLTimeout: Duration{5 * time.Second}},
 		Proxy: Proxy{
 			Image:         "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0",
 			SidecarMode:   SidecarAuto,
@@ -131,7 +139,10 @@ func Defaults() Config {
 			MemoryRequest: "64Mi",
 			MemoryLimit:   "256Mi",
 		},
-		Injection: Injection{DefaultAllowedNamespaces: []string{"*"}},
+		Injection: Injection{
+			DefaultAllowedNamespaces: []string{"*"},
+			PgpassWriterImage:        "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0-alpine",
+		},
 	}
 }
 
@@ -197,6 +208,12 @@ func (c Config) Validate() error {
 	}
 	if c.Webhook.Port < 1 || c.Webhook.Port > 65535 {
 		bad("webhook.port", "must be a TCP port between 1 and 65535, got %d", c.Webhook.Port)
+	}
+	if t := c.Webhook.CloudSQLTimeout.Duration; t < time.Second || t > 8*time.Second {
+		bad("webhook.cloudsql_timeout", "must be between 1s and 8s (the API server waits 10s for the webhook), got %s", c.Webhook.CloudSQLTimeout)
+	}
+	if c.Injection.PgpassWriterImage == "" {
+		bad("injection.pgpass_writer_image", "must name an image with /bin/sh and cat, for example %s", Defaults().Injection.PgpassWriterImage)
 	}
 	if c.Proxy.Image == "" {
 		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s", Defaults().Proxy.Image)

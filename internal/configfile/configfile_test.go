@@ -61,6 +61,8 @@ func TestParse(t *testing.T) {
 		"budget-zero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
 		"port-range":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
 		"image-empty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
+		"writer-empty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh and cat"}},
+		"lookup-long":   {text: "[webhook]\ncloudsql_timeout = \"10s\"\n", wantErr: []string{"webhook.cloudsql_timeout: must be between 1s and 8s"}},
 		"sidecar-mode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
 		"quantity":      {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
 		"namespace":     {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
