@@ -96,6 +96,14 @@ func Start(o ...Option) (*Env, error) {
 	return &Env{Config: cfg, Client: c, Scheme: s, env: e}, nil
 }
 
+// WebhookServing is where the webhooks registered with WithWebhooks must be served
+// for the API server to reach them: the host and port envtest chose, and the
+// directory holding tls.crt and tls.key, a certificate that the API server trusts.
+func (e *Env) WebhookServing() (host string, port int, certDir string) {
+	o := e.env.WebhookInstallOptions
+	return o.LocalServingHost, o.LocalServingPort, o.LocalServingCertDir
+}
+
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
 

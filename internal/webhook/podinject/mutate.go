@@ -119,14 +119,11 @@ type Inputs struct {
 // is returned as it is. The error says why the pod cannot be injected.
 func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 	pod := in.DeepCopy()
-	injected := pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue
-	proxy := findContainer(pod, ProxyContainerName)
-	switch {
-	case injected && proxy == nil:
-		return pod, nil
-	case !injected && runsProxy(pod, x.ProxyImage):
+	if LeftAsIs(pod, x.ProxyImage) {
 		return pod, nil
 	}
+	injected := pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue
+	proxy := findContainer(pod, ProxyContainerName)
 	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
 		return nil, errors.New(errWindows)
 	}
@@ -180,6 +177,16 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 	}
 	pod.Annotations[v1alpha1.AnnotationProxyInjected] = injectedValue
 	return pod, nil
+}
+
+// LeftAsIs reports whether Mutate returns pod unchanged whatever its other
+// inputs: the pod runs a Cloud SQL Auth Proxy of its own (v1, v2 or proxyImage), or
+// is marked injected without the injector's proxy.
+func LeftAsIs(pod *corev1.Pod, proxyImage string) bool {
+	if pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue {
+		return findContainer(pod, ProxyContainerName) == nil
+	}
+	return runsProxy(pod, proxyImage)
 }
 
 // PgpassFile is the password file of containers running as uid.

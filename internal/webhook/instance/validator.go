@@ -1,0 +1,226 @@
+// Package instance is the validating webhook of PostgresqlInstances: it judges
+// what the CRD's schema cannot, because it needs a lookup or an annotation.
+//
+// On CREATE it denies
+//
+//   - an effective Cloud SQL name, taken from the crossplane.io/external-name
+//     annotation when spec.forProvider.name is not set, that Cloud SQL would
+//     refuse (CEL cannot see annotations);
+//   - a name that, with the ProviderConfig's project ID, exceeds 97 characters;
+//   - a name that an instance in the ProviderConfig's project already has
+//     (instances.get answers anything but 404).
+//
+// Instances that the provider may not create (managementPolicies without Create
+// or *) are not checked against Cloud SQL: they are meant to observe an existing
+// instance. When the ProviderConfig, its credentials or Cloud SQL cannot be used
+// within the configured timeout, the instance is admitted with a warning and the
+// controller reports the problem on the instance: an outage of Cloud SQL must not
+// block declaring instances, and the controller never adopts an instance whose
+// creation it did not start (a conflict shows as a failed create). Names of
+// deleted instances stay reserved by Cloud SQL for up to a week but are not
+// visible to instances.get, so such a conflict also shows only when the
+// controller creates the instance.
+//
+// On DELETE it denies unless the object carries
+// cloudsql.travelaudience.com/allow-deletion: "true". Dry-run requests are
+// answered like the others.
+package instance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/spf13/afero"
+	admissionv1 "k8s.io/api/admission/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+)
+
+// Path is where the validator is served; package/webhookconfigurations names it.
+const Path = "/validate-postgresqlinstances"
+
+// MaxNameAndProject is the longest instance name plus project ID that Cloud SQL
+// accepts.
+const MaxNameAndProject = 97
+
+// maxName is the longest Cloud SQL instance name.
+const maxName = 91
+
+// DefaultTimeout bounds the Cloud SQL lookup unless WithTimeout says otherwise.
+const DefaultTimeout = 5 * time.Second
+
+// namePattern is what Cloud SQL accepts as an instance name.
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]+[a-z0-9]$`)
+
+// Denials and warnings. Each names the instance and says what to do.
+const (
+	errDecode          = "cannot decode the PostgresqlInstance"
+	errBadExternalName = "PostgresqlInstance %s: annotation %s %q is not a valid Cloud SQL instance name: it must start with a lowercase letter, hold only lowercase letters, digits and hyphens, end with a letter or digit, and have 3 to %d characters; fix the annotation, or set spec.forProvider.name"
+	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of ProviderConfig %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
+	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (ProviderConfig %s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
+	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate postgresqlinstance %s %s=true`, then delete it again"
+	warnNoPC           = "PostgresqlInstance %s: ProviderConfig %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until the ProviderConfig exists"
+	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%v); if it does, the controller reports the conflict on the instance"
+)
+
+// A Validator is the admission handler of PostgresqlInstances.
+type Validator struct {
+	pcs      client.Reader
+	secrets  client.Reader
+	fs       afero.Fs
+	services *providerconfig.ServiceCache
+	timeout  time.Duration
+	decoder  admission.Decoder
+	log      logging.Logger
+}
+
+// An Option configures a Validator.
+type Option func(*Validator)
+
+// WithLogger logs decisions at debug level.
+func WithLogger(l logging.Logger) Option { return func(v *Validator) { v.log = l } }
+
+// WithTimeout bounds the Cloud SQL lookup (DefaultTimeout otherwise).
+func WithTimeout(d time.Duration) Option { return func(v *Validator) { v.timeout = d } }
+
+// WithFs is where credentials of source Filesystem are read (the OS otherwise).
+func WithFs(fs afero.Fs) Option { return func(v *Validator) { v.fs = fs } }
+
+// New returns a Validator that reads ProviderConfigs through pcs, their
+// credentials through secrets (uncached), and talks to Cloud SQL through the
+// clients of services.
+func New(pcs, secrets client.Reader, scheme *runtime.Scheme, services *providerconfig.ServiceCache, o ...Option) *Validator {
+	v := &Validator{
+		pcs: pcs, secrets: secrets, fs: afero.NewOsFs(), services: services,
+		timeout: DefaultTimeout, decoder: admission.NewDecoder(scheme), log: logging.NewNopLogger(),
+	}
+	for _, fn := range o {
+		fn(v)
+	}
+	return v
+}
+
+// Setup serves a Validator at Path on mgr's webhook server.
+func Setup(mgr ctrl.Manager, services *providerconfig.ServiceCache, o ...Option) {
+	v := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), services, o...)
+	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: v})
+}
+
+// Handle implements admission.Handler.
+func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	pi := &v1alpha1.PostgresqlInstance{}
+	switch req.Operation {
+	case admissionv1.Create:
+		if err := v.decoder.Decode(req, pi); err != nil {
+			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
+		}
+		return v.create(ctx, pi)
+	case admissionv1.Delete:
+		if err := v.decoder.DecodeRaw(req.OldObject, pi); err != nil {
+			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
+		}
+		return v.delete(pi)
+	default:
+		return admission.Allowed("")
+	}
+}
+
+func (v *Validator) delete(pi *v1alpha1.PostgresqlInstance) admission.Response {
+	if pi.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
+		return admission.Allowed("deletion allowed by annotation " + v1alpha1.AnnotationAllowDeletion)
+	}
+	name := cloudsql.InstanceName(pi)
+	effect := fmt.Sprintf("deletes Cloud SQL instance %s and its data (spec.deletionPolicy Delete)", name)
+	if !deletesExternal(pi) {
+		effect = fmt.Sprintf("stops managing Cloud SQL instance %s, which keeps running", name)
+	}
+	return admission.Denied(fmt.Sprintf(errNoDeletion, pi.Name, effect, pi.Name, v1alpha1.AnnotationAllowDeletion))
+}
+
+// deletesExternal reports whether deleting pi deletes its Cloud SQL instance.
+func deletesExternal(pi *v1alpha1.PostgresqlInstance) bool {
+	p := pi.GetManagementPolicies()
+	return pi.GetDeletionPolicy() != xpv2.DeletionOrphan &&
+		(len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionDelete))
+}
+
+// mayCreate reports whether the provider may create pi's Cloud SQL instance.
+func mayCreate(pi *v1alpha1.PostgresqlInstance) bool {
+	p := pi.GetManagementPolicies()
+	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
+}
+
+func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance) admission.Response {
+	name := cloudsql.InstanceName(pi)
+	if pi.Spec.ForProvider.Name == nil {
+		// The CRD checks spec.forProvider.name and metadata.name; the annotation
+		// only this webhook sees.
+		if ext := meta.GetExternalName(pi); ext != "" && (len(ext) > maxName || !namePattern.MatchString(ext)) {
+			return admission.Denied(fmt.Sprintf(errBadExternalName, pi.Name, meta.AnnotationKeyExternalName, ext, maxName))
+		}
+	}
+	if !mayCreate(pi) {
+		return admission.Allowed("the provider may not create this instance, so an existing one is expected")
+	}
+
+	pcName := "default"
+	if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
+		pcName = r.Name
+	}
+	pc := &v1alpha1.ProviderConfig{}
+	err := v.pcs.Get(ctx, types.NamespacedName{Name: pcName}, pc)
+	if kerrors.IsNotFound(err) {
+		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, pi.Name, pcName, name))
+	}
+	if err != nil {
+		return v.unchecked(pi, name, "?", err)
+	}
+	project := pc.Spec.ProjectID
+	if n := len(name) + len(project); n > MaxNameAndProject {
+		return admission.Denied(fmt.Sprintf(errTooLong, pi.Name, name, len(name), project, len(project), pc.Name, n, MaxNameAndProject))
+	}
+
+	creds, err := providerconfig.Credentials(ctx, v.secrets, v.fs, pc)
+	if err != nil {
+		return v.unchecked(pi, name, project, err)
+	}
+	svc, err := v.services.Get(pc, creds)
+	if err != nil {
+		return v.unchecked(pi, name, project, err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, v.timeout)
+	defer cancel()
+	_, err = svc.Instances.Get(project, name).Context(lctx).Do()
+	switch {
+	case err == nil:
+		v.log.Debug("Denying a PostgresqlInstance whose name is taken", "postgresqlinstance", pi.Name, "instance", name, "project", project)
+		return admission.Denied(fmt.Sprintf(errTaken, pi.Name, name, project, pc.Name))
+	case cloudsql.IsNotFound(err):
+		return admission.Allowed("")
+	default:
+		return v.unchecked(pi, name, project, err)
+	}
+}
+
+// unchecked admits pi with a warning that says what could not be checked.
+func (v *Validator) unchecked(pi *v1alpha1.PostgresqlInstance, name, project string, err error) admission.Response {
+	v.log.Debug("Admitting a PostgresqlInstance whose name could not be checked", "postgresqlinstance", pi.Name, "error", err)
+	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnUnchecked, pi.Name, name, project, err))
+}

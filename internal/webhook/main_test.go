@@ -1,0 +1,273 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+// The tests run one API server with both webhooks registered from
+// package/webhookconfigurations, served by a manager as the provider serves them,
+// and one Cloud SQL emulator behind the ProviderConfig "default".
+const (
+	project    = "webhook-tests-123"
+	secretNS   = "crossplane-system"
+	pcDefault  = "default"
+	pcProxyKey = "with-proxy-key"
+)
+
+var (
+	env  *controlplane.Env
+	emu  *emulator.Server
+	pods *switchable // the pod injector, native or classic
+)
+
+// A switchable forwards admission requests to the injector of the sidecar mode a
+// test chose, and counts them: both modes are tested against one API server.
+type switchable struct {
+	mu      sync.Mutex
+	native  admission.Handler
+	classic admission.Handler
+	current admission.Handler
+	calls   atomic.Int64
+}
+
+func (s *switchable) Handle(ctx context.Context, req admission.Request) admission.Response {
+	s.calls.Add(1)
+	s.mu.Lock()
+	h := s.current
+	s.mu.Unlock()
+	return h.Handle(ctx, req)
+}
+
+// use makes the injector run proxies as native sidecars or not until the test ends.
+func (s *switchable) use(t *testing.T, native bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = s.classic
+	if native {
+		s.current = s.native
+	}
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.current = s.native
+	})
+}
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctrl.SetLogger(logr.Discard())
+	emu = emulator.New()
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+
+	var err error
+	env, err = controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(controlplane.RepoRoot(), "package", "webhookconfigurations")},
+	}))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+
+	host, port, certDir := env.WebhookServing()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          crwebhook.NewServer(crwebhook.Options{Host: host, Port: port, CertDir: certDir}),
+	})
+	if err != nil {
+		return 0, err
+	}
+	native, err := webhook.NativeSidecars(configfile.SidecarAuto, discovery.NewDiscoveryClientForConfigOrDie(env.Config))
+	if err != nil {
+		return 0, err
+	}
+	if !native {
+		return 0, fmt.Errorf("the test API server should support native sidecars")
+	}
+	cfg, err := podinject.ConfigFrom(configfile.Defaults(), true)
+	if err != nil {
+		return 0, err
+	}
+	classicCfg := cfg
+	classicCfg.Native = false
+	pods = &switchable{
+		native:  podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg),
+		classic: podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), classicCfg),
+	}
+	pods.current = pods.native
+	mgr.GetWebhookServer().Register(podinject.Path, &crwebhook.Admission{Handler: pods})
+	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
+		return 0, err
+	}
+	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return 0, fmt.Errorf("the manager's cache did not sync")
+	}
+	if err := waitFor(func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }); err != nil {
+		return 0, fmt.Errorf("the webhook server did not start: %w", err)
+	}
+
+	c := env.Client
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
+		&v1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: pcDefault},
+			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
+				Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
+		},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "proxy-key"}, Data: map[string][]byte{"key.json": []byte(`{"type":"service_account"}`)}},
+		&v1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey},
+			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
+				Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+				ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
+		},
+	} {
+		if err := c.Create(ctx, o); err != nil {
+			return 0, err
+		}
+	}
+
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		return code, fmt.Errorf("the manager failed: %w", err)
+	}
+	return code, nil
+}
+
+func waitFor(fn func() error) error {
+	var err error
+	for range 100 {
+		if err = fn(); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// readyInstance creates a PostgresqlInstance, through the validating webhook, and
+// makes it look like the controller reconciled it: Ready, with a connection name
+// and a connection secret holding a pgpass entry.
+func readyInstance(t testing.TB, name string, fns ...func(*v1alpha1.PostgresqlInstance)) *v1alpha1.PostgresqlInstance {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	for _, fn := range fns {
+		fn(pi)
+	}
+	status := pi.Status
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
+	pi.Status = status
+	if pi.Status.AtProvider.ConnectionName == "" {
+		pi.Status.AtProvider = v1alpha1.PostgresqlInstanceObservation{
+			State: "RUNNABLE", ConnectionName: project + ":europe-west1:" + name, PublicIP: "203.0.113.7",
+		}
+	}
+	pi.SetConditions(xpv2.Available())
+	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: name + "-postgres"},
+		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-"+name))},
+	})).To(Succeed())
+	return pi
+}
+
+// namespace creates a namespace with labels.
+func namespace(t testing.TB, name string, labels map[string]string) {
+	t.Helper()
+	NewWithT(t).Expect(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})).To(Succeed())
+}
+
+// annotatedPod is a pod in ns that requests instance.
+func annotatedPod(ns, name, inst string) *corev1.Pod {
+	p := plainPod(ns, name)
+	p.Annotations = map[string]string{v1alpha1.AnnotationInstanceName: inst}
+	return p
+}
+
+func plainPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
+	}
+}
+
+// warnings collects the warnings the API server sends to a client.
+type warnings struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.text = append(w.text, text)
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.text...)
+}
+
+// warningClient is a client whose warnings land in w.
+func warningClient(t testing.TB) (client.Client, *warnings) {
+	cfg := rest.CopyConfig(env.Config)
+	w := &warnings{}
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	NewWithT(t).Expect(err).ToNot(HaveOccurred())
+	return c, w
+}

@@ -1,0 +1,359 @@
+package podinject
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
+)
+
+// Path is where the injector is served; package/webhookconfigurations names it.
+const Path = "/mutate-pods"
+
+// Denials and errors. Each names the pod and the instance, and says what to do.
+const (
+	errDecode          = "cannot decode the pod"
+	errEmptyAnnotation = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
+	errNoInstance      = "pod %s: PostgresqlInstance %q named by annotation %s does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
+	errGetInstance     = "pod %s: cannot read PostgresqlInstance %q named by annotation %s"
+	errNotAllowed      = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
+	errPolicy          = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
+	errNotReady        = "pod %s: PostgresqlInstance %q is not ready (%s): create the pod again once `kubectl get postgresqlinstance %s` shows READY True (a Deployment's ReplicaSet retries by itself)"
+	errNoSecretRef     = "pod %s: PostgresqlInstance %q has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
+	errNoPgpass        = "pod %s: connection secret %s/%s of PostgresqlInstance %q holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
+	errGetSecret       = "pod %s: cannot read connection secret %s/%s of PostgresqlInstance %q"
+	errGetPC           = "pod %s: cannot read ProviderConfig %q of PostgresqlInstance %q"
+	errNoProxyKey      = "pod %s: ProviderConfig %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
+	errGetProxyKey     = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of ProviderConfig %s"
+	errInject          = "pod %s: cannot inject the Cloud SQL Auth Proxy for PostgresqlInstance %q: %s"
+	errCopy            = "pod %s: cannot copy the credentials of PostgresqlInstance %q into namespace %s"
+	errEncode          = "cannot encode the injected pod"
+	errQuantity        = "%s: %q is not a Kubernetes quantity"
+)
+
+// Config is the injector's part of the provider's configuration file.
+type Config struct {
+	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
+	ProxyImage string
+	// WriterImage runs the init containers that write the password files.
+	WriterImage string
+	// Native runs the proxy as a native sidecar.
+	Native bool
+	// ProxyResources are the proxy container's requests and limits.
+	ProxyResources corev1.ResourceRequirements
+	// Policy decides which namespaces may request which instances.
+	Policy Policy
+}
+
+// ConfigFrom takes the injector's settings from the provider's configuration;
+// native says whether the proxy runs as a native sidecar (see
+// webhook.NativeSidecars).
+func ConfigFrom(c configfile.Config, native bool) (Config, error) {
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{}}
+	for _, q := range []struct {
+		key, value string
+		into       corev1.ResourceList
+		name       corev1.ResourceName
+	}{
+		{"proxy.cpu_request", c.Proxy.CPURequest, res.Requests, corev1.ResourceCPU},
+		{"proxy.memory_request", c.Proxy.MemoryRequest, res.Requests, corev1.ResourceMemory},
+	} {
+		v, err := resource.ParseQuantity(q.value)
+		if err != nil {
+			return Config{}, errors.Errorf(errQuantity, q.key, q.value)
+		}
+		q.into[q.name] = v
+	}
+	if c.Proxy.MemoryLimit != "" {
+		v, err := resource.ParseQuantity(c.Proxy.MemoryLimit)
+		if err != nil {
+			return Config{}, errors.Errorf(errQuantity, "proxy.memory_limit", c.Proxy.MemoryLimit)
+		}
+		res.Limits = corev1.ResourceList{corev1.ResourceMemory: v}
+	}
+	return Config{
+		ProxyImage:     c.Proxy.Image,
+		WriterImage:    c.Injection.PgpassWriterImage,
+		Native:         native,
+		ProxyResources: res,
+		Policy:         Policy{DefaultAllowedNamespaces: c.Injection.DefaultAllowedNamespaces},
+	}, nil
+}
+
+// An Injector is the admission handler of pods. It answers pods without the
+// annotation with an unchanged admission, denies pods whose instance is missing,
+// not ready or not allowed in their namespace, and otherwise copies the
+// instance's password (and the proxy's key) into the pod's namespace and
+// returns the pod changed by Mutate. Dry-run requests copy nothing.
+type Injector struct {
+	cached  client.Reader
+	live    client.Reader
+	writer  client.Writer
+	decoder admission.Decoder
+	cfg     Config
+	log     logging.Logger
+}
+
+// An Option configures an Injector or a Refresher.
+type Option func(*options)
+
+type options struct {
+	log logging.Logger
+}
+
+// WithLogger logs what the injector or refresher does at debug level.
+func WithLogger(l logging.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+func newOptions(o []Option) options {
+	opts := options{log: logging.NewNopLogger()}
+	for _, fn := range o {
+		fn(&opts)
+	}
+	return opts
+}
+
+// NewInjector returns an injector that reads instances, ProviderConfigs and
+// namespaces through cached, confirms every denial and reads secrets through
+// live (uncached, so that the injector does not cache every secret of the
+// cluster), and writes the copies with writer.
+func NewInjector(cached, live client.Reader, writer client.Writer, scheme *runtime.Scheme, cfg Config, o ...Option) *Injector {
+	return &Injector{cached: cached, live: live, writer: writer, decoder: admission.NewDecoder(scheme), cfg: cfg, log: newOptions(o).log}
+}
+
+// Handle implements admission.Handler.
+func (i *Injector) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed("the injector changes pods only when they are created")
+	}
+	pod := &corev1.Pod{}
+	if err := i.decoder.Decode(req, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
+	}
+	ref := podRef(req.Namespace, pod)
+	name, requested := pod.Annotations[v1alpha1.AnnotationInstanceName]
+	if !requested {
+		return admission.Allowed("the pod does not request a PostgresqlInstance")
+	}
+	if name == "" {
+		return admission.Denied(fmt.Sprintf(errEmptyAnnotation, ref, v1alpha1.AnnotationInstanceName))
+	}
+	if LeftAsIs(pod, i.cfg.ProxyImage) {
+		return admission.Allowed("the pod has a Cloud SQL Auth Proxy of its own, or is marked injected")
+	}
+
+	pi, resp := i.usableInstance(ctx, ref, req.Namespace, name)
+	if resp != nil {
+		return *resp
+	}
+	x, resp := i.prepare(ctx, ref, req.Namespace, pi)
+	if resp != nil {
+		return *resp
+	}
+	out, err := Mutate(pod, x.Inputs)
+	if err != nil {
+		return admission.Denied(fmt.Sprintf(errInject, ref, pi.Name, err.Error()))
+	}
+	if equality.Semantic.DeepEqual(out, pod) {
+		return admission.Allowed("the pod is injected already")
+	}
+	if req.DryRun == nil || !*req.DryRun {
+		for _, s := range x.replicas {
+			if err := ensureReplica(ctx, i.live, i.writer, s); err != nil {
+				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, pi.Name, req.Namespace))
+			}
+		}
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, errors.Wrap(err, errEncode))
+	}
+	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", pi.Name, "dryRun", req.DryRun != nil && *req.DryRun)
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
+
+// usableInstance returns the instance named name if pods in namespace ns may use
+// it and it is ready, else the denial. Denials are confirmed against the API
+// server: the cache may not have seen an instance that was just created, made
+// ready, or opened to the namespace.
+func (i *Injector) usableInstance(ctx context.Context, ref, ns, name string) (*v1alpha1.PostgresqlInstance, *admission.Response) {
+	var deny admission.Response
+	for _, r := range []client.Reader{i.cached, i.live} {
+		pi := &v1alpha1.PostgresqlInstance{}
+		err := r.Get(ctx, types.NamespacedName{Name: name}, pi)
+		if kerrors.IsNotFound(err) {
+			deny = admission.Denied(fmt.Sprintf(errNoInstance, ref, name, v1alpha1.AnnotationInstanceName))
+			continue
+		}
+		if err != nil {
+			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetInstance, ref, name, v1alpha1.AnnotationInstanceName))
+			continue
+		}
+		ok, err := i.cfg.Policy.Allows(ctx, pi, ns, namespaceGetter(r))
+		if err != nil {
+			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, name))
+			continue
+		}
+		if !ok {
+			deny = admission.Denied(fmt.Sprintf(errNotAllowed, ref, name, ns, i.cfg.Policy.Explain(pi, ns)))
+			continue
+		}
+		if why := notReady(pi); why != "" {
+			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, name, why, name))
+			continue
+		}
+		return pi, nil
+	}
+	return nil, &deny
+}
+
+// notReady says why pi cannot be connected to yet, or "" when it can.
+func notReady(pi *v1alpha1.PostgresqlInstance) string {
+	c := pi.GetCondition(xpv2.TypeReady)
+	switch {
+	case c.Status != corev1.ConditionTrue && c.Reason == "":
+		return "it has no Ready condition yet"
+	case c.Status != corev1.ConditionTrue && c.Message != "":
+		return fmt.Sprintf("Ready is %s, reason %s: %s", c.Status, c.Reason, c.Message)
+	case c.Status != corev1.ConditionTrue:
+		return fmt.Sprintf("Ready is %s, reason %s", c.Status, c.Reason)
+	case pi.Status.AtProvider.ConnectionName == "":
+		return "status.atProvider.connectionName is empty"
+	}
+	return ""
+}
+
+// prepared are Mutate's inputs for a pod in ns, and the secrets to copy there.
+type prepared struct {
+	Inputs
+	replicas []*corev1.Secret
+}
+
+func (i *Injector) prepare(ctx context.Context, ref, ns string, pi *v1alpha1.PostgresqlInstance) (prepared, *admission.Response) {
+	fail := func(r admission.Response) (prepared, *admission.Response) { return prepared{}, &r }
+
+	sr := pi.GetWriteConnectionSecretToReference()
+	if sr == nil {
+		return fail(admission.Denied(fmt.Sprintf(errNoSecretRef, ref, pi.Name)))
+	}
+	cs := &corev1.Secret{}
+	err := i.live.Get(ctx, types.NamespacedName{Namespace: sr.Namespace, Name: sr.Name}, cs)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetSecret, ref, sr.Namespace, sr.Name, pi.Name)))
+	}
+	pgpass := cs.Data[cloudsql.ConnectionKeyPgpass]
+	if len(pgpass) == 0 {
+		return fail(admission.Denied(fmt.Sprintf(errNoPgpass, ref, sr.Namespace, sr.Name, pi.Name, cloudsql.ConnectionKeyPgpass)))
+	}
+	x := prepared{
+		Inputs: Inputs{
+			ConnectionName: pi.Status.AtProvider.ConnectionName,
+			PrivateIP:      pi.Status.AtProvider.PublicIP == "",
+			PgpassSecret:   ReplicaName(ReplicaPgpass, pi.Name),
+			ProxyImage:     i.cfg.ProxyImage,
+			WriterImage:    i.cfg.WriterImage,
+			Native:         i.cfg.Native,
+			ProxyResources: i.cfg.ProxyResources,
+			Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), //nolint:gosec // ports need no secrecy
+		},
+		replicas: []*corev1.Secret{pgpassReplica(pi, ns, pgpass)},
+	}
+
+	key, resp := i.proxyKey(ctx, ref, pi)
+	if resp != nil {
+		return fail(*resp)
+	}
+	if key != nil {
+		x.ProxyCredentialsSecret = ReplicaName(ReplicaProxyCredentials, pi.Name)
+		x.replicas = append(x.replicas, proxyCredentialsReplica(pi, ns, key))
+	}
+	return x, nil
+}
+
+// proxyKey is the proxy's service-account key from the instance's
+// ProviderConfig, or nil when it has none (the proxy then authenticates as the
+// pod, with Workload Identity).
+func (i *Injector) proxyKey(ctx context.Context, ref string, pi *v1alpha1.PostgresqlInstance) ([]byte, *admission.Response) {
+	fail := func(r admission.Response) ([]byte, *admission.Response) { return nil, &r }
+	pc, err := providerConfig(ctx, i.cached, pi)
+	if err != nil {
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, pcName(pi), pi.Name)))
+	}
+	if pc == nil || pc.Spec.ProxyCredentials == nil {
+		return nil, nil
+	}
+	sel := pc.Spec.ProxyCredentials
+	s := &corev1.Secret{}
+	err = i.live.Get(ctx, types.NamespacedName{Namespace: sel.Namespace, Name: sel.Name}, s)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetProxyKey, ref, sel.Namespace, sel.Name, pc.Name)))
+	}
+	if len(s.Data[sel.Key]) == 0 {
+		return fail(admission.Denied(fmt.Sprintf(errNoProxyKey, ref, pc.Name, sel.Key, sel.Namespace, sel.Name)))
+	}
+	return s.Data[sel.Key], nil
+}
+
+// pcName is the name of pi's ProviderConfig.
+func pcName(pi *v1alpha1.PostgresqlInstance) string {
+	if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
+		return r.Name
+	}
+	return "default"
+}
+
+// providerConfig reads pi's ProviderConfig; nil when it does not exist (the
+// controller reports that on the instance, and the proxy then needs no key).
+func providerConfig(ctx context.Context, r client.Reader, pi *v1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+	pc := &v1alpha1.ProviderConfig{}
+	err := r.Get(ctx, types.NamespacedName{Name: pcName(pi)}, pc)
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pc, nil
+}
+
+// podRef names a pod in messages; pods made by controllers have only a
+// generateName when they are admitted.
+func podRef(ns string, pod *corev1.Pod) string {
+	switch {
+	case pod.Name != "":
+		return ns + "/" + pod.Name
+	case pod.GenerateName != "":
+		return ns + "/" + pod.GenerateName + "<generated>"
+	default:
+		return ns + "/<unnamed>"
+	}
+}
+
+// Setup serves an Injector at Path on mgr's webhook server and adds a Refresher
+// to mgr.
+func Setup(mgr ctrl.Manager, cfg Config, o ...Option) error {
+	inj := NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg, o...)
+	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: inj})
+	return SetupRefresher(mgr, cfg.Policy, o...)
+}

@@ -1,0 +1,100 @@
+package podinject
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// AllNamespaces in a list of allowed namespaces allows every namespace.
+const AllNamespaces = "*"
+
+const (
+	errBadSelector  = "PostgresqlInstance %s: spec.injection.namespaceSelector is invalid: fix it"
+	errGetNamespace = "cannot read namespace %s to match it against spec.injection.namespaceSelector of PostgresqlInstance %s"
+)
+
+// A Policy decides which namespaces may request which instances: an instance's
+// spec.injection when it has one, else the provider's default list.
+type Policy struct {
+	// DefaultAllowedNamespaces applies to instances without spec.injection:
+	// namespace names, or "*" for every namespace.
+	DefaultAllowedNamespaces []string
+}
+
+// Allows reports whether pods in namespace ns may request pi. namespace reads the
+// namespace, which is needed only when pi selects namespaces by label.
+func (p Policy) Allows(ctx context.Context, pi *v1alpha1.PostgresqlInstance, ns string, namespace func(context.Context, string) (*corev1.Namespace, error)) (bool, error) {
+	inj := pi.Spec.Injection
+	if inj == nil {
+		return listed(p.DefaultAllowedNamespaces, ns), nil
+	}
+	if listed(inj.AllowedNamespaces, ns) {
+		return true, nil
+	}
+	if inj.NamespaceSelector == nil {
+		return false, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(inj.NamespaceSelector)
+	if err != nil {
+		return false, errors.Wrapf(err, errBadSelector, pi.Name)
+	}
+	n, err := namespace(ctx, ns)
+	if err != nil {
+		return false, errors.Wrapf(err, errGetNamespace, ns, pi.Name)
+	}
+	return sel.Matches(labels.Set(n.Labels)), nil
+}
+
+// Explain says, for a denial, which namespaces pi allows and how to change that.
+func (p Policy) Explain(pi *v1alpha1.PostgresqlInstance, ns string) string {
+	inj := pi.Spec.Injection
+	if inj == nil {
+		return fmt.Sprintf("it has no spec.injection, so the provider's [injection] default_allowed_namespaces (%s) applies; "+
+			"ask the instance's owner to set spec.injection.allowedNamespaces to include %s", quoteList(p.DefaultAllowedNamespaces), ns)
+	}
+	var allows []string
+	if len(inj.AllowedNamespaces) > 0 {
+		allows = append(allows, "spec.injection.allowedNamespaces "+quoteList(inj.AllowedNamespaces))
+	}
+	if inj.NamespaceSelector != nil {
+		allows = append(allows, "spec.injection.namespaceSelector "+metav1.FormatLabelSelector(inj.NamespaceSelector))
+	}
+	if len(allows) == 0 {
+		return "its spec.injection is empty, which allows no namespace; ask the instance's owner to add " + ns + " to spec.injection.allowedNamespaces"
+	}
+	how := "ask the instance's owner to add " + ns + " to spec.injection.allowedNamespaces"
+	if inj.NamespaceSelector != nil {
+		how += ", or to label the namespace to match spec.injection.namespaceSelector"
+	}
+	return fmt.Sprintf("it allows only %s; %s", strings.Join(allows, " and "), how)
+}
+
+func listed(names []string, ns string) bool {
+	return slices.Contains(names, AllNamespaces) || slices.Contains(names, ns)
+}
+
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "[] (none)"
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// namespaceGetter reads namespaces through r.
+func namespaceGetter(r client.Reader) func(context.Context, string) (*corev1.Namespace, error) {
+	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		n := &corev1.Namespace{}
+		return n, r.Get(ctx, types.NamespacedName{Name: name}, n)
+	}
+}

@@ -1,0 +1,273 @@
+package podinject
+
+import (
+	"context"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+)
+
+// RefresherName is the name of the Refresher's controller.
+const RefresherName = "podinject-replicas"
+
+const (
+	errGetInstanceR  = "cannot read PostgresqlInstance %s"
+	errListReplicas  = "cannot list the secrets copied for PostgresqlInstance %s"
+	errPolicyR       = "cannot decide whether namespace %s may still use PostgresqlInstance %s"
+	errSourceSecret  = "cannot read secret %s/%s, the source of the copies for PostgresqlInstance %s"
+	errProviderConfR = "cannot read ProviderConfig %s of PostgresqlInstance %s"
+	errIndex         = "cannot index PostgresqlInstances and ProviderConfigs by the secrets they name"
+)
+
+// A Refresher keeps the secrets that the injector copied into application
+// namespaces in line with their sources. For each PostgresqlInstance it
+//
+//   - updates the pgpass copies when the connection secret's pgpass changes
+//     (a new password), and the proxy key copies when the ProviderConfig's
+//     spec.proxyCredentials secret changes;
+//   - deletes the copies in namespaces that spec.injection (or the default) no
+//     longer allows, the proxy key copies when the ProviderConfig no longer has
+//     proxyCredentials, and every copy of an instance that is gone.
+//
+// Running pods keep the password file their init container wrote at start: a new
+// password reaches them when they restart. Copies are not created here, only at
+// admission, so that a namespace holds the password only once a pod asked for it.
+type Refresher struct {
+	cached client.Reader
+	live   client.Reader
+	kube   client.Writer
+	policy Policy
+	log    logging.Logger
+}
+
+// Cache indexes that map a secret to the instances it concerns.
+const (
+	indexConnectionSecret = "podinject.connectionSecret" // PostgresqlInstance: namespace/name
+	indexProviderConfig   = "podinject.providerConfig"   // PostgresqlInstance: ProviderConfig name
+	indexProxyKey         = "podinject.proxyKey"         // ProviderConfig: namespace/name
+)
+
+// SetupRefresher adds a Refresher to mgr. It watches PostgresqlInstances and the
+// metadata (only) of secrets, and finds the instances a secret concerns through
+// cache indexes: connection secrets by spec.writeConnectionSecretToRef, proxy
+// keys by the ProviderConfigs that name them, copies by their label.
+func SetupRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1alpha1.PostgresqlInstance{}, indexConnectionSecret, func(o client.Object) []string {
+		if ref := o.(*v1alpha1.PostgresqlInstance).GetWriteConnectionSecretToReference(); ref != nil {
+			return []string{ref.Namespace + "/" + ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, errIndex)
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.PostgresqlInstance{}, indexProviderConfig, func(o client.Object) []string {
+		return []string{pcName(o.(*v1alpha1.PostgresqlInstance))}
+	}); err != nil {
+		return errors.Wrap(err, errIndex)
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.ProviderConfig{}, indexProxyKey, func(o client.Object) []string {
+		if sel := o.(*v1alpha1.ProviderConfig).Spec.ProxyCredentials; sel != nil {
+			return []string{sel.Namespace + "/" + sel.Name}
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, errIndex)
+	}
+	r := &Refresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), kube: mgr.GetClient(), policy: policy, log: newOptions(o).log}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(RefresherName).
+		For(&v1alpha1.PostgresqlInstance{}).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
+		Complete(r)
+}
+
+// instancesOf maps a secret to the instances whose copies it may concern.
+func (r *Refresher) instancesOf(ctx context.Context, s client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	add := func(name string) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+	}
+	if n := s.GetLabels()[v1alpha1.LabelInstance]; n != "" {
+		add(n) // a copy
+	}
+	key := s.GetNamespace() + "/" + s.GetName()
+	pis := &v1alpha1.PostgresqlInstanceList{}
+	if err := r.cached.List(ctx, pis, client.MatchingFields{indexConnectionSecret: key}); err != nil {
+		r.log.Info("Cannot find the instances whose connection secret changed", "secret", key, "error", err)
+	}
+	for _, pi := range pis.Items {
+		add(pi.Name)
+	}
+	pcs := &v1alpha1.ProviderConfigList{}
+	if err := r.cached.List(ctx, pcs, client.MatchingFields{indexProxyKey: key}); err != nil {
+		r.log.Info("Cannot find the ProviderConfigs whose proxy key changed", "secret", key, "error", err)
+	}
+	for _, pc := range pcs.Items {
+		pis := &v1alpha1.PostgresqlInstanceList{}
+		if err := r.cached.List(ctx, pis, client.MatchingFields{indexProviderConfig: pc.Name}); err != nil {
+			r.log.Info("Cannot find the instances whose proxy key changed", "providerconfig", pc.Name, "error", err)
+		}
+		for _, pi := range pis.Items {
+			add(pi.Name)
+		}
+	}
+	return reqs
+}
+
+// Reconcile brings the copies of one instance in line.
+func (r *Refresher) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := r.log.WithValues("postgresqlinstance", req.Name)
+	pi := &v1alpha1.PostgresqlInstance{}
+	err := r.cached.Get(ctx, req.NamespacedName, pi)
+	if kerrors.IsNotFound(err) {
+		// Confirm before deleting anything: the cache may lag behind.
+		err = r.live.Get(ctx, req.NamespacedName, pi)
+	}
+	if err != nil && !kerrors.IsNotFound(err) {
+		return reconcile.Result{}, errors.Wrapf(err, errGetInstanceR, req.Name)
+	}
+	gone := kerrors.IsNotFound(err)
+
+	replicas, err := listReplicas(ctx, r.live, req.Name)
+	if err != nil {
+		return reconcile.Result{}, errors.Wrapf(err, errListReplicas, req.Name)
+	}
+	if len(replicas) == 0 {
+		return reconcile.Result{}, nil
+	}
+	src := &sources{r: r, pi: pi}
+	for i := range replicas {
+		s := &replicas[i]
+		keep, want, err := r.desired(ctx, src, gone, s)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		switch {
+		case !keep:
+			log.Debug("Deleting copied secret", "secret", s.Namespace+"/"+s.Name)
+			if err := r.kube.Delete(ctx, s); err != nil && !kerrors.IsNotFound(err) {
+				return reconcile.Result{}, errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
+			}
+		case want != nil && !current(s, want):
+			log.Debug("Refreshing copied secret", "secret", s.Namespace+"/"+s.Name)
+			if err := ensureReplica(ctx, r.live, r.kube, want); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// desired says whether copy s should exist, and what it should hold (nil: leave
+// its contents, because the source is not available).
+func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, s *corev1.Secret) (bool, *corev1.Secret, error) {
+	if gone {
+		return false, nil, nil
+	}
+	pi := src.pi
+	ok, err := r.policy.Allows(ctx, pi, s.Namespace, namespaceGetter(r.cached))
+	if err != nil {
+		return false, nil, errors.Wrapf(err, errPolicyR, s.Namespace, pi.Name)
+	}
+	if !ok {
+		return false, nil, nil
+	}
+	switch s.Labels[LabelReplica] {
+	case ReplicaPgpass:
+		pgpass, err := src.pgpass(ctx)
+		if err != nil || pgpass == nil {
+			return true, nil, err
+		}
+		return true, pgpassReplica(pi, s.Namespace, pgpass), nil
+	case ReplicaProxyCredentials:
+		key, has, err := src.proxyKey(ctx)
+		switch {
+		case err != nil:
+			return true, nil, err
+		case !has:
+			return false, nil, nil
+		case key == nil:
+			return true, nil, nil
+		}
+		return true, proxyCredentialsReplica(pi, s.Namespace, key), nil
+	}
+	return true, nil, nil
+}
+
+// sources reads the sources of an instance's copies once per reconcile.
+type sources struct {
+	r  *Refresher
+	pi *v1alpha1.PostgresqlInstance
+
+	pgpassRead bool
+	pgpassVal  []byte
+
+	keyRead bool
+	keyHas  bool
+	keyVal  []byte
+}
+
+// pgpass is the connection secret's pgpass, or nil when there is none (yet).
+func (s *sources) pgpass(ctx context.Context) ([]byte, error) {
+	if s.pgpassRead {
+		return s.pgpassVal, nil
+	}
+	ref := s.pi.GetWriteConnectionSecretToReference()
+	if ref != nil {
+		v, err := s.r.secretKey(ctx, ref.Namespace, ref.Name, cloudsql.ConnectionKeyPgpass, s.pi.Name)
+		if err != nil {
+			return nil, err
+		}
+		s.pgpassVal = v
+	}
+	s.pgpassRead = true
+	return s.pgpassVal, nil
+}
+
+// proxyKey is the proxy's key; has is false when the ProviderConfig names none.
+func (s *sources) proxyKey(ctx context.Context) ([]byte, bool, error) {
+	if s.keyRead {
+		return s.keyVal, s.keyHas, nil
+	}
+	pc, err := providerConfig(ctx, s.r.cached, s.pi)
+	if err != nil {
+		return nil, false, errors.Wrapf(err, errProviderConfR, pcName(s.pi), s.pi.Name)
+	}
+	if pc != nil && pc.Spec.ProxyCredentials != nil {
+		sel := pc.Spec.ProxyCredentials
+		if s.keyVal, err = s.r.secretKey(ctx, sel.Namespace, sel.Name, sel.Key, s.pi.Name); err != nil {
+			return nil, false, err
+		}
+		s.keyHas = true
+	}
+	s.keyRead = true
+	return s.keyVal, s.keyHas, nil
+}
+
+// secretKey reads one key of a secret; nil when the secret or key is missing.
+func (r *Refresher) secretKey(ctx context.Context, ns, name, key, instance string) ([]byte, error) {
+	sec := &corev1.Secret{}
+	err := r.live.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, sec)
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, errSourceSecret, ns, name, instance)
+	}
+	if len(sec.Data[key]) == 0 {
+		return nil, nil
+	}
+	return sec.Data[key], nil
+}

@@ -1,0 +1,369 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+const (
+	eventually = 20 * time.Second
+	poll       = 50 * time.Millisecond
+)
+
+func containerNames(cs []corev1.Container) []string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return n
+}
+
+func envOf(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func secret(g Gomega, ns, name string) *corev1.Secret {
+	s := &corev1.Secret{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)).To(Succeed())
+	return s
+}
+
+func absent(ns, name string) func() bool {
+	return func() bool {
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})
+		return kerrors.IsNotFound(err)
+	}
+}
+
+func TestAnnotatedPodIsStoredInjected(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "stored")
+	namespace(t, "stored-app", nil)
+
+	p := annotatedPod("stored-app", "web", "stored")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+
+	got := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(p), got)).To(Succeed())
+	g.Expect(got.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
+	g.Expect(containerNames(got.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", podinject.ProxyContainerName}))
+	proxy := got.Spec.InitContainers[1]
+	g.Expect(proxy.RestartPolicy).To(Equal(ptr.To(corev1.ContainerRestartPolicyAlways)))
+	g.Expect(proxy.Args).To(ContainElement("--health-check"))
+	g.Expect(proxy.Args[len(proxy.Args)-1]).To(Equal(project + ":europe-west1:stored"))
+	g.Expect(proxy.Args).ToNot(ContainElement("--private-ip"), "the instance has a public IP")
+	g.Expect(proxy.StartupProbe).ToNot(BeNil())
+	g.Expect(proxy.LivenessProbe).ToNot(BeNil())
+	app := got.Spec.Containers[0]
+	e := envOf(app)
+	g.Expect(e).To(HaveKeyWithValue("PGHOST", "localhost"))
+	g.Expect(e).To(HaveKeyWithValue("PGUSER", "postgres"))
+	g.Expect(e).To(HaveKeyWithValue("PGPASSFILE", podinject.PgpassDir+"/pgpass-0"))
+	g.Expect(e["PGPORT"]).To(MatchRegexp(`^\d{5}$`))
+
+	// The password came along, alone, labelled with the instance.
+	s := secret(g, "stored-app", podinject.ReplicaName(podinject.ReplicaPgpass, "stored"))
+	g.Expect(s.Labels).To(HaveKeyWithValue(v1alpha1.LabelInstance, "stored"))
+	g.Expect(s.Data).To(Equal(map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-stored"))}))
+	g.Expect(s.OwnerReferences).To(HaveLen(1))
+	g.Expect(s.OwnerReferences[0].Kind).To(Equal(v1alpha1.PostgresqlInstanceKind))
+	g.Expect(absent("stored-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "stored"))()).To(BeTrue(), "ProviderConfig default has no proxy key")
+}
+
+func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pods.use(t, false)
+	readyInstance(t, "classic", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Status.AtProvider = v1alpha1.PostgresqlInstanceObservation{ConnectionName: project + ":europe-west1:classic", PrivateIP: "10.0.0.3"}
+	})
+	namespace(t, "classic-app", nil)
+	p := annotatedPod("classic-app", "web", "classic")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(containerNames(p.Spec.Containers)).To(Equal([]string{"app", podinject.ProxyContainerName}))
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0"}))
+	g.Expect(p.Spec.Containers[1].RestartPolicy).To(BeNil())
+	g.Expect(p.Spec.Containers[1].Args).To(ContainElement("--private-ip"), "the instance has no public IP")
+}
+
+func TestUnannotatedPodIsNeverSentToTheWebhook(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "plain-app", nil)
+	before := pods.calls.Load()
+	p := plainPod("plain-app", "web")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	got := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(p), got)).To(Succeed())
+	g.Expect(got.Annotations).To(BeEmpty())
+	g.Expect(got.Spec.InitContainers).To(BeEmpty())
+	g.Expect(containerNames(got.Spec.Containers)).To(Equal([]string{"app"}))
+	g.Expect(got.Spec.Containers[0].Env).To(BeEmpty())
+	g.Expect(got.Spec.Volumes).To(BeEmpty())
+	g.Expect(pods.calls.Load()).To(Equal(before), "matchConditions must keep pods that do not ask for injection away from the webhook")
+}
+
+func TestKubeSystemIsSkipped(t *testing.T) {
+	g := NewWithT(t)
+	before := pods.calls.Load()
+	p := annotatedPod("kube-system", "skipped", "does-not-exist")
+	g.Expect(env.Client.Create(context.Background(), p)).To(Succeed())
+	g.Expect(p.Annotations).ToNot(HaveKey(v1alpha1.AnnotationProxyInjected))
+	g.Expect(pods.calls.Load()).To(Equal(before))
+}
+
+func TestMissingInstanceIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	namespace(t, "missing-app", nil)
+	err := env.Client.Create(context.Background(), annotatedPod("missing-app", "web", "no-such-instance"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring("pod missing-app/web"),
+		ContainSubstring(`PostgresqlInstance "no-such-instance" named by annotation cloudsql.travelaudience.com/postgresqlinstance-name does not exist`),
+		ContainSubstring("not its spec.forProvider.name"),
+	)))
+}
+
+func TestInstanceNotReadyIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := readyInstance(t, "unready")
+	pi.SetConditions(xpv2.Creating())
+	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
+	namespace(t, "unready-app", nil)
+	err := env.Client.Create(ctx, annotatedPod("unready-app", "web", "unready"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`PostgresqlInstance "unready" is not ready (Ready is False, reason Creating)`),
+		ContainSubstring("kubectl get postgresqlinstance unready"),
+	)))
+}
+
+func TestDisallowedNamespaceIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "guarded", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{
+			AllowedNamespaces: []string{"guarded-a"},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}},
+		}
+	})
+	namespace(t, "guarded-a", nil)
+	namespace(t, "guarded-b", nil)
+	namespace(t, "guarded-c", map[string]string{"team": "payments"})
+
+	err := env.Client.Create(ctx, annotatedPod("guarded-b", "web", "guarded"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`pod guarded-b/web: PostgresqlInstance "guarded" may not be used from namespace guarded-b`),
+		ContainSubstring("spec.injection.allowedNamespaces [guarded-a]"),
+		ContainSubstring("team=payments"),
+	)))
+	g.Expect(absent("guarded-b", podinject.ReplicaName(podinject.ReplicaPgpass, "guarded"))()).To(BeTrue(), "a denied namespace must not get the password")
+
+	g.Expect(env.Client.Create(ctx, annotatedPod("guarded-a", "web", "guarded"))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, annotatedPod("guarded-c", "web", "guarded"))).To(Succeed(), "the label selector allows guarded-c")
+}
+
+func TestEmptyInjectionAllowsNoNamespace(t *testing.T) {
+	g := NewWithT(t)
+	readyInstance(t, "closed", func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.Injection = &v1alpha1.Injection{} })
+	namespace(t, "closed-app", nil)
+	err := env.Client.Create(context.Background(), annotatedPod("closed-app", "web", "closed"))
+	g.Expect(err).To(MatchError(ContainSubstring("its spec.injection is empty, which allows no namespace")))
+}
+
+func TestDryRunCreatesNoSecret(t *testing.T) {
+	g := NewWithT(t)
+	readyInstance(t, "dry")
+	namespace(t, "dry-app", nil)
+	p := annotatedPod("dry-app", "web", "dry")
+	g.Expect(env.Client.Create(context.Background(), p, client.DryRunAll)).To(Succeed())
+	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"), "a dry run shows the injected pod")
+	g.Expect(absent("dry-app", podinject.ReplicaName(podinject.ReplicaPgpass, "dry"))()).To(BeTrue())
+}
+
+func TestProxyKeyGoesToTheProxyOnly(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "keyed", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
+	})
+	namespace(t, "keyed-app", nil)
+	p := annotatedPod("keyed-app", "web", "keyed")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+
+	s := secret(g, "keyed-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "keyed"))
+	g.Expect(s.Data).To(Equal(map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"type":"service_account"}`)}))
+	for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || m.Name == podinject.ProxyCredentialsVolumeName
+		}
+		g.Expect(mounted).To(Equal(c.Name == podinject.ProxyContainerName), "container %s", c.Name)
+	}
+}
+
+func TestCopiesFollowTheInstance(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := readyInstance(t, "followed", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"followed-a", "followed-b"}}
+		pi.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}
+	})
+	name := podinject.ReplicaName(podinject.ReplicaPgpass, "followed")
+	for _, ns := range []string{"followed-a", "followed-b"} {
+		namespace(t, ns, nil)
+		g.Expect(env.Client.Create(ctx, annotatedPod(ns, "web", "followed"))).To(Succeed())
+		secret(g, ns, name)
+	}
+
+	// A new password reaches every copy.
+	cs := secret(g, secretNS, "followed-postgres")
+	cs.Data[cloudsql.ConnectionKeyPgpass] = []byte(cloudsql.Pgpass(cloudsql.RootUser, "rotated"))
+	g.Expect(env.Client.Update(ctx, cs)).To(Succeed())
+	for _, ns := range []string{"followed-a", "followed-b"} {
+		g.Eventually(func(g Gomega) {
+			g.Expect(secret(g, ns, name).Data[cloudsql.ConnectionKeyPgpass]).To(Equal([]byte(cloudsql.Pgpass(cloudsql.RootUser, "rotated"))))
+		}, eventually, poll).Should(Succeed(), "namespace %s", ns)
+	}
+
+	// A namespace that may no longer use the instance loses its copy.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.Injection.AllowedNamespaces = []string{"followed-a"}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Eventually(absent("followed-b", name), eventually, poll).Should(BeTrue())
+	g.Consistently(absent("followed-a", name), time.Second, poll).Should(BeFalse())
+
+	// The instance goes, and so do its copies.
+	g.Expect(env.Client.Delete(ctx, pi)).To(Succeed())
+	g.Eventually(absent("followed-a", name), eventually, poll).Should(BeTrue())
+}
+
+func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "taken-db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "wants-taken"}}
+	pi.Spec.ForProvider.Name = ptr.To("taken-db")
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "wants-taken"}
+	err := env.Client.Create(ctx, pi.DeepCopy())
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring("PostgresqlInstance wants-taken: a Cloud SQL instance named taken-db already exists in project "+project),
+		ContainSubstring(`spec.managementPolicies ["Observe"]`),
+	)))
+	// Named by metadata.name, the same.
+	byMeta := pi.DeepCopy()
+	byMeta.Name, byMeta.Spec.ForProvider.Name = "taken-db", nil
+	g.Expect(env.Client.Create(ctx, byMeta)).To(MatchError(ContainSubstring("a Cloud SQL instance named taken-db already exists")))
+	// Dry-run requests are answered alike.
+	g.Expect(env.Client.Create(ctx, pi.DeepCopy(), client.DryRunAll)).To(MatchError(ContainSubstring("already exists")))
+
+	// Observing the existing instance is what the name is for.
+	observe := pi.DeepCopy()
+	observe.Name = "observes-taken"
+	observe.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	g.Expect(env.Client.Create(ctx, observe)).To(Succeed())
+
+	free := pi.DeepCopy()
+	free.Name, free.Spec.ForProvider.Name = "wants-free", ptr.To("free-db")
+	g.Expect(env.Client.Create(ctx, free)).To(Succeed())
+}
+
+func TestNameAndProjectTooLongIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	long := strings.Repeat("p", 29) + "1" // 30 characters, the longest project ID
+	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "long-project"},
+		Spec: v1alpha1.ProviderConfigSpec{ProjectID: long, Endpoint: "http://127.0.0.1:1/",
+			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
+	})).To(Succeed())
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "too-long"}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "long-project"}
+	pi.Spec.ForProvider.Name = ptr.To("a" + strings.Repeat("b", 67)) // 68 + 30 = 98
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "too-long"}
+	g.Expect(env.Client.Create(ctx, pi)).To(MatchError(And(
+		ContainSubstring("PostgresqlInstance too-long: Cloud SQL instance name a"+strings.Repeat("b", 67)+" (68 characters) and project ID "+long+" (30 characters)"),
+		ContainSubstring("add up to 98 characters, more than the 97 Cloud SQL allows"),
+	)))
+}
+
+func TestExternalNameIsValidated(t *testing.T) {
+	g := NewWithT(t)
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "bad-external", Annotations: map[string]string{"crossplane.io/external-name": "Bad_Name"}}}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "bad-external"}
+	g.Expect(env.Client.Create(context.Background(), pi)).To(MatchError(And(
+		ContainSubstring(`PostgresqlInstance bad-external: annotation crossplane.io/external-name "Bad_Name" is not a valid Cloud SQL instance name`),
+		ContainSubstring("fix the annotation, or set spec.forProvider.name"),
+	)))
+}
+
+func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
+		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
+	})).To(Succeed())
+	c, w := warningClient(t)
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "unchecked"}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "unreachable"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "unchecked"}
+	g.Expect(c.Create(ctx, pi)).To(Succeed())
+	g.Expect(w.all()).To(ContainElement(And(
+		ContainSubstring("PostgresqlInstance unchecked: whether a Cloud SQL instance named unchecked exists in project "+project+" was not checked"),
+		ContainSubstring("the controller reports the conflict"),
+	)))
+}
+
+func TestDeletionNeedsTheAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "guarded-delete"}}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "guarded-delete"}
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
+
+	want := And(
+		ContainSubstring("PostgresqlInstance guarded-delete may not be deleted: deleting it deletes Cloud SQL instance guarded-delete"),
+		ContainSubstring("kubectl annotate postgresqlinstance guarded-delete cloudsql.travelaudience.com/allow-deletion=true"),
+	)
+	g.Expect(env.Client.Delete(ctx, pi)).To(MatchError(want))
+	g.Expect(env.Client.Delete(ctx, pi, client.DryRunAll)).To(MatchError(want), "dry-run deletions are answered like real ones")
+
+	pi.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "false"}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, pi)).To(MatchError(want), "only \"true\" allows deletion")
+
+	pi.Annotations[v1alpha1.AnnotationAllowDeletion] = "true"
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, pi)).To(Succeed())
+	g.Expect(kerrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi))).To(BeTrue())
+}
