@@ -55,11 +55,13 @@ var (
 // A switchable forwards admission requests to the injector of the sidecar mode a
 // test chose, and counts them: both modes are tested against one API server.
 type switchable struct {
-	mu      sync.Mutex
-	native  admission.Handler
-	classic admission.Handler
-	current admission.Handler
-	calls   atomic.Int64
+	mu        sync.Mutex
+	native    admission.Handler
+	classic   admission.Handler
+	current   admission.Handler
+	calls     atomic.Int64
+	recording bool
+	took      []time.Duration // how long each request took, while recording
 }
 
 func (s *switchable) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -67,7 +69,29 @@ func (s *switchable) Handle(ctx context.Context, req admission.Request) admissio
 	s.mu.Lock()
 	h := s.current
 	s.mu.Unlock()
-	return h.Handle(ctx, req)
+	start := time.Now()
+	resp := h.Handle(ctx, req)
+	d := time.Since(start)
+	s.mu.Lock()
+	if s.recording {
+		s.took = append(s.took, d)
+	}
+	s.mu.Unlock()
+	return resp
+}
+
+// record starts (discarding what was recorded) or stops timing requests.
+func (s *switchable) record(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recording, s.took = on, nil
+}
+
+// recorded are the durations of the requests since record(true).
+func (s *switchable) recorded() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.took...)
 }
 
 // use makes the injector run proxies as native sidecars or not until the test ends.
