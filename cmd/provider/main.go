@@ -1,11 +1,20 @@
 // Command provider runs provider-cloudsql-postgres: the controllers that reconcile
-// PostgresqlInstances and ProviderConfigs with Cloud SQL.
+// PostgresqlInstances and ProviderConfigs with Cloud SQL, and the admission webhooks
+// (the PostgresqlInstance validator and the pod injector).
 //
-//	provider [--config FILE] [--debug] [--leader-election]
+//	provider [--config FILE] [--debug] [--leader-election] [--instance-webhook=false] [--pod-injector=false]
+//	provider injector [--config FILE] [--debug] [--leader-election]
+//
+// The injector subcommand runs the pod injector alone (with the controller that
+// keeps the password copies current), for clusters that want it apart from the
+// provider or without Crossplane.
 //
 // Every setting has a default; the TOML file named by --config overrides them (see
 // examples/config.toml). The provider talks to the Kubernetes API server named by
-// --kubeconfig, $KUBECONFIG or the in-cluster configuration.
+// --kubeconfig, $KUBECONFIG or the in-cluster configuration. The webhook server's
+// certificate comes from [webhook] cert_dir, else $WEBHOOK_TLS_CERT_DIR (set by the
+// Crossplane package manager), else a self-signed one is made for --webhook-hosts and
+// its CA written next to it (ca.crt) for the webhook configurations' caBundle.
 package main
 
 import (
@@ -13,6 +22,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -20,19 +32,29 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
+
+// injectorCommand runs the pod injector alone.
+const injectorCommand = "injector"
 
 func main() {
 	if err := run(os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -42,76 +64,210 @@ func main() {
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("provider", flag.ContinueOnError)
-	configPath := fs.String("config", "", "TOML configuration file (see examples/config.toml); every key has a default")
-	debug := fs.Bool("debug", false, "log at debug level (overrides logging.debug)")
-	leaderElection := fs.Bool("leader-election", false, "elect a leader so that only one of several replicas reconciles")
-	metricsAddr := fs.String("metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 turns it off)")
-	healthAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints (0 turns them off)")
-	// controller-runtime registers --kubeconfig on the default flag set.
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the API server (default: $KUBECONFIG, else in-cluster)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	if len(args) > 0 && args[0] == injectorCommand {
+		return runInjector(args[1:])
 	}
-	cfg, err := configfile.Load(*configPath)
+	return runProvider(args)
+}
+
+// common are the flags of both commands.
+type common struct {
+	configPath     *string
+	debug          *bool
+	leaderElection *bool
+	metricsAddr    *string
+	healthAddr     *string
+	kubeconfig     *string
+	webhookHosts   *string
+}
+
+func commonFlags(fs *flag.FlagSet) *common {
+	return &common{
+		configPath:     fs.String("config", "", "TOML configuration file (see examples/config.toml); every key has a default"),
+		debug:          fs.Bool("debug", false, "log at debug level (overrides logging.debug)"),
+		leaderElection: fs.Bool("leader-election", false, "elect a leader so that only one of several replicas reconciles (webhooks are served by every replica)"),
+		metricsAddr:    fs.String("metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 turns it off)"),
+		healthAddr:     fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints (0 turns them off)"),
+		// controller-runtime registers --kubeconfig on the default flag set.
+		kubeconfig:   fs.String("kubeconfig", "", "kubeconfig file of the API server (default: $KUBECONFIG, else in-cluster)"),
+		webhookHosts: fs.String("webhook-hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs of the self-signed webhook certificate, made only when neither [webhook] cert_dir nor $WEBHOOK_TLS_CERT_DIR names one (for example <service>.<namespace>.svc)"),
+	}
+}
+
+// setup is what both commands start from.
+type setup struct {
+	cfg        configfile.Config
+	log        logging.Logger
+	restConfig *rest.Config
+	scheme     *runtime.Scheme
+}
+
+func (c *common) setup() (*setup, error) {
+	cfg, err := configfile.Load(*c.configPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	zl := zap.New(zap.UseDevMode(*debug || cfg.Logging.Debug))
+	zl := zap.New(zap.UseDevMode(*c.debug || cfg.Logging.Debug))
 	ctrl.SetLogger(zl)
 	log := logging.NewLogrLogger(zl.WithName("provider-cloudsql-postgres"))
 
-	if *kubeconfig != "" {
-		if err := os.Setenv("KUBECONFIG", *kubeconfig); err != nil {
-			return err
+	if *c.kubeconfig != "" {
+		if err := os.Setenv("KUBECONFIG", *c.kubeconfig); err != nil {
+			return nil, err
 		}
 	}
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("cannot find the Kubernetes API server: pass --kubeconfig or run in a cluster: %w", err)
+		return nil, fmt.Errorf("cannot find the Kubernetes API server: pass --kubeconfig or run in a cluster: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
+		return nil, err
 	}
 	if err := apis.AddToScheme(scheme); err != nil {
-		return err
+		return nil, err
 	}
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                 scheme,
-		LeaderElection:         *leaderElection,
-		LeaderElectionID:       "crossplane-leader-election-provider-cloudsql-postgres",
-		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress: *healthAddr,
-	})
+	return &setup{cfg: cfg, log: log, restConfig: restConfig, scheme: scheme}, nil
+}
+
+// manager creates the controller manager, with a webhook server when serve is
+// true.
+func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Manager, error) {
+	o := ctrl.Options{
+		Scheme:                 s.scheme,
+		LeaderElection:         *c.leaderElection,
+		LeaderElectionID:       leaderElectionID,
+		Metrics:                metricsserver.Options{BindAddress: *c.metricsAddr},
+		HealthProbeBindAddress: *c.healthAddr,
+	}
+	if serve {
+		hosts := strings.Split(*c.webhookHosts, ",")
+		fallback := filepath.Join(os.TempDir(), "provider-cloudsql-postgres-webhook")
+		dir, selfSigned, err := webhook.CertDir(s.cfg.Webhook.CertDir, fallback, hosts, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		if selfSigned {
+			s.log.Info("Serving the webhooks with a self-signed certificate: put the CA into the caBundle of the webhook configurations",
+				"ca", filepath.Join(dir, webhook.CAName), "hosts", hosts)
+		}
+		o.WebhookServer = crwebhook.NewServer(crwebhook.Options{
+			Port: s.cfg.Webhook.Port, CertDir: dir, CertName: webhook.CertName, KeyName: webhook.KeyName,
+		})
+	}
+	mgr, err := ctrl.NewManager(s.restConfig, o)
 	if err != nil {
-		return fmt.Errorf("cannot create the controller manager: %w", err)
+		return nil, fmt.Errorf("cannot create the controller manager: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	ready := healthz.Ping
+	if serve {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupInjector serves the pod injector on mgr, with the proxy's sidecar mode
+// decided once, from the API server's version when the mode is auto.
+func setupInjector(mgr ctrl.Manager, s *setup) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(s.restConfig)
+	if err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	native, err := webhook.NativeSidecars(s.cfg.Proxy.SidecarMode, dc)
+	if err != nil {
+		return err
+	}
+	ic, err := podinject.ConfigFrom(s.cfg, native)
+	if err != nil {
+		return err
+	}
+	s.log.Info("Serving the pod injector", "path", podinject.Path, "native-sidecars", native, "proxy-image", ic.ProxyImage,
+		"default-allowed-namespaces", s.cfg.Injection.DefaultAllowedNamespaces)
+	return podinject.Setup(mgr, ic, podinject.WithLogger(s.log.WithValues("webhook", "pods")))
+}
+
+func runProvider(args []string) error {
+	fs := flag.NewFlagSet("provider", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: provider [flags]\n       provider %s [flags]   (the pod injector alone; see provider %s --help)\n\nFlags:\n", injectorCommand, injectorCommand)
+		fs.PrintDefaults()
+	}
+	c := commonFlags(fs)
+	instanceWebhook := fs.Bool("instance-webhook", true, "serve the PostgresqlInstance validating webhook at "+instance.Path)
+	podInjector := fs.Bool("pod-injector", true, "serve the pod injection webhook at "+podinject.Path+" (and keep the password copies it makes current)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := c.setup()
+	if err != nil {
+		return err
+	}
+	mgr, err := c.manager(s, "crossplane-leader-election-provider-cloudsql-postgres", *instanceWebhook || *podInjector)
+	if err != nil {
 		return err
 	}
 
+	transport := budget.NewTransport(nil, budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
 	o := postgresqlinstance.Options{
 		Options: controller.Options{
-			Logger:                  log,
-			GlobalRateLimiter:       ratelimiter.NewGlobal(cfg.Reconcile.MaxReconcileRate),
-			PollInterval:            cfg.Reconcile.PollInterval.Duration,
-			MaxConcurrentReconciles: cfg.Reconcile.MaxReconcileRate,
+			Logger:                  s.log,
+			GlobalRateLimiter:       ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),
+			PollInterval:            s.cfg.Reconcile.PollInterval.Duration,
+			MaxConcurrentReconciles: s.cfg.Reconcile.MaxReconcileRate,
 			Features:                &feature.Flags{},
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
-		Transport:        budget.NewTransport(nil, budget.PerMinute(cfg.CloudSQL.RequestsPerMinute)),
-		BusyPollInterval: cfg.Reconcile.BusyPollInterval.Duration,
-		Timeout:          cfg.Reconcile.Timeout.Duration,
+		Transport:        transport,
+		BusyPollInterval: s.cfg.Reconcile.BusyPollInterval.Duration,
+		Timeout:          s.cfg.Reconcile.Timeout.Duration,
 	}
 	if err := xpcontroller.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the controllers: %w", err)
 	}
-	log.Info("starting", "poll-interval", cfg.Reconcile.PollInterval.Duration, "requests-per-minute", cfg.CloudSQL.RequestsPerMinute)
+	if *instanceWebhook {
+		// The validator's Cloud SQL lookups share the controllers' request budget.
+		instance.Setup(mgr, providerconfig.NewServiceCache(transport),
+			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
+			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
+		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
+	}
+	if *podInjector {
+		if err := setupInjector(mgr, s); err != nil {
+			return fmt.Errorf("cannot set up the pod injector: %w", err)
+		}
+	}
+	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func runInjector(args []string) error {
+	fs := flag.NewFlagSet("provider "+injectorCommand, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: provider %s [flags]\n\nRuns the pod injection webhook alone, at %s on [webhook] port, with the controller that\nkeeps the password copies it makes current. Register it with the MutatingWebhookConfiguration\nof package/webhookconfigurations.\n\nFlags:\n", injectorCommand, podinject.Path)
+		fs.PrintDefaults()
+	}
+	c := commonFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := c.setup()
+	if err != nil {
+		return err
+	}
+	mgr, err := c.manager(s, "provider-cloudsql-postgres-injector", true)
+	if err != nil {
+		return err
+	}
+	if err := setupInjector(mgr, s); err != nil {
+		return fmt.Errorf("cannot set up the pod injector: %w", err)
+	}
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
