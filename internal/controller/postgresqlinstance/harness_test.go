@@ -75,12 +75,15 @@ type harness struct {
 	project string
 	pc      string
 
-	cfg    harnessConfig
-	mu     sync.Mutex
-	mctx   context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	srvURL string
+	cfg harnessConfig
+	mu  sync.Mutex
+	// secrets are the connection secrets of the instances this harness made;
+	// envtest runs no garbage collector to remove them with their instances.
+	secrets []client.ObjectKey
+	mctx    context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	srvURL  string
 }
 
 type harnessOption func(*harnessConfig)
@@ -198,6 +201,11 @@ func (h *harness) cleanup() {
 		_ = env.Client.Update(h.ctx, pi)
 		_ = env.Client.Delete(h.ctx, pi)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range h.secrets {
+		_ = env.Client.Delete(h.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+	}
 	_ = env.Client.Delete(h.ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}})
 }
 
@@ -210,7 +218,17 @@ func (h *harness) instance(name string, fns ...func(*v1alpha1.PostgresqlInstance
 	for _, fn := range fns {
 		fn(pi)
 	}
+	h.track(pi)
 	return pi
+}
+
+// track remembers the instance's connection secret for cleanup.
+func (h *harness) track(pi *v1alpha1.PostgresqlInstance) {
+	if ref := pi.Spec.WriteConnectionSecretToReference; ref != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.secrets = append(h.secrets, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name})
+	}
 }
 
 // create stores the instance and waits until it is Ready and Synced.

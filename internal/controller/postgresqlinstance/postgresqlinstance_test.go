@@ -34,6 +34,7 @@ func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
 		pi := &v1alpha1.PostgresqlInstance{}
 		h.g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, pi)).To(Succeed())
 		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: h.pc}
+		h.track(pi)
 		return pi
 	}
 	h.t.Fatalf("no PostgresqlInstance in %s", file)
@@ -194,7 +195,8 @@ func TestDeletion(t *testing.T) {
 			pi := h.create(h.instance(name, func(p *v1alpha1.PostgresqlInstance) { p.Spec.DeletionPolicy = policy }))
 
 			// A secret the injector copied into an application namespace.
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app-" + name}}
+			// envtest never removes namespaces, so each run gets one of its own.
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "app-"}}
 			h.g.Expect(env.Client.Create(h.ctx, ns)).To(Succeed())
 			replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
 			h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())

@@ -56,6 +56,10 @@ func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if err != nil {
 		return storedPassword{}, errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
 	}
+	// Another object's password is neither ours to use nor to overwrite.
+	if c := metaControllerUID(sec); c != "" && c != string(mg.GetUID()) {
+		return storedPassword{}, errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
+	}
 	return storedPassword{
 		value:       string(sec.Data[cloudsql.ConnectionKeyPassword]),
 		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true",
