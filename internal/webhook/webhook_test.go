@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,14 +10,17 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -366,4 +370,25 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, pi)).To(Succeed())
 	g.Expect(kerrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi))).To(BeTrue())
+}
+
+// TestExampleDeploymentIsInjected admits a pod of the example Deployment that
+// users copy, against a ready example-minimal instance.
+func TestExampleDeploymentIsInjected(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "examples", "deployment-with-proxy.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(objs).To(HaveLen(1))
+	d := &appsv1.Deployment{}
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, d)).To(Succeed())
+
+	readyInstance(t, d.Spec.Template.Annotations[v1alpha1.AnnotationInstanceName])
+	namespace(t, "example-app", nil)
+	p := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
+	p.Namespace, p.Name = "example-app", "psql-client"
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
+	g.Expect(envOf(p.Spec.Containers[0])).To(HaveKeyWithValue("PGPASSFILE", podinject.PgpassDir+"/pgpass-70"))
+	g.Expect(*p.Spec.InitContainers[0].SecurityContext.RunAsUser).To(BeEquivalentTo(70))
 }
