@@ -1,29 +1,47 @@
 // Command demo runs provider-cloudsql-postgres on embedded defaults, with no cloud
 // account: a local control plane (kube-apiserver and etcd built from Go modules) with
-// the CRDs installed and the manifests under examples/ applied. `make demo` runs it;
-// it prints how to point kubectl at the control plane and runs until interrupted.
+// the CRDs and webhook configurations of package/ installed, the Cloud SQL emulator
+// with realistic (seconds-long) operation times, and the provider binary itself. It
+// applies the example instances, shows them become Ready, creates a pod that asks
+// for one and shows what the injector added, then runs until interrupted.
+// `make demo` runs it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const (
+	project   = "demo-project-123456"
+	namespace = "crossplane-system"
+	appNS     = "demo-app"
 )
 
 func main() {
-	runFor := flag.Duration("for", 0, "stop after this long (0 runs until interrupted)")
+	runFor := flag.Duration("for", 0, "stop this long after everything is up (0 runs until interrupted)")
 	flag.Parse()
 	if err := run(*runFor); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -34,14 +52,24 @@ func main() {
 func run(runFor time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if runFor > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, runFor)
-		defer cancel()
+	root := controlplane.RepoRoot()
+	dir := filepath.Join(root, ".cache", "demo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
 	}
 
-	fmt.Println("starting a local control plane (kube-apiserver + etcd) with the CRDs from package/crds ...")
-	env, err := controlplane.Start()
+	step("building the provider")
+	provider := filepath.Join(dir, "provider")
+	build := exec.CommandContext(ctx, "go", "build", "-o", provider, "./cmd/provider")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("cannot build cmd/provider: %w", err)
+	}
+
+	step("starting a local control plane (kube-apiserver + etcd) with package/crds and package/webhookconfigurations")
+	env, err := controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(root, "package", "webhookconfigurations")},
+	}))
 	if err != nil {
 		return err
 	}
@@ -50,47 +78,197 @@ func run(runFor time.Duration) error {
 			fmt.Fprintln(os.Stderr, "demo: cannot stop the control plane:", err)
 		}
 	}()
-
-	dir := filepath.Join(controlplane.RepoRoot(), ".cache", "demo")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
 		return err
 	}
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "crossplane-system"}}
-	if err := env.Client.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
-		return err
-	}
-	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "*.yaml"))
+	step("starting the Cloud SQL emulator (create 8s, update 3s, delete 5s; requests logged to .cache/demo/emulator.log)")
+	emuLog, err := os.Create(filepath.Join(dir, "emulator.log"))
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		objs, err := controlplane.ReadManifests(f)
+	defer emuLog.Close()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	emuSrv := &http.Server{Handler: emulator.New(emulator.WithDelays(8*time.Second, 3*time.Second, 5*time.Second), emulator.WithRequestLog(emuLog)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = emuSrv.Serve(lis) }()
+	defer func() { _ = emuSrv.Close() }()
+	endpoint := "http://" + lis.Addr().String() + "/"
+
+	step("starting the provider (logs in .cache/demo/provider.log)")
+	_, port, certDir := env.WebhookServing()
+	cfgPath := filepath.Join(dir, "config.toml")
+	cfg := fmt.Sprintf("[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n\n[webhook]\nport = %d\ncert_dir = %q\n", port, certDir)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	provLog, err := os.Create(filepath.Join(dir, "provider.log"))
+	if err != nil {
+		return err
+	}
+	defer provLog.Close()
+	prov := exec.Command(provider, "--config", cfgPath, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	prov.Stdout, prov.Stderr = provLog, provLog
+	if err := prov.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = prov.Process.Signal(syscall.SIGTERM)
+		_ = prov.Wait()
+	}()
+
+	step("applying a ProviderConfig for the emulator and the example instances")
+	c := env.Client
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		}},
+	} {
+		if err := c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	var names []string
+	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
+		objs, err := controlplane.ReadManifests(filepath.Join(root, "examples", f))
 		if err != nil {
 			return err
 		}
 		for _, o := range objs {
-			if err := env.Client.Create(ctx, o); err != nil {
-				return fmt.Errorf("the API server rejected %s %s from %s: %w", o.GetKind(), o.GetName(), f, err)
+			if err := applyWhenAdmitted(ctx, c, o); err != nil {
+				return fmt.Errorf("cannot apply %s %s from examples/%s: %w", o.GetKind(), o.GetName(), f, err)
 			}
-			fmt.Printf("applied %s %s (%s)\n", o.GetKind(), o.GetName(), filepath.Base(f))
+			names = append(names, o.GetName())
+			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), o.GetName(), f)
 		}
 	}
 
-	list := &v1alpha1.PostgresqlInstanceList{}
-	if err := env.Client.List(ctx, list); err != nil {
+	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
+	if err := watchReady(ctx, c, names, 3*time.Minute); err != nil {
 		return err
 	}
+
+	step("creating a pod that asks for example-minimal with the annotation " + v1alpha1.AnnotationInstanceName)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: "example-minimal"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18", Command: []string{"psql", "-c", "select 1"}}}},
+	}
+	if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("the pod was not admitted: %w", err)
+	}
+	describePod(ctx, c, pod)
+
 	kubectl, _ := env.KubectlArgs()
-	fmt.Printf("\n%d PostgresqlInstances stored. Try:\n", len(list.Items))
-	fmt.Printf("  %s --kubeconfig %s get postgresqlinstances -o wide\n", kubectl, kubeconfig)
-	fmt.Printf("  %s --kubeconfig %s explain postgresqlinstance.spec.forProvider\n", kubectl, kubeconfig)
-	fmt.Println("\nthe control plane runs until you press Ctrl-C")
-	<-ctx.Done()
-	fmt.Println("stopping")
+	fmt.Printf("\nEverything is up. Look around with:\n")
+	fmt.Printf("  export KUBECONFIG=%s\n", kubeconfig)
+	fmt.Printf("  %s get postgresqlinstances -o wide\n", kubectl)
+	fmt.Printf("  %s -n %s get secret example-minimal-postgres -o jsonpath='{.data}'\n", kubectl, namespace)
+	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
+	fmt.Printf("  %s delete postgresqlinstance example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
+	fmt.Printf("  curl -s %semulator/v1/counts\n", endpoint)
+	if runFor > 0 {
+		fmt.Printf("\nstopping in %s\n", runFor)
+		select {
+		case <-ctx.Done():
+		case <-time.After(runFor):
+		}
+	} else {
+		fmt.Println("\nRunning until you press Ctrl-C.")
+		<-ctx.Done()
+	}
+	step("stopping")
 	return nil
+}
+
+func step(s string) { fmt.Printf("==> %s\n", s) }
+
+// applyWhenAdmitted creates an object, retrying while the provider's validating
+// webhook is still starting (the API server then cannot reach it).
+func applyWhenAdmitted(ctx context.Context, c client.Client, o client.Object) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := c.Create(ctx, o)
+		if err == nil || kerrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "failed calling webhook") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// watchReady prints the instances' state whenever it changes, until all are Ready.
+func watchReady(ctx context.Context, c client.Client, names []string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		var lines []string
+		ready := 0
+		for _, n := range names {
+			pi := &v1alpha1.PostgresqlInstance{}
+			if err := c.Get(ctx, client.ObjectKey{Name: n}, pi); err != nil {
+				return err
+			}
+			r, s := pi.GetCondition(xpv2.TypeReady), pi.GetCondition(xpv2.TypeSynced)
+			if r.Status == corev1.ConditionTrue {
+				ready++
+			}
+			line := fmt.Sprintf("  %-22s READY=%-7s SYNCED=%-7s STATE=%-15s %s", n, r.Status, s.Status, pi.Status.AtProvider.State, pi.Status.AtProvider.ConnectionName)
+			if s.Status == corev1.ConditionFalse {
+				line += "\n    " + s.Message
+			}
+			lines = append(lines, line)
+		}
+		if now := strings.Join(lines, "\n"); now != last {
+			fmt.Println(now)
+			last = now
+		}
+		if ready == len(names) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the instances did not become Ready in time: see .cache/demo/provider.log")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// describePod prints what the injector added to the pod.
+func describePod(ctx context.Context, c client.Client, pod *corev1.Pod) {
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		fmt.Println("  cannot read the pod back:", err)
+		return
+	}
+	fmt.Printf("  annotation %s=%q\n", v1alpha1.AnnotationProxyInjected, got.Annotations[v1alpha1.AnnotationProxyInjected])
+	inits := len(got.Spec.InitContainers)
+	for i, ct := range append(append([]corev1.Container{}, got.Spec.InitContainers...), got.Spec.Containers...) {
+		kind := "container"
+		switch {
+		case ct.RestartPolicy != nil && *ct.RestartPolicy == corev1.ContainerRestartPolicyAlways:
+			kind = "native sidecar"
+		case i < inits:
+			kind = "init container"
+		}
+		fmt.Printf("  %s %s: %s %s\n", kind, ct.Name, ct.Image, strings.Join(ct.Args, " "))
+		for _, e := range ct.Env {
+			if strings.HasPrefix(e.Name, "PG") {
+				fmt.Printf("      %s=%s\n", e.Name, e.Value)
+			}
+		}
+	}
 }
