@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 // test's requests apart), and a manager running the provider's controllers.
 // Only one runs at a time, so no controller sees another test's objects.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	g       Gomega
 	ctx     context.Context
 	emu     *emulator.Server
@@ -100,11 +100,19 @@ func withEmulator(o ...emulator.Option) harnessOption {
 	return func(c *harnessConfig) { c.emulator = append(c.emulator, o...) }
 }
 
+func withIntervals(poll, busy time.Duration) harnessOption {
+	return func(c *harnessConfig) { c.poll, c.busyPoll = poll, busy }
+}
+
+func withBudget(perMinute int) harnessOption {
+	return func(c *harnessConfig) { c.rpm = perMinute }
+}
+
 func withAttempts(n int) harnessOption {
 	return func(c *harnessConfig) { c.attempts = n }
 }
 
-func newHarness(t *testing.T, o ...harnessOption) *harness {
+func newHarness(t testing.TB, o ...harnessOption) *harness {
 	t.Helper()
 	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5}
 	for _, fn := range o {
