@@ -70,6 +70,7 @@ lint: ## go vet and a gofmt check.
 .PHONY: test
 test: control-plane check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator.
 	$(GO) test $(GO_TEST_FLAGS) ./...
+	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
 
 .PHONY: bench
 bench: control-plane ## Run the benchmarks and print their figures.
