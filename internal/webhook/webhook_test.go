@@ -194,6 +194,18 @@ func TestEmptyInjectionAllowsNoNamespace(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("its spec.injection is empty, which allows no namespace")))
 }
 
+func TestInstanceNameTooLongForALabelIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	long := "long-" + strings.Repeat("n", 60)
+	readyInstance(t, long, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Name = ptr.To("short-name") })
+	namespace(t, "long-app", nil)
+	err := env.Client.Create(context.Background(), annotatedPod("long-app", "web", long))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`PostgresqlInstance "`+long+`" cannot be injected`),
+		ContainSubstring("a label value holds at most 63 characters"),
+	)))
+}
+
 func TestDryRunCreatesNoSecret(t *testing.T) {
 	g := NewWithT(t)
 	readyInstance(t, "dry")

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -49,6 +50,7 @@ const (
 	errCopy            = "pod %s: cannot copy the credentials of PostgresqlInstance %q into namespace %s"
 	errEncode          = "cannot encode the injected pod"
 	errQuantity        = "%s: %q is not a Kubernetes quantity"
+	errLongName        = "pod %s: PostgresqlInstance %q cannot be injected: its copies in namespaces are labelled %s=<its name>, and a label value holds at most 63 characters; use an instance with a shorter metadata.name (spec.forProvider.name may stay as it is)"
 )
 
 // Config is the injector's part of the provider's configuration file.
@@ -253,6 +255,9 @@ type prepared struct {
 func (i *Injector) prepare(ctx context.Context, ref, ns string, pi *v1alpha1.PostgresqlInstance) (prepared, *admission.Response) {
 	fail := func(r admission.Response) (prepared, *admission.Response) { return prepared{}, &r }
 
+	if len(validation.IsValidLabelValue(pi.Name)) > 0 {
+		return fail(admission.Denied(fmt.Sprintf(errLongName, ref, pi.Name, v1alpha1.LabelInstance)))
+	}
 	sr := pi.GetWriteConnectionSecretToReference()
 	if sr == nil {
 		return fail(admission.Denied(fmt.Sprintf(errNoSecretRef, ref, pi.Name)))
