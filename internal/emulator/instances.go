@@ -267,16 +267,11 @@ func (s *Server) instancesList(req *apiRequest) (any, error) {
 func (s *Server) instancesDelete(req *apiRequest) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	p := s.project(req.project)
-	s.settle(p, now)
-	inst, ok := p.instances[req.instance]
-	if !ok {
-		return nil, errInstanceNotFound()
-	}
-	if err := inst.checkMutable(); err != nil {
+	p, inst, err := s.mutableInstance(req.project, req.instance)
+	if err != nil {
 		return nil, err
 	}
+	now := s.now()
 	if inst.db.Settings != nil && inst.db.Settings.DeletionProtectionEnabled {
 		return nil, errDeletionProtected()
 	}

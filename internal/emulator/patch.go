@@ -48,16 +48,11 @@ func (s *Server) instancesPatch(req *apiRequest) (any, error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	p := s.project(req.project)
-	s.settle(p, now)
-	inst, ok := p.instances[req.instance]
-	if !ok {
-		return nil, errInstanceNotFound()
-	}
-	if err := inst.checkMutable(); err != nil {
+	p, inst, err := s.mutableInstance(req.project, req.instance)
+	if err != nil {
 		return nil, err
 	}
+	now := s.now()
 	cur := inst.db.Settings
 	if in.Settings != nil && in.Settings.SettingsVersion != 0 && in.Settings.SettingsVersion != cur.SettingsVersion {
 		return nil, errStaleData()
@@ -102,16 +97,11 @@ func (s *Server) instancesUpdate(req *apiRequest) (any, error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	p := s.project(req.project)
-	s.settle(p, now)
-	inst, ok := p.instances[req.instance]
-	if !ok {
-		return nil, errInstanceNotFound()
-	}
-	if err := inst.checkMutable(); err != nil {
+	p, inst, err := s.mutableInstance(req.project, req.instance)
+	if err != nil {
 		return nil, err
 	}
+	now := s.now()
 	if in.Settings == nil {
 		return nil, errRequired("settings")
 	}

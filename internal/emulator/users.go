@@ -58,6 +58,20 @@ func (s *Server) findInstance(project, name string) (*projectState, *instanceSta
 	return p, inst, nil
 }
 
+// mutableInstance is findInstance for mutations: it also answers 409 while
+// another operation runs on the instance or it is in maintenance. Callers
+// hold s.mu.
+func (s *Server) mutableInstance(project, name string) (*projectState, *instanceState, error) {
+	p, inst, err := s.findInstance(project, name)
+	if err != nil {
+		return p, nil, err
+	}
+	if err := inst.checkMutable(); err != nil {
+		return p, nil, err
+	}
+	return p, inst, nil
+}
+
 func (s *Server) usersList(req *apiRequest) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,11 +118,8 @@ func (s *Server) usersInsert(req *apiRequest) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, inst, err := s.findInstance(req.project, req.instance)
+	p, inst, err := s.mutableInstance(req.project, req.instance)
 	if err != nil {
-		return nil, err
-	}
-	if err := inst.checkMutable(); err != nil {
 		return nil, err
 	}
 	if _, ok := inst.users[in.Name]; ok {
@@ -137,11 +148,8 @@ func (s *Server) usersUpdate(req *apiRequest) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, inst, err := s.findInstance(req.project, req.instance)
+	p, inst, err := s.mutableInstance(req.project, req.instance)
 	if err != nil {
-		return nil, err
-	}
-	if err := inst.checkMutable(); err != nil {
 		return nil, err
 	}
 	u, ok := inst.users[name]
@@ -166,11 +174,8 @@ func (s *Server) usersDelete(req *apiRequest) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, inst, err := s.findInstance(req.project, req.instance)
+	p, inst, err := s.mutableInstance(req.project, req.instance)
 	if err != nil {
-		return nil, err
-	}
-	if err := inst.checkMutable(); err != nil {
 		return nil, err
 	}
 	if _, ok := inst.users[name]; !ok {
