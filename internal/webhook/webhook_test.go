@@ -273,6 +273,51 @@ func TestCopiesFollowTheInstance(t *testing.T) {
 	g.Eventually(absent("followed-a", name), eventually, poll).Should(BeTrue())
 }
 
+func TestNamespaceThatStopsMatchingLosesItsCopy(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "selected", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"db": "selected"}}}
+	})
+	namespace(t, "selected-app", map[string]string{"db": "selected"})
+	g.Expect(env.Client.Create(ctx, annotatedPod("selected-app", "web", "selected"))).To(Succeed())
+	name := podinject.ReplicaName(podinject.ReplicaPgpass, "selected")
+	secret(g, "selected-app", name)
+
+	ns := &corev1.Namespace{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "selected-app"}, ns)).To(Succeed())
+	delete(ns.Labels, "db")
+	g.Expect(env.Client.Update(ctx, ns)).To(Succeed())
+	g.Eventually(absent("selected-app", name), eventually, poll).Should(BeTrue())
+}
+
+func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "drops-key"},
+		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+			ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
+	})).To(Succeed())
+	readyInstance(t, "dropped", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "drops-key"}
+	})
+	namespace(t, "dropped-app", nil)
+	g.Expect(env.Client.Create(ctx, annotatedPod("dropped-app", "web", "dropped"))).To(Succeed())
+	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "dropped")
+	// Let the reconciles that the new copies started finish, so that only the
+	// change of the ProviderConfig can remove the key.
+	g.Consistently(absent("dropped-app", key), time.Second, poll).Should(BeFalse())
+
+	pc := &v1alpha1.ProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "drops-key"}, pc)).To(Succeed())
+	pc.Spec.ProxyCredentials = nil
+	g.Expect(env.Client.Update(ctx, pc)).To(Succeed())
+	g.Eventually(absent("dropped-app", key), eventually, poll).Should(BeTrue())
+	g.Consistently(absent("dropped-app", podinject.ReplicaName(podinject.ReplicaPgpass, "dropped")), time.Second, poll).Should(BeFalse(), "the password stays")
+}
+
 func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -57,10 +57,12 @@ const (
 	indexProxyKey         = "podinject.proxyKey"         // ProviderConfig: namespace/name
 )
 
-// SetupRefresher adds a Refresher to mgr. It watches PostgresqlInstances and the
-// metadata (only) of secrets, and finds the instances a secret concerns through
-// cache indexes: connection secrets by spec.writeConnectionSecretToRef, proxy
-// keys by the ProviderConfigs that name them, copies by their label.
+// SetupRefresher adds a Refresher to mgr. It watches PostgresqlInstances,
+// ProviderConfigs, namespaces (whose labels may stop matching a
+// namespaceSelector) and the metadata (only) of secrets, and finds the instances a
+// secret concerns through cache indexes: connection secrets by
+// spec.writeConnectionSecretToRef, proxy keys by the ProviderConfigs that name
+// them, copies by their label.
 func SetupRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -90,7 +92,41 @@ func SetupRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
 		Named(RefresherName).
 		For(&v1alpha1.PostgresqlInstance{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
+		Watches(&v1alpha1.ProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.instancesUsing)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.instancesSelecting)).
 		Complete(r)
+}
+
+// instancesUsing maps a ProviderConfig to its instances: their proxy key copies
+// go when it no longer names a key.
+func (r *Refresher) instancesUsing(ctx context.Context, pc client.Object) []reconcile.Request {
+	pis := &v1alpha1.PostgresqlInstanceList{}
+	if err := r.cached.List(ctx, pis, client.MatchingFields{indexProviderConfig: pc.GetName()}); err != nil {
+		r.log.Info("Cannot find the instances of a changed ProviderConfig", "providerconfig", pc.GetName(), "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(pis.Items))
+	for _, pi := range pis.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: pi.Name}})
+	}
+	return reqs
+}
+
+// instancesSelecting maps a namespace to the instances that select namespaces by
+// label: a namespace whose labels changed may have lost its right to their copies.
+func (r *Refresher) instancesSelecting(ctx context.Context, _ client.Object) []reconcile.Request {
+	pis := &v1alpha1.PostgresqlInstanceList{}
+	if err := r.cached.List(ctx, pis); err != nil {
+		r.log.Info("Cannot list the instances to match a changed namespace", "error", err)
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, pi := range pis.Items {
+		if pi.Spec.Injection != nil && pi.Spec.Injection.NamespaceSelector != nil {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: pi.Name}})
+		}
+	}
+	return reqs
 }
 
 // instancesOf maps a secret to the instances whose copies it may concern.
