@@ -18,6 +18,14 @@ CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/provider-cloudsql-postgres
 TOOLS_DIR := $(CACHE_DIR)/control-plane-$(K8S_VERSION)-$(TOOLS_HASH)
 export KUBEBUILDER_ASSETS := $(TOOLS_DIR)
 
+# The Crossplane CLI (crank) for `make xpkg` and the composition tests, cached the same way.
+CROSSPLANE_VERSION := $(shell awk '/crossplane\/crossplane\/v2 v/ && !/=>/ { print $$NF }' hack/crank/go.mod)
+CRANK_HASH := $(shell cat hack/crank/go.mod hack/crank/go.sum | sha256sum | cut -c1-12)
+CRANK_DIR := $(CACHE_DIR)/crossplane-cli-$(CROSSPLANE_VERSION)-$(CRANK_HASH)
+export CROSSPLANE_CLI := $(CRANK_DIR)/crossplane
+# Crossplane's own CRDs ship in its module; tests install them beside ours.
+export CROSSPLANE_CRDS = $(shell cd hack/crank && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds
+
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 \
@@ -56,6 +64,19 @@ $(TOOLS_DIR)/.built:
 	  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl ./etcd; \
 	rm -rf $(TOOLS_DIR); mv $$tmp $(TOOLS_DIR); touch $(TOOLS_DIR)/.built
 
+.PHONY: crossplane-cli
+crossplane-cli: $(CRANK_DIR)/.built ## Build the Crossplane CLI (crank) from Go modules (cached).
+
+$(CRANK_DIR)/.built:
+	@echo "building the Crossplane CLI $(CROSSPLANE_VERSION) into $(CRANK_DIR) (once)"
+	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
+	cd hack/crank && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/crossplane github.com/crossplane/crossplane/v2/cmd/crank; \
+	rm -rf $(CRANK_DIR); mv $$tmp $(CRANK_DIR); touch $(CRANK_DIR)/.built
+
+.PHONY: xpkg
+xpkg: crossplane-cli ## Build provider-cloudsql-postgres.xpkg and function-cloudsql-postgres.xpkg into _output/ (no Docker needed).
+	$(GO) run ./hack/xpkg --out _output
+
 .PHONY: build
 build: ## Build the commands into bin/.
 	@mkdir -p $(BIN_DIR)
@@ -68,12 +89,12 @@ lint: ## go vet and a gofmt check.
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
-test: control-plane check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator.
+test: control-plane crossplane-cli check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator.
 	$(GO) test $(GO_TEST_FLAGS) ./...
 	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
 
 .PHONY: bench
-bench: control-plane ## Run the benchmarks and print their figures.
+bench: control-plane crossplane-cli ## Run the benchmarks and print their figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: demo
@@ -81,9 +102,9 @@ demo: control-plane ## Run a local control plane with the CRDs and examples appl
 	$(GO) run ./hack/demo $(DEMO_FLAGS)
 
 .PHONY: clean
-clean: ## Remove build output (the control-plane cache stays; `make clean-cache` removes it).
-	rm -rf $(BIN_DIR)
+clean: ## Remove build output (the tool cache stays; `make clean-cache` removes it).
+	rm -rf $(BIN_DIR) _output
 
 .PHONY: clean-cache
-clean-cache: ## Remove the cached control-plane binaries.
+clean-cache: ## Remove the cached control-plane binaries and Crossplane CLI.
 	rm -rf $(CACHE_DIR)

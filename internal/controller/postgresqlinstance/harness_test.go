@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,6 +95,8 @@ type harnessConfig struct {
 	busyPoll time.Duration
 	rpm      int
 	attempts int
+	// impersonate, when set, is the user the controllers run as.
+	impersonate string
 }
 
 func withEmulator(o ...emulator.Option) harnessOption {
@@ -106,6 +109,11 @@ func withIntervals(poll, busy time.Duration) harnessOption {
 
 func withBudget(perMinute int) harnessOption {
 	return func(c *harnessConfig) { c.rpm = perMinute }
+}
+
+// withImpersonation runs the controllers as user, with only the rights RBAC gives.
+func withImpersonation(user string) harnessOption {
+	return func(c *harnessConfig) { c.impersonate = user }
 }
 
 func withAttempts(n int) harnessOption {
@@ -146,7 +154,12 @@ func newHarness(t testing.TB, o ...harnessOption) *harness {
 func (h *harness) startManager() {
 	h.t.Helper()
 	cfg := h.cfg
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	restConfig := env.Config
+	if cfg.impersonate != "" {
+		restConfig = rest.CopyConfig(env.Config)
+		restConfig.Impersonate = rest.ImpersonationConfig{UserName: cfg.impersonate}
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Each test starts a manager of its own with the same controller names.

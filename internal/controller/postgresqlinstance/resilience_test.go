@@ -1,6 +1,8 @@
 package postgresqlinstance_test
 
 import (
+	"context"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -9,12 +11,14 @@ import (
 	. "github.com/onsi/gomega"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
 
@@ -250,4 +254,29 @@ func TestBadCredentialsAreExplained(t *testing.T) {
 func secretKey(pi *v1alpha1.PostgresqlInstance) client.ObjectKey {
 	ref := pi.Spec.WriteConnectionSecretToReference
 	return client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// The controllers work with exactly the RBAC that cluster/deploy/provider.yaml
+// grants the provider's service account (envtest enforces RBAC).
+func TestRunsWithTheShippedRBAC(t *testing.T) {
+	g := NewWithT(t)
+	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "cluster", "deploy", "provider.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	applied := 0
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if err := env.Client.Create(context.Background(), o); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			applied++
+		}
+	}
+	g.Expect(applied).To(Equal(5))
+
+	h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres"))
+	pi := h.create(h.instance("rbac"))
+	h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
+	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
+	h.waitGone("rbac")
 }

@@ -1,0 +1,30 @@
+// Command xpkg builds the Crossplane packages of this repository (see
+// internal/xpkg): `make xpkg` runs it with the Crossplane CLI it built.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
+)
+
+func main() {
+	out := flag.String("out", "_output", "directory for the binaries, runtime images and packages")
+	cli := flag.String("crossplane", os.Getenv("CROSSPLANE_CLI"), "path of the Crossplane CLI (default $CROSSPLANE_CLI)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for _, p := range xpkg.Packages {
+		f, err := xpkg.Build(ctx, xpkg.BuildOptions{RepoRoot: controlplane.RepoRoot(), OutDir: *out, CrossplaneCLI: *cli, Log: os.Stderr}, p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "xpkg:", err)
+			os.Exit(1)
+		}
+		fmt.Println(f)
+	}
+}

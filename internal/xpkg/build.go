@@ -1,0 +1,100 @@
+package xpkg
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// A Package is one Crossplane package this repository ships.
+type Package struct {
+	// Name of the package file (Name.xpkg) and of its runtime image.
+	Name string
+	// Binary is the name of the runtime image's entrypoint.
+	Binary string
+	// Cmd is the Go package of the binary.
+	Cmd string
+	// Root is the package root (crossplane.yaml and the objects), relative to the
+	// repository root.
+	Root string
+	// Ignore are paths under Root that belong to another package.
+	Ignore []string
+	// Examples is the directory of example manifests shipped in the package.
+	Examples string
+}
+
+// Packages are the packages `make xpkg` builds.
+var Packages = []Package{
+	{Name: "provider-cloudsql-postgres", Binary: "provider", Cmd: "./cmd/provider", Root: "package", Ignore: []string{"function/*"}, Examples: "examples"},
+	{Name: "function-cloudsql-postgres", Binary: "function", Cmd: "./cmd/function-cloudsql-postgres", Root: "package/function", Examples: "examples/composition"},
+}
+
+// BuildOptions say where to build.
+type BuildOptions struct {
+	// RepoRoot is the repository's root directory.
+	RepoRoot string
+	// OutDir receives the binaries, the image tarballs and the packages.
+	OutDir string
+	// CrossplaneCLI is the path of the Crossplane CLI (crank).
+	CrossplaneCLI string
+	// Log receives the output of the commands run.
+	Log io.Writer
+}
+
+// Build compiles the package's static binary, wraps it in a runtime image and
+// embeds that into the package with `crossplane xpkg build`. It returns the path
+// of the .xpkg file.
+func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
+	if o.CrossplaneCLI == "" {
+		return "", fmt.Errorf("the Crossplane CLI is not set: run `make xpkg`, which builds it from hack/crank")
+	}
+	bin := filepath.Join(o.OutDir, "bin", p.Binary)
+	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, p.Cmd)
+	gobuild.Dir, gobuild.Stdout, gobuild.Stderr = o.RepoRoot, o.Log, o.Log
+	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := gobuild.Run(); err != nil {
+		return "", fmt.Errorf("cannot build %s: %w", p.Cmd, err)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	ca, err := CABundle()
+	if err != nil {
+		return "", err
+	}
+	img, err := Image(p.Binary, data, ca)
+	if err != nil {
+		return "", fmt.Errorf("cannot build the runtime image of %s: %w", p.Name, err)
+	}
+	tag, err := name.NewTag("xpkg.local/" + p.Name + ":dev")
+	if err != nil {
+		return "", err
+	}
+	imgTar := filepath.Join(o.OutDir, p.Name+"-image.tar")
+	if err := tarball.WriteToFile(imgTar, tag, img); err != nil {
+		return "", fmt.Errorf("cannot write the runtime image of %s: %w", p.Name, err)
+	}
+	out := filepath.Join(o.OutDir, p.Name+".xpkg")
+	args := []string{"xpkg", "build",
+		"--package-root=" + filepath.Join(o.RepoRoot, p.Root),
+		"--embed-runtime-image-tarball=" + imgTar,
+		"--package-file=" + out,
+		"--examples-root=" + filepath.Join(o.RepoRoot, p.Examples),
+	}
+	for _, ig := range p.Ignore {
+		args = append(args, "--ignore="+ig)
+	}
+	xp := exec.CommandContext(ctx, o.CrossplaneCLI, args...)
+	xp.Dir, xp.Stdout, xp.Stderr = o.RepoRoot, o.Log, o.Log
+	if err := xp.Run(); err != nil {
+		return "", fmt.Errorf("crossplane xpkg build of %s failed: %w", p.Name, err)
+	}
+	return out, nil
+}

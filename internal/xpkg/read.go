@@ -1,0 +1,82 @@
+package xpkg
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// packageFile is where `crossplane xpkg build` puts the package's objects.
+const packageFile = "package.yaml"
+
+// Contents are what a package file holds.
+type Contents struct {
+	// Objects are the package's objects: the meta object (crossplane.yaml) first.
+	Objects []*unstructured.Unstructured
+	// Config is the image configuration: entrypoint, user, environment.
+	Config *v1.ConfigFile
+	// Files is the flattened filesystem of the image (package and runtime layers).
+	Files map[string][]byte
+}
+
+// Read opens a package file (an image tarball) and decodes its objects.
+func Read(p string) (*Contents, error) {
+	img, err := tarball.ImageFromPath(p, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an image tarball: %w", p, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	c := &Contents{Config: cfg, Files: map[string][]byte{}}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		c.Files[path.Clean("/"+strings.TrimPrefix(h.Name, "./"))] = b
+	}
+	raw, ok := c.Files["/"+packageFile]
+	if !ok {
+		return nil, fmt.Errorf("%s holds no %s", p, packageFile)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s does not parse: %w", p, packageFile, err)
+		}
+		if len(u.Object) > 0 {
+			c.Objects = append(c.Objects, u)
+		}
+	}
+	return c, nil
+}

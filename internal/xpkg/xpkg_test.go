@@ -1,0 +1,126 @@
+package xpkg_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	. "github.com/onsi/gomega"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
+)
+
+func TestImageIsMinimalAndNonRoot(t *testing.T) {
+	g := NewWithT(t)
+	img, err := xpkg.Image("tool", []byte("#!binary"), []byte("-----BEGIN CERTIFICATE-----\n"))
+	g.Expect(err).ToNot(HaveOccurred())
+	cfg, err := img.ConfigFile()
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(cfg.Config.Entrypoint).To(Equal([]string{"/usr/local/bin/tool"}))
+	g.Expect(cfg.Config.User).To(Equal("65532:65532"))
+	g.Expect(cfg.Config.Env).To(ContainElement("SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"))
+	g.Expect(cfg.OS).To(Equal("linux"))
+
+	files := map[string]bool{}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	g.Expect(err).ToNot(HaveOccurred())
+	for _, f := range []string{"usr/local/bin/tool", "etc/ssl/certs/ca-certificates.crt", "etc/passwd"} {
+		files[f] = strings.Contains(string(data), f)
+	}
+	g.Expect(files).To(HaveEach(BeTrue()))
+	g.Expect(string(data)).ToNot(ContainSubstring("bin/sh"), "the image must hold no shell")
+
+	// The same inputs give the same image.
+	again, err := xpkg.Image("tool", []byte("#!binary"), []byte("-----BEGIN CERTIFICATE-----\n"))
+	g.Expect(err).ToNot(HaveOccurred())
+	d1, _ := img.Digest()
+	d2, _ := again.Digest()
+	g.Expect(d1).To(Equal(d2))
+}
+
+// TestPackages builds both packages as `make xpkg` does and checks what users would
+// install: the objects parse, the provider holds exactly package/crds and the
+// webhook configurations, and each runtime image's entrypoint runs --help.
+func TestPackages(t *testing.T) {
+	g := NewWithT(t)
+	cli := os.Getenv("CROSSPLANE_CLI")
+	if cli == "" {
+		t.Fatal("CROSSPLANE_CLI is not set: run the tests with `make test`, which builds the Crossplane CLI from hack/crank")
+	}
+	root := controlplane.RepoRoot()
+	out := t.TempDir()
+	built := map[string]*xpkg.Contents{}
+	for _, p := range xpkg.Packages {
+		f, err := xpkg.Build(context.Background(), xpkg.BuildOptions{RepoRoot: root, OutDir: out, CrossplaneCLI: cli, Log: testWriter{t}}, p)
+		g.Expect(err).ToNot(HaveOccurred())
+		c, err := xpkg.Read(f)
+		g.Expect(err).ToNot(HaveOccurred(), f)
+		built[p.Name] = c
+	}
+
+	provider := built["provider-cloudsql-postgres"]
+	g.Expect(provider.Objects[0].GetKind()).To(Equal("Provider"))
+	g.Expect(provider.Objects[0].GetAPIVersion()).To(Equal("meta.pkg.crossplane.io/v1"))
+	var crds, hooks []string
+	for _, o := range provider.Objects[1:] {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
+			crds = append(crds, o.GetName())
+		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
+			hooks = append(hooks, o.GetKind())
+		default:
+			t.Errorf("the provider package holds an unexpected %s %s", o.GetKind(), o.GetName())
+		}
+	}
+	g.Expect(crds).To(ConsistOf(names(g, filepath.Join(root, "package", "crds"), "CustomResourceDefinition")))
+	g.Expect(hooks).To(ConsistOf("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"))
+
+	function := built["function-cloudsql-postgres"]
+	g.Expect(function.Objects[0].GetKind()).To(Equal("Function"))
+	g.Expect(function.Objects).To(HaveLen(1), "the function package holds only its meta object")
+
+	for name, c := range built {
+		g.Expect(c.Config.Config.User).To(Equal("65532:65532"), name)
+		g.Expect(c.Config.Config.Entrypoint).To(HaveLen(1), name)
+		bin, ok := c.Files[c.Config.Config.Entrypoint[0]]
+		g.Expect(ok).To(BeTrue(), "%s: the entrypoint %s is not in the image", name, c.Config.Config.Entrypoint[0])
+		path := filepath.Join(t.TempDir(), "entrypoint")
+		g.Expect(os.WriteFile(path, bin, 0o755)).To(Succeed())
+		help, err := exec.Command(path, "--help").CombinedOutput()
+		g.Expect(err).ToNot(HaveOccurred(), "%s: %s --help: %s", name, c.Config.Config.Entrypoint[0], help)
+	}
+}
+
+// names lists the metadata.names of the objects of a kind in a directory's YAML files.
+func names(g Gomega, dir, kind string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	var out []string
+	for _, f := range files {
+		objs, err := controlplane.ReadManifests(f)
+		g.Expect(err).ToNot(HaveOccurred())
+		for _, o := range objs {
+			if o.GetKind() == kind {
+				out = append(out, o.GetName())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
