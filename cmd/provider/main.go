@@ -48,6 +48,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
@@ -213,9 +214,12 @@ func runProvider(args []string) error {
 		return err
 	}
 
-	transport := budget.NewTransport(nil, budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute))
+	transport := budget.NewTransport(nil, budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute), budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
+	if err := providermetrics.Register(metrics.Registry); err != nil {
+		return err
+	}
 	o := postgresqlinstance.Options{
 		Options: controller.Options{
 			Logger:                  s.log,

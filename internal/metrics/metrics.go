@@ -1,0 +1,98 @@
+// Package metrics holds the provider's own Prometheus metrics, served on /metrics
+// beside controller-runtime's and crossplane-runtime's managed-resource metrics.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+var (
+	// CloudSQLRequests counts every attempt at a Cloud SQL Admin API call, retries
+	// included, by API method and outcome (the HTTP status, or "error" when there is
+	// none), so that quota use and error storms show on a dashboard.
+	CloudSQLRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "cloudsql_requests_total",
+		Help:      "Cloud SQL Admin API requests sent, retries included, by API method and HTTP status (error: no answer).",
+	}, []string{"method", "code"})
+
+	// Injections counts pod admissions by namespace and outcome (injected, denied).
+	Injections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "pod_injections_total",
+		Help:      "Pods that asked for a PostgresqlInstance, by namespace and outcome (injected, denied).",
+	}, []string{"namespace", "outcome"})
+)
+
+// Outcomes of a pod admission.
+const (
+	OutcomeInjected = "injected"
+	OutcomeDenied   = "denied"
+)
+
+// Register adds the metrics to r.
+func Register(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections} {
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ObserveCloudSQL records one attempt of a Cloud SQL call; it fits
+// budget.WithObserver.
+func ObserveCloudSQL(req *http.Request, code int, err error) {
+	outcome := strconv.Itoa(code)
+	if err != nil || code == 0 {
+		outcome = "error"
+	}
+	CloudSQLRequests.WithLabelValues(Method(req.Method, req.URL.Path), outcome).Inc()
+}
+
+// Method names the Cloud SQL Admin API v1beta4 method of a request, such as
+// "instances.get", or "other".
+func Method(verb, path string) string {
+	i := strings.Index(path, "/projects/")
+	if i < 0 {
+		return "other"
+	}
+	// projects/{project}/<rest...>
+	parts := strings.Split(strings.Trim(path[i:], "/"), "/")
+	if len(parts) < 3 {
+		return "other"
+	}
+	rest := parts[2:]
+	switch {
+	case rest[0] == "operations" && len(rest) == 1:
+		return "operations.list"
+	case rest[0] == "operations" && len(rest) == 2:
+		return "operations.get"
+	case rest[0] != "instances":
+		return "other"
+	case len(rest) == 1:
+		return byVerb(verb, "instances", map[string]string{http.MethodGet: "list", http.MethodPost: "insert"})
+	case len(rest) == 2 && strings.HasSuffix(rest[1], ":generateEphemeralCert"):
+		return "connect.generateEphemeral"
+	case len(rest) == 2:
+		return byVerb(verb, "instances", map[string]string{http.MethodGet: "get", http.MethodPatch: "patch", http.MethodPut: "update", http.MethodDelete: "delete"})
+	case rest[2] == "connectSettings":
+		return "connect.get"
+	case rest[2] == "users" && len(rest) == 4:
+		return "users.get"
+	case rest[2] == "users":
+		return byVerb(verb, "users", map[string]string{http.MethodGet: "list", http.MethodPost: "insert", http.MethodPut: "update", http.MethodDelete: "delete"})
+	}
+	return "other"
+}
+
+func byVerb(verb, resource string, m map[string]string) string {
+	if v, ok := m[verb]; ok {
+		return resource + "." + v
+	}
+	return "other"
+}

@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+func TestMethod(t *testing.T) {
+	const p = "/sql/v1beta4/projects/my-project"
+	cases := map[string]struct{ verb, path, want string }{
+		"instances.list":     {http.MethodGet, p + "/instances", "instances.list"},
+		"instances.insert":   {http.MethodPost, p + "/instances", "instances.insert"},
+		"instances.get":      {http.MethodGet, p + "/instances/db", "instances.get"},
+		"instances.patch":    {http.MethodPatch, p + "/instances/db", "instances.patch"},
+		"instances.update":   {http.MethodPut, p + "/instances/db", "instances.update"},
+		"instances.delete":   {http.MethodDelete, p + "/instances/db", "instances.delete"},
+		"operations.list":    {http.MethodGet, p + "/operations", "operations.list"},
+		"operations.get":     {http.MethodGet, p + "/operations/abc", "operations.get"},
+		"users.list":         {http.MethodGet, p + "/instances/db/users", "users.list"},
+		"users.update":       {http.MethodPut, p + "/instances/db/users", "users.update"},
+		"users.get":          {http.MethodGet, p + "/instances/db/users/postgres", "users.get"},
+		"connect.get":        {http.MethodGet, p + "/instances/db/connectSettings", "connect.get"},
+		"ephemeral-cert":     {http.MethodPost, p + "/instances/db:generateEphemeralCert", "connect.generateEphemeral"},
+		"unknown-verb":       {http.MethodHead, p + "/instances/db", "other"},
+		"not-cloudsql":       {http.MethodGet, "/healthz", "other"},
+		"unknown-collection": {http.MethodGet, p + "/tiers", "other"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(Method(tc.verb, tc.path)).To(Equal(tc.want))
+		})
+	}
+}
+
+// Requests through the budget transport are counted by method and outcome, retries
+// included.
+func TestObserveCloudSQLCountsRetries(t *testing.T) {
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+	tr := budget.NewTransport(nil, budget.PerMinute(1000), budget.WithObserver(ObserveCloudSQL),
+		budget.WithSleep(func(context.Context, time.Duration) error { return nil }))
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithHTTPClient(&http.Client{Transport: tr}))
+	g.Expect(err).ToNot(HaveOccurred())
+
+	before404 := testutil.ToFloat64(CloudSQLRequests.WithLabelValues("instances.get", "404"))
+	before503 := testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "503")) +
+		testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "500"))
+	before200 := testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "200"))
+
+	_, err = svc.Instances.Get("p", "missing").Do()
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodOperationsList, ServerErrorShare: 1, Count: 2})).To(Succeed())
+	_, err = svc.Operations.List("p").Do()
+	g.Expect(err).ToNot(HaveOccurred())
+
+	g.Expect(testutil.ToFloat64(CloudSQLRequests.WithLabelValues("instances.get", "404"))).To(Equal(before404 + 1))
+	g.Expect(testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "503")) +
+		testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "500"))).To(Equal(before503 + 2))
+	g.Expect(testutil.ToFloat64(CloudSQLRequests.WithLabelValues("operations.list", "200"))).To(Equal(before200 + 1))
+}
