@@ -40,12 +40,12 @@ help: ## List the targets.
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: generate
-generate: ## Regenerate deepcopy, managed-resource methods and package/crds (go generate ./...).
+generate: ## Regenerate deepcopy, managed-resource methods, package/crds and docs/api.md (go generate ./...).
 	$(GO) generate ./...
 
 # Generated files are hashed before and after regeneration: any difference means the
 # committed files were stale (they are regenerated now; commit them).
-GENERATED = find apis package/crds -type f \( -name 'zz_generated.*' -o -name '*.yaml' \) | LC_ALL=C sort | xargs sha256sum
+GENERATED = find apis package/crds docs -type f \( -name 'zz_generated.*' -o -name '*.yaml' -o -name '*.md' \) | LC_ALL=C sort | xargs sha256sum
 .PHONY: check-generated
 check-generated: ## Fail when generated code or CRDs are out of date.
 	@before="$$($(GENERATED))"; $(GO) generate ./...; after="$$($(GENERATED))"; \

@@ -9,4 +9,7 @@
 //go:generate go tool controller-gen crd:crdVersions=v1 paths=./... output:artifacts:config=../package/crds
 //go:generate go tool angryjet generate-methodsets --header-file=../hack/boilerplate.go.txt ./...
 
+// The API reference is written from the CRDs, so that it can never drift from them.
+//go:generate go run ../hack/apidocs --crds ../package/crds --out ../docs/api.md
+
 package apis
