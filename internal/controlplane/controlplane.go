@@ -51,6 +51,14 @@ func WithCRDDirectories(dirs ...string) Option {
 	}
 }
 
+// WithCRDsFrom installs the CRDs found in dirs instead of package/crds, for
+// tests of what a built package installs.
+func WithCRDsFrom(dirs ...string) Option {
+	return func(e *envtest.Environment) {
+		e.CRDDirectoryPaths = append([]string{}, dirs...)
+	}
+}
+
 // WithWebhooks registers admission webhooks with the API server; envtest serves
 // them on a local port with a generated certificate (see envtest.WebhookInstallOptions).
 func WithWebhooks(o envtest.WebhookInstallOptions) Option {

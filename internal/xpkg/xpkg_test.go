@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
@@ -88,6 +90,8 @@ func TestPackages(t *testing.T) {
 	g.Expect(function.Objects[0].GetKind()).To(Equal("Function"))
 	g.Expect(function.Objects).To(HaveLen(1), "the function package holds only its meta object")
 
+	installs(t, provider)
+
 	for name, c := range built {
 		g.Expect(c.Config.Config.User).To(Equal("65532:65532"), name)
 		g.Expect(c.Config.Config.Entrypoint).To(HaveLen(1), name)
@@ -118,9 +122,53 @@ func names(g Gomega, dir, kind string) []string {
 	return out
 }
 
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// installs follows the README's real-cluster steps as far as a local control plane
+// allows: the CRDs from the built package (not from the repository) go into an API
+// server that also has Crossplane's CRDs, then the install manifests and the
+// examples are applied.
+func installs(t *testing.T, provider *xpkg.Contents) {
+	g := NewWithT(t)
+	crossplaneCRDs := os.Getenv("CROSSPLANE_CRDS")
+	if crossplaneCRDs == "" {
+		t.Fatal("CROSSPLANE_CRDS is not set: run the tests with `make test`")
+	}
+	dir := t.TempDir()
+	for _, o := range provider.Objects {
+		if o.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		b, err := o.MarshalJSON()
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(os.WriteFile(filepath.Join(dir, o.GetName()+".json"), b, 0o600)).To(Succeed())
+	}
+	env, err := controlplane.Start(controlplane.WithCRDsFrom(dir, crossplaneCRDs))
+	g.Expect(err).ToNot(HaveOccurred())
+	defer func() { _ = env.Stop() }()
+
+	root := controlplane.RepoRoot()
+	var files []string
+	for _, glob := range []string{"examples/install/*.yaml", "examples/*.yaml"} {
+		m, err := filepath.Glob(filepath.Join(root, glob))
+		g.Expect(err).ToNot(HaveOccurred())
+		files = append(files, m...)
+	}
+	g.Expect(env.Client.Create(context.Background(), namespace("crossplane-system"))).To(Succeed())
+	for _, f := range files {
+		objs, err := controlplane.ReadManifests(f)
+		g.Expect(err).ToNot(HaveOccurred())
+		for _, o := range objs {
+			g.Expect(env.Client.Create(context.Background(), o)).To(Succeed(), "%s: %s %s", filepath.Base(f), o.GetKind(), o.GetName())
+		}
+	}
 }
