@@ -170,6 +170,10 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
 		return nil, err
 	}
+	// Cloud SQL calls and pod injections, served on /metrics in both modes.
+	if err := providermetrics.Register(metrics.Registry); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 
@@ -217,9 +221,6 @@ func runProvider(args []string) error {
 	transport := budget.NewTransport(nil, budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute), budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
-	if err := providermetrics.Register(metrics.Registry); err != nil {
-		return err
-	}
 	o := postgresqlinstance.Options{
 		Options: controller.Options{
 			Logger:                  s.log,

@@ -20,11 +20,12 @@ var (
 		Help:      "Cloud SQL Admin API requests sent, retries included, by API method and HTTP status (error: no answer).",
 	}, []string{"method", "code"})
 
-	// Injections counts pod admissions by namespace and outcome (injected, denied).
+	// Injections counts pod admissions by namespace and outcome (injected,
+	// denied, error).
 	Injections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "cloudsql_postgres",
 		Name:      "pod_injections_total",
-		Help:      "Pods that asked for a PostgresqlInstance, by namespace and outcome (injected, denied).",
+		Help:      "Pods that asked for a PostgresqlInstance, by namespace and outcome (injected, denied, error).",
 	}, []string{"namespace", "outcome"})
 )
 
@@ -32,6 +33,9 @@ var (
 const (
 	OutcomeInjected = "injected"
 	OutcomeDenied   = "denied"
+	// OutcomeError is an admission that failed (the pod is refused, but not by
+	// a rule: the API server or a lookup failed).
+	OutcomeError = "error"
 )
 
 // Register adds the metrics to r.

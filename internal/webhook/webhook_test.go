@@ -9,6 +9,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -92,6 +94,7 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	g.Expect(s.OwnerReferences).To(HaveLen(1))
 	g.Expect(s.OwnerReferences[0].Kind).To(Equal(v1alpha1.PostgresqlInstanceKind))
 	g.Expect(absent("stored-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "stored"))()).To(BeTrue(), "ProviderConfig default has no proxy key")
+	g.Expect(testutil.ToFloat64(metrics.Injections.WithLabelValues("stored-app", metrics.OutcomeInjected))).To(Equal(1.0))
 }
 
 func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
@@ -145,6 +148,7 @@ func TestMissingInstanceIsDenied(t *testing.T) {
 		ContainSubstring(`PostgresqlInstance "no-such-instance" named by annotation cloudsql.travelaudience.com/postgresqlinstance-name does not exist`),
 		ContainSubstring("not its spec.forProvider.name"),
 	)))
+	g.Expect(testutil.ToFloat64(metrics.Injections.WithLabelValues("missing-app", metrics.OutcomeDenied))).To(Equal(1.0))
 }
 
 func TestInstanceNotReadyIsDenied(t *testing.T) {

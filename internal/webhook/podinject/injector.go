@@ -26,6 +26,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
 // Path is where the injector is served; package/webhookconfigurations names it.
@@ -144,8 +145,28 @@ func NewInjector(cached, live client.Reader, writer client.Writer, scheme *runti
 	return &Injector{cached: cached, live: live, writer: writer, decoder: admission.NewDecoder(scheme), cfg: cfg, log: newOptions(o).log}
 }
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. It counts, by namespace, the pods it
+// injected, denied, or failed on (metrics.Injections); pods it leaves alone are
+// not counted.
 func (i *Injector) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := i.handle(ctx, req)
+	outcome := ""
+	switch {
+	case resp.Allowed && len(resp.Patches) > 0:
+		outcome = metrics.OutcomeInjected
+	case !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusForbidden:
+		outcome = metrics.OutcomeDenied
+	case !resp.Allowed:
+		outcome = metrics.OutcomeError
+	}
+	if outcome != "" {
+		metrics.Injections.WithLabelValues(req.Namespace, outcome).Inc()
+	}
+	return resp
+}
+
+// handle decides the admission of one pod.
+func (i *Injector) handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("the injector changes pods only when they are created")
 	}
