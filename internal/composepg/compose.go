@@ -1,0 +1,168 @@
+package composepg
+
+import (
+	"errors"
+	"fmt"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// ResourceName names the PostgresqlInstance in the pipeline's desired and observed
+// state. Changing it would make Crossplane replace the instance, so it is part of the
+// function's contract.
+const ResourceName resource.Name = "postgresqlinstance"
+
+// SecretSuffix follows the composite's name in the name of the instance's
+// connection secret, as in the examples of PostgresqlInstance.
+const SecretSuffix = "-postgres"
+
+// DefaultConnectionSecretNamespace holds the instances' connection secrets when
+// neither the composite nor the function's options say otherwise; it is where
+// Crossplane itself runs, which application teams usually cannot read.
+const DefaultConnectionSecretNamespace = "crossplane-system"
+
+// Connection details the composite (and its claim's secret) receives from the
+// instance's connection secret. They are keys of that secret (see
+// internal/clients/cloudsql); the rest of it (the pgpass line, the CA, both IPs)
+// stays with the instance.
+const (
+	ConnectionDetailConnectionName = "connectionName"
+	ConnectionDetailEndpoint       = "endpoint"
+	ConnectionDetailPort           = "port"
+	ConnectionDetailUsername       = "username"
+	ConnectionDetailPassword       = "password"
+)
+
+// ConnectionDetailKeys are the connection details passed on, in the order the
+// XRD's connectionSecretKeys lists them.
+var ConnectionDetailKeys = []string{
+	ConnectionDetailConnectionName,
+	ConnectionDetailEndpoint,
+	ConnectionDetailPort,
+	ConnectionDetailUsername,
+	ConnectionDetailPassword,
+}
+
+// Compose returns the PostgresqlInstance that p asks for. observed is the instance
+// as it exists, or nil before it is created: a change the instance cannot take
+// (another version or region, private networking undone) is an error for the user
+// rather than an update the API server refuses, and the disk never shrinks when a
+// composite moves to a smaller size.
+func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.PostgresqlInstance, error) {
+	shape := Shapes[p.Size]
+	disk := v1alpha1.Disk{
+		SizeMinimumGb: shape.DiskMinimumGb,
+		SizeMaximumGb: shape.DiskMaximumGb,
+		Type:          v1alpha1.DiskTypeSSD,
+	}
+
+	if observed != nil {
+		was := observed.Spec.ForProvider
+		if was.Version != "" && was.Version != p.Version {
+			return nil, fmt.Errorf(errVersionImmutable, was.Version, p.Version)
+		}
+		if was.Location.Region != "" && was.Location.Region != p.Region {
+			return nil, fmt.Errorf(errRegionImmutable, was.Location.Region, p.Region)
+		}
+		if was.Networking.PrivateIP.Enabled && p.Networking != NetworkingPrivate {
+			return nil, errors.New(errPrivateIPPermanent)
+		}
+		// Cloud SQL cannot shrink a disk: a smaller size keeps the disk it has,
+		// and its limit is raised to match, which turns automatic growth off
+		// rather than asking for a maximum below the minimum.
+		disk.SizeMinimumGb = max(disk.SizeMinimumGb, was.Resources.Disk.SizeMinimumGb)
+		disk.SizeMaximumGb = max(disk.SizeMaximumGb, disk.SizeMinimumGb)
+	}
+
+	pi := &v1alpha1.PostgresqlInstance{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind},
+		ObjectMeta: metav1.ObjectMeta{
+			// Deleting the claim is how a team gives its database back, so the
+			// webhook's guard against deleting instances by accident must not
+			// block it; deletionPolicy says whether the data goes too.
+			Annotations: map[string]string{v1alpha1.AnnotationAllowDeletion: "true"},
+		},
+		Spec: v1alpha1.PostgresqlInstanceSpec{
+			ForProvider: v1alpha1.PostgresqlInstanceParameters{
+				Version:      p.Version,
+				Edition:      v1alpha1.EditionEnterprise,
+				Availability: v1alpha1.Availability{Type: shape.Availability},
+				Location:     v1alpha1.Location{Region: p.Region, Zone: v1alpha1.Any},
+				Networking:   networking(p),
+				Resources:    v1alpha1.Resources{InstanceType: shape.InstanceType, Disk: disk},
+			},
+		},
+	}
+	pi.SetDeletionPolicy(p.DeletionPolicy)
+	pi.SetWriteConnectionSecretToReference(&xpv2.SecretReference{
+		Name:      p.Name + SecretSuffix,
+		Namespace: p.ConnectionSecretNamespace,
+	})
+	if p.AllowedNamespaces != nil {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: p.AllowedNamespaces}
+	}
+	return pi, nil
+}
+
+// networking is the PostgresqlInstance's networking for p. Public instances get no
+// authorized networks: the Cloud SQL Auth Proxy, which the injector adds to pods,
+// needs none, and nothing else should reach the database from the internet.
+func networking(p Parameters) v1alpha1.Networking {
+	if p.Networking == NetworkingPrivate {
+		return v1alpha1.Networking{PrivateIP: v1alpha1.PrivateIP{Enabled: true, Network: p.Network}}
+	}
+	return v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}}
+}
+
+// Ready is whether the composed instance counts as ready: when Crossplane observed
+// it with condition Ready True, that is, when Cloud SQL reports it RUNNABLE.
+// Crossplane does not look at composed resources' conditions itself: a composite is
+// ready when every resource the pipeline returns is marked ready.
+func Ready(observed *composed.Unstructured) resource.Ready {
+	if observed == nil || observed.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+		return resource.ReadyFalse
+	}
+	return resource.ReadyTrue
+}
+
+// ConnectionDetailsFrom picks the connection details the composite passes on from
+// those of the observed instance. Keys the instance has not published yet are
+// left out rather than passed on empty, so that a claim's secret never holds an
+// empty password.
+func ConnectionDetailsFrom(observed resource.ConnectionDetails) resource.ConnectionDetails {
+	out := resource.ConnectionDetails{}
+	for _, k := range ConnectionDetailKeys {
+		if v, ok := observed[k]; ok && len(v) > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// AsComposed converts a PostgresqlInstance into the unstructured form the pipeline
+// returns, leaving out every field that is not set, so that Crossplane's server-side
+// apply claims only the fields the function has an opinion on.
+func AsComposed(pi *v1alpha1.PostgresqlInstance) (*composed.Unstructured, error) {
+	u, err := composed.From(pi)
+	if err != nil {
+		return nil, err
+	}
+	// The observation's integers have no omitempty that go-json-experiment
+	// honours for zero numbers; the provider, not the function, owns status.
+	delete(u.Object, "status")
+	return u, nil
+}
+
+// composed.From finds an object's kind in composed.Scheme, which knows only
+// Kubernetes' built-in kinds until a function adds its own.
+func init() { //nolint:gochecknoinits // composed.Scheme is a package variable of the SDK
+	if err := v1alpha1.SchemeBuilder.AddToScheme(composed.Scheme); err != nil {
+		panic(err)
+	}
+}

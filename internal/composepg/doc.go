@@ -1,0 +1,22 @@
+// Package composepg is the composition function of provider-cloudsql-postgres: it
+// turns a composite resource that asks for "a small PostgreSQL in europe-west1" into
+// one PostgresqlInstance with the defaults of that size, and hands the instance's
+// connection details back to the composite (and so to its claim).
+//
+// The composite resource's spec (see examples/composition/definition.yaml) holds
+//
+//	size:              small | medium | large       (default small)
+//	region:            a Google Cloud region         (default europe-west1)
+//	version:           PostgreSQL major version      (default "18")
+//	networking:        public | private              (default public)
+//	network:           projects/<p>/global/networks/<n>, required for private
+//	allowedNamespaces: namespaces whose pods may inject the instance
+//	                   (default: the claim's namespace)
+//	deletionPolicy:    Delete | Orphan               (default Delete)
+//
+// Parsing, validation and building the PostgresqlInstance are pure functions
+// (Parse, Compose, Ready, ConnectionDetailsFrom); Function glues them to
+// function-sdk-go's RunFunction. Every mistake in the composite's spec becomes a
+// fatal result whose message names the field and says what to do, so that it shows on
+// the claim instead of as a PostgresqlInstance the API server refuses.
+package composepg

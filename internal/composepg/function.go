@@ -1,0 +1,184 @@
+package composepg
+
+import (
+	"context"
+	"fmt"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// ConditionTypeSpecValid is the condition the function sets on the composite and
+// its claim: False, with the message of the fatal result, while the spec cannot be
+// composed, so that the team that owns the claim sees what to fix.
+const ConditionTypeSpecValid = "SpecValid"
+
+// FieldStatusInstanceName is where the composite (and its claim) shows the name of
+// its PostgresqlInstance, which pods give in the annotation
+// cloudsql.travelaudience.com/postgresqlinstance-name.
+const FieldStatusInstanceName = "status.instanceName"
+
+// Reasons of the SpecValid condition and of the function's results.
+const (
+	ReasonValid       = "Valid"
+	ReasonInvalidSpec = "InvalidSpec"
+	ReasonNotSynced   = "InstanceNotSynced"
+)
+
+// Errors of the pipeline itself rather than of the user's spec.
+const (
+	errGetObservedXR      = "cannot read the observed composite resource from the request"
+	errGetDesiredXR       = "cannot read the desired composite resource from the request"
+	errGetObservedCDs     = "cannot read the observed composed resources from the request"
+	errGetDesiredCDs      = "cannot read the desired composed resources from the request"
+	errReadObserved       = "cannot read the observed PostgresqlInstance"
+	errConvert            = "cannot convert the PostgresqlInstance for the response"
+	errSetDesiredXR       = "cannot set the desired composite resource in the response"
+	errSetDesiredCDs      = "cannot set the desired composed resources in the response"
+	errFmtInstanceNotSync = "PostgresqlInstance %s is not synced with Cloud SQL (%s): %s"
+)
+
+// Function composes a PostgresqlInstance for a composite resource. It implements
+// function-sdk-go's FunctionRunnerService.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log             logging.Logger
+	secretNamespace string
+}
+
+// An Option configures a Function.
+type Option func(*Function)
+
+// WithLogger makes the Function log to l.
+func WithLogger(l logging.Logger) Option {
+	return func(f *Function) { f.log = l }
+}
+
+// WithConnectionSecretNamespace puts the instances' connection secrets into ns
+// when the composite does not write its own secret to a namespace.
+func WithConnectionSecretNamespace(ns string) Option {
+	return func(f *Function) { f.secretNamespace = ns }
+}
+
+// New returns a Function that logs nothing and keeps connection secrets in
+// DefaultConnectionSecretNamespace unless told otherwise.
+func New(o ...Option) *Function {
+	f := &Function{log: logging.NewNopLogger(), secretNamespace: DefaultConnectionSecretNamespace}
+	for _, fn := range o {
+		fn(f)
+	}
+	return f
+}
+
+// RunFunction composes the PostgresqlInstance for the observed composite, marks it
+// ready when the observed instance is, and passes its connection details to the
+// composite. A spec that cannot be composed yields a fatal result for the user
+// (and the condition SpecValid False); so does a malformed request, which the
+// composite's events then show.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetObservedXR, err))
+		return rsp, nil
+	}
+	log := f.log.WithValues("xr-kind", oxr.Resource.GetKind(), "xr-name", oxr.Resource.GetName())
+
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetObservedCDs, err))
+		return rsp, nil
+	}
+	var was *v1alpha1.PostgresqlInstance
+	ocd, exists := observed[ResourceName]
+	if exists {
+		was = &v1alpha1.PostgresqlInstance{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ocd.Resource.UnstructuredContent(), was); err != nil {
+			response.Fatal(rsp, fmt.Errorf("%s: %w", errReadObserved, err))
+			return rsp, nil
+		}
+	}
+
+	p, err := Parse(oxr.Resource, f.secretNamespace)
+	if err == nil {
+		var pi *v1alpha1.PostgresqlInstance
+		if pi, err = Compose(p, was); err == nil {
+			return f.respond(rsp, req, pi, ocd, exists, log)
+		}
+	}
+	log.Info("Cannot compose a PostgresqlInstance", "error", err)
+	response.Fatal(rsp, err)
+	response.ConditionFalse(rsp, ConditionTypeSpecValid, ReasonInvalidSpec).WithMessage(err.Error()).TargetCompositeAndClaim()
+	return rsp, nil
+}
+
+// respond adds pi, its readiness and its connection details to rsp, keeping what
+// earlier steps of the pipeline desired.
+func (f *Function) respond(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, pi *v1alpha1.PostgresqlInstance, ocd resource.ObservedComposed, exists bool, log logging.Logger) (*fnv1.RunFunctionResponse, error) {
+	dcd, err := AsComposed(pi)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errConvert, err))
+		return rsp, nil
+	}
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetDesiredCDs, err))
+		return rsp, nil
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetDesiredXR, err))
+		return rsp, nil
+	}
+
+	ready := resource.ReadyFalse
+	if exists {
+		ready = Ready(ocd.Resource)
+		if dxr.ConnectionDetails == nil {
+			dxr.ConnectionDetails = resource.ConnectionDetails{}
+		}
+		for k, v := range ConnectionDetailsFrom(ocd.ConnectionDetails) {
+			dxr.ConnectionDetails[k] = v
+		}
+		// Pods name the instance in their annotation, and its generated name
+		// is otherwise visible only on the cluster-scoped composite; Crossplane
+		// copies the composite's status to the claim.
+		if err := dxr.Resource.SetString(FieldStatusInstanceName, ocd.Resource.GetName()); err != nil {
+			response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredXR, err))
+			return rsp, nil
+		}
+		// Why an instance is stuck (a name Cloud SQL reserves, a missing
+		// permission) is otherwise visible only on the cluster-scoped
+		// PostgresqlInstance, which the claim's owners may not be able to read.
+		if c := ocd.Resource.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse {
+			response.Warning(rsp, fmt.Errorf(errFmtInstanceNotSync, ocd.Resource.GetName(), c.Reason, c.Message)).
+				WithReason(ReasonNotSynced).TargetCompositeAndClaim()
+		}
+	}
+	desired[ResourceName] = &resource.DesiredComposed{Resource: dcd, Ready: ready}
+
+	// Readiness is left to Crossplane, which marks the composite ready when every
+	// desired resource is: setting it here would override what other steps of the
+	// pipeline compose.
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredXR, err))
+		return rsp, nil
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredCDs, err))
+		return rsp, nil
+	}
+	response.ConditionTrue(rsp, ConditionTypeSpecValid, ReasonValid).TargetCompositeAndClaim()
+	log.Debug("Composed a PostgresqlInstance", "instanceType", pi.Spec.ForProvider.Resources.InstanceType, "ready", ready)
+	return rsp, nil
+}
