@@ -1,0 +1,229 @@
+package composetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	function "github.com/crossplane/function-sdk-go"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/proto/v1beta1"
+	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/composepg"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+)
+
+// Environment variables that `make test` sets.
+const (
+	envCLI  = "CROSSPLANE_CLI"
+	envCRDs = "CROSSPLANE_CRDS"
+)
+
+const errNoCrossplane = "%s is not set: run the tests with make test, which builds the Crossplane CLI (hack/crank) and sets %s and %s"
+
+// crossplaneImage names the Crossplane image whose built-in schemas
+// `crossplane beta validate` would download; the tests put Crossplane's CRDs in its
+// cache under that name instead.
+const crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
+
+// annotationTarget tells crossplane render's Development runtime where the function
+// listens.
+const annotationTarget = "render.crossplane.io/runtime-development-target"
+
+var (
+	cli    string // the Crossplane CLI
+	crds   string // Crossplane's CRDs
+	fnAddr string // where the function is served
+	env    *controlplane.Env
+)
+
+// example is the path of a file of examples/composition.
+func example(name string) string {
+	return repoPath("examples", "composition", name)
+}
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	cli, crds = os.Getenv(envCLI), os.Getenv(envCRDs)
+	for _, v := range []struct{ name, value string }{{envCLI, cli}, {envCRDs, crds}} {
+		if v.value == "" {
+			return 0, fmt.Errorf(errNoCrossplane, v.name, envCLI, envCRDs)
+		}
+	}
+
+	// The function runs in this process, as `go run ./cmd/function-cloudsql-postgres
+	// --insecure` would serve it, on a port of its own.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	fnAddr = lis.Addr().String()
+	srv := grpc.NewServer()
+	fn := composepg.New()
+	fnv1.RegisterFunctionRunnerServiceServer(srv, fn)
+	v1beta1.RegisterFunctionRunnerServiceServer(srv, function.ServeBeta(fn))
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	if env, err = controlplane.Start(controlplane.WithCRDDirectories(crds)); err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "cannot stop the test control plane:", err)
+		}
+	}()
+	return m.Run(), nil
+}
+
+// crossplane runs the Crossplane CLI and returns what it printed.
+func crossplane(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// functionsFile is examples/composition/functions.yaml pointed at the function
+// served by this process.
+func functionsFile(t *testing.T) string {
+	t.Helper()
+	fns := readManifests(t, example("functions.yaml"))
+	for _, f := range fns {
+		a := f.GetAnnotations()
+		a[annotationTarget] = fnAddr
+		f.SetAnnotations(a)
+	}
+	return writeManifests(t, "functions.yaml", fns...)
+}
+
+// compositeFile is examples/composition/xr.yaml changed by fn.
+func compositeFile(t *testing.T, fn func(xr *unstructured.Unstructured)) string {
+	t.Helper()
+	xr := readManifests(t, example("xr.yaml"))[0]
+	fn(xr)
+	return writeManifests(t, "xr.yaml", xr)
+}
+
+// rendered is what crossplane render printed: the composite and what it composes.
+type rendered struct {
+	composite *unstructured.Unstructured
+	composed  []*unstructured.Unstructured
+}
+
+// render renders the example Composition for the composite in xrPath.
+func render(t *testing.T, xrPath string, args ...string) (rendered, error) {
+	t.Helper()
+	args = append([]string{"render", xrPath, example("composition.yaml"), functionsFile(t)}, args...)
+	stdout, stderr, err := crossplane(t, args...)
+	if err != nil {
+		return rendered{}, fmt.Errorf("%w: %s", err, stderr)
+	}
+	objs, err := decode([]byte(stdout))
+	if err != nil {
+		return rendered{}, err
+	}
+	if len(objs) == 0 {
+		return rendered{}, errors.New("crossplane render printed nothing")
+	}
+	return rendered{composite: objs[0], composed: objs[1:]}, nil
+}
+
+func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := controlplane.ReadManifests(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// writeManifests writes objs into one YAML file in a temporary directory.
+func writeManifests(t *testing.T, name string, objs ...*unstructured.Unstructured) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range objs {
+		y, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func decode(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// repoPath is a path in the repository.
+func repoPath(elem ...string) string {
+	return filepath.Join(append([]string{controlplane.RepoRoot()}, elem...)...)
+}
+
+// copyDir copies the files of from into to.
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
