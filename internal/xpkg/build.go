@@ -25,14 +25,16 @@ type Package struct {
 	Root string
 	// Ignore are paths under Root that belong to another package.
 	Ignore []string
-	// Examples is the directory of example manifests shipped in the package.
-	Examples string
+	// Examples are globs, relative to the repository root, of the example
+	// manifests shipped in the package. The Crossplane CLI takes a whole directory
+	// tree, so they are staged into one of their own.
+	Examples []string
 }
 
 // Packages are the packages `make xpkg` builds.
 var Packages = []Package{
-	{Name: "provider-cloudsql-postgres", Binary: "provider", Cmd: "./cmd/provider", Root: "package", Ignore: []string{"function/*"}, Examples: "examples"},
-	{Name: "function-cloudsql-postgres", Binary: "function", Cmd: "./cmd/function-cloudsql-postgres", Root: "package/function", Examples: "examples/composition"},
+	{Name: "provider-cloudsql-postgres", Binary: "provider", Cmd: "./cmd/provider", Root: "package", Ignore: []string{"function/*"}, Examples: []string{"examples/*.yaml", "examples/install/*.yaml"}},
+	{Name: "function-cloudsql-postgres", Binary: "function", Cmd: "./cmd/function-cloudsql-postgres", Root: "package/function", Examples: []string{"examples/composition/definition.yaml", "examples/composition/composition.yaml", "examples/composition/claim.yaml"}},
 }
 
 // BuildOptions say where to build.
@@ -81,12 +83,16 @@ func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 	if err := tarball.WriteToFile(imgTar, tag, img); err != nil {
 		return "", fmt.Errorf("cannot write the runtime image of %s: %w", p.Name, err)
 	}
+	examples, err := stageExamples(o, p)
+	if err != nil {
+		return "", err
+	}
 	out := filepath.Join(o.OutDir, p.Name+".xpkg")
 	args := []string{"xpkg", "build",
 		"--package-root=" + filepath.Join(o.RepoRoot, p.Root),
 		"--embed-runtime-image-tarball=" + imgTar,
 		"--package-file=" + out,
-		"--examples-root=" + filepath.Join(o.RepoRoot, p.Examples),
+		"--examples-root=" + examples,
 	}
 	for _, ig := range p.Ignore {
 		args = append(args, "--ignore="+ig)
@@ -97,4 +103,43 @@ func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 		return "", fmt.Errorf("crossplane xpkg build of %s failed: %w", p.Name, err)
 	}
 	return out, nil
+}
+
+// stageExamples copies the package's example manifests into a directory of
+// their own and returns it.
+func stageExamples(o BuildOptions, p Package) (string, error) {
+	dir := filepath.Join(o.OutDir, p.Name+"-examples")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, glob := range p.Examples {
+		files, err := filepath.Glob(filepath.Join(o.RepoRoot, glob))
+		if err != nil {
+			return "", err
+		}
+		if len(files) == 0 {
+			return "", fmt.Errorf("no example manifests match %s", glob)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			rel, err := filepath.Rel(o.RepoRoot, f)
+			if err != nil {
+				return "", err
+			}
+			target := filepath.Join(dir, rel)
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(target, data, 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
+	return dir, nil
 }

@@ -86,6 +86,10 @@ func TestPackages(t *testing.T) {
 	g.Expect(crds).To(ConsistOf(names(g, filepath.Join(root, "package", "crds"), "CustomResourceDefinition")))
 	g.Expect(hooks).To(ConsistOf("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"))
 
+	// Development-only files (functions.yaml) stay out of what users install.
+	g.Expect(string(provider.Files["/.up/examples.yaml"])).ToNot(ContainSubstring("render.crossplane.io"))
+	g.Expect(string(provider.Files["/.up/examples.yaml"])).To(ContainSubstring("kind: PostgresqlInstance"))
+
 	function := built["function-cloudsql-postgres"]
 	g.Expect(function.Objects[0].GetKind()).To(Equal("Function"))
 	g.Expect(function.Objects).To(HaveLen(1), "the function package holds only its meta object")
