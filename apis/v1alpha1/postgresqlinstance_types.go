@@ -41,6 +41,11 @@ const (
 	OwnerLabelValue = "cloudsql-postgres-operator"
 )
 
+// OwnerUIDLabelKey is the Cloud SQL label that holds the metadata.uid of the
+// PostgresqlInstance that created (or imported) the instance: the provider never
+// changes, deletes or resets the password of an instance that carries another.
+const OwnerUIDLabelKey = "owner-uid"
+
 // Values of the enumerations below, for use in code.
 const (
 	AvailabilityZonal    = "Zonal"
@@ -122,6 +127,7 @@ type PostgresqlInstanceParameters struct {
 	// +kubebuilder:validation:MaxProperties=63
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9_-]{0,62}$'))",message="label keys must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'"
 	// +kubebuilder:validation:XValidation:rule="!('owner' in self) || self['owner'] == 'cloudsql-postgres-operator'",message="the owner label is reserved: the provider sets owner=cloudsql-postgres-operator itself; remove it or use another key"
+	// +kubebuilder:validation:XValidation:rule="!('owner-uid' in self)",message="the owner-uid label is reserved: the provider records there which PostgresqlInstance manages the Cloud SQL instance; use another key"
 	Labels map[string]LabelValue `json:"labels,omitempty"`
 
 	// Location of the instance.

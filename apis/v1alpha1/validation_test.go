@@ -164,6 +164,7 @@ func TestCreateValidation(t *testing.T) {
 		}},
 		"labels-owner-ours":  {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "cloudsql-postgres-operator"} }},
 		"labels-owner-other": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "alice"} }, want: []string{fp + "labels", "the owner label is reserved"}},
+		"labels-owner-uid":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner-uid": "x"} }, want: []string{fp + "labels", "the owner-uid label is reserved"}},
 		"labels-key-upper":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"Team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
 		"labels-key-digit":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"1team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
 		"labels-value-upper": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"team": "Payments"} }, want: []string{fp + "labels.team", "should match"}},

@@ -23,11 +23,15 @@ const (
 	errListOperations   = "cannot list the operations of Cloud SQL instance %s in project %s"
 	errSetPassword      = "cannot set the password of user postgres on Cloud SQL instance %s in project %s"
 	errGeneratePassword = "cannot generate a password for user postgres"
-	errNameTaken        = "the Cloud SQL instance name %s is taken in project %s, or was used by an instance deleted within the last week " +
+	errNameTaken        = "the Cloud SQL instance name %s in project %s was used by an instance deleted within the last week " +
 		"(Cloud SQL reserves the names of deleted instances for up to a week): create the PostgresqlInstance again with another name " +
 		"(spec.forProvider.name or metadata.name); this one is retried only at the poll interval"
-	errNotObserved = "the Cloud SQL instance was not observed before it was changed"
-	msgState       = "Cloud SQL reports the instance as %s"
+	errNotObserved  = "the Cloud SQL instance was not observed before it was changed"
+	errOwnedByOther = "Cloud SQL instance %s in project %s belongs to another PostgresqlInstance (uid %s): " +
+		"this one never changes it; give this one another name (spec.forProvider.name or metadata.name), or delete it"
+	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
+		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
+	msgState = "Cloud SQL reports the instance as %s"
 )
 
 // Cloud SQL instance states the controller acts on.
@@ -62,6 +66,14 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
+	if err := e.checkOwner(mg, inst); err != nil {
+		// Deleting this PostgresqlInstance lets go of the instance, never deletes it.
+		if meta.WasDeleted(mg) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		e.pacing.markStalled(mg.GetName())
+		return managed.ExternalObservation{}, err
+	}
 	e.observed = inst
 	mg.Status.AtProvider = cloudsql.GenerateObservation(inst)
 
@@ -94,7 +106,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	if meta.WasDeleted(mg) || inst.State != stateRunnable {
 		return obs, nil
 	}
-	diff := cloudsql.Compare(mg.Spec.ForProvider, inst)
+	diff := cloudsql.Compare(desired(mg), inst)
 	obs.Diff = strings.Join(diff.All(), "; ")
 	obs.ResourceUpToDate = diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
 	return obs, nil
@@ -117,16 +129,77 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 			return managed.ExternalCreation{}, err
 		}
 	}
-	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, mg.Spec.ForProvider, pw.value)).Context(ctx).Do()
+	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, desired(mg), pw.value)).Context(ctx).Do()
 	if cloudsql.IsAlreadyExists(err) {
-		e.pacing.markStalled(mg.GetName())
-		return managed.ExternalCreation{}, errors.Errorf(errNameTaken, name, e.project)
+		return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
 	e.pacing.markBusy(mg.GetName())
 	return managed.ExternalCreation{}, nil
+}
+
+// desired are the spec's parameters plus the label that ties the Cloud SQL
+// instance to this PostgresqlInstance.
+func desired(mg *v1alpha1.PostgresqlInstance) v1alpha1.PostgresqlInstanceParameters {
+	p := *mg.Spec.ForProvider.DeepCopy()
+	if p.Labels == nil {
+		p.Labels = map[string]v1alpha1.LabelValue{}
+	}
+	p.Labels[v1alpha1.OwnerUIDLabelKey] = v1alpha1.LabelValue(mg.GetUID())
+	return p
+}
+
+// checkOwner refuses to manage an instance that another PostgresqlInstance created,
+// or that exists without having been created or imported by this one: a second
+// object with the same name must never patch, delete or reset the password of
+// somebody else's database. Observing (managementPolicies [Observe]) is always
+// allowed, and an instance this object observed before is taken over (an import).
+func (e *external) checkOwner(mg *v1alpha1.PostgresqlInstance, inst *sqladmin.DatabaseInstance) error {
+	owner := ""
+	if inst.Settings != nil {
+		owner = inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]
+	}
+	switch {
+	case owner == string(mg.GetUID()), observeOnly(mg):
+		return nil
+	case owner != "":
+		return errors.Errorf(errOwnedByOther, inst.Name, e.project, owner)
+	case mg.Status.AtProvider.SelfLink != "" && mg.Status.AtProvider.SelfLink == inst.SelfLink:
+		return nil
+	}
+	return errors.Errorf(errNotCreatedByUs, inst.Name, e.project)
+}
+
+// nameConflict explains a 409 from instances.insert: the instance may be ours
+// (an earlier insert whose answer was lost), somebody else's, or gone with its
+// name still reserved.
+func (e *external) nameConflict(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) error {
+	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
+	switch {
+	case cloudsql.IsNotFound(err):
+		e.pacing.markStalled(mg.GetName())
+		return errors.Errorf(errNameTaken, name, e.project)
+	case err != nil:
+		return errors.Wrapf(err, errGetInstance, name, e.project)
+	}
+	if err := e.checkOwner(mg, inst); err != nil {
+		e.pacing.markStalled(mg.GetName())
+		return err
+	}
+	// Ours: the next Observe finds it.
+	e.pacing.markBusy(mg.GetName())
+	return nil
+}
+
+func observeOnly(mg *v1alpha1.PostgresqlInstance) bool {
+	for _, p := range mg.GetManagementPolicies() {
+		if p != xpv2.ManagementActionObserve && p != xpv2.ManagementActionLateInitialize {
+			return false
+		}
+	}
+	return len(mg.GetManagementPolicies()) > 0
 }
 
 // Update implements managed.TypedExternalClient. It sets a missing password first
@@ -140,7 +213,8 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	if e.password.value == "" || e.password.unconfirmed {
 		return e.setPassword(ctx, mg, name)
 	}
-	diff := cloudsql.Compare(mg.Spec.ForProvider, e.observed)
+	want := desired(mg)
+	diff := cloudsql.Compare(want, e.observed)
 	if diff.NeedsPatch() {
 		running, err := e.operationRunning(ctx, name)
 		if err != nil {
@@ -150,7 +224,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 			e.pacing.markBusy(mg.GetName())
 			return managed.ExternalUpdate{}, nil
 		}
-		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(mg.Spec.ForProvider, e.observed)).Context(ctx).Do()
+		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(want, e.observed)).Context(ctx).Do()
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {

@@ -240,7 +240,7 @@ func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
 	h.g.Eventually(func(g Gomega) {
 		c := h.get("reserved").GetCondition(xpv2.TypeSynced)
 		g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
-		g.Expect(c.Message).To(ContainSubstring("the Cloud SQL instance name reserved is taken in project " + h.project + ", or was used by an instance deleted within the last week"))
+		g.Expect(c.Message).To(ContainSubstring("the Cloud SQL instance name reserved in project " + h.project + " was used by an instance deleted within the last week"))
 		g.Expect(c.Message).To(ContainSubstring("create the PostgresqlInstance again with another name"))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
 	// The error backoff would try again after about 1s, 2s and 4s. Two inserts

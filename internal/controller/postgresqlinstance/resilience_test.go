@@ -280,3 +280,50 @@ func TestRunsWithTheShippedRBAC(t *testing.T) {
 	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
 	h.waitGone("rbac")
 }
+
+// An instance that exists already, and that this PostgresqlInstance neither
+// created nor imported, is never changed: no patch, no password, no deletion.
+func TestExistingInstanceIsNotTakenOver(t *testing.T) {
+	h := newHarness(t)
+	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{
+		Name: "theirs", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", RootPassword: "their-password",
+		Settings: &sqladmin.Settings{Tier: "db-custom-2-7680", Edition: "ENTERPRISE"},
+	})).To(Succeed())
+	h.g.Expect(env.Client.Create(h.ctx, h.instance("theirs"))).To(Succeed())
+	h.g.Eventually(func() string { return h.get("theirs").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
+		ContainSubstring("Cloud SQL instance theirs already exists in project "+h.project+" and was not created by this PostgresqlInstance"),
+		ContainSubstring(`import it (managementPolicies ["Observe"] first, then ["*"])`),
+	))
+	h.settle()
+	h.g.Expect(h.writes()).To(Equal(0))
+	h.g.Expect(h.emu.PasswordIs(h.project, "theirs", "postgres", "their-password")).To(BeTrue())
+
+	// Deleting it lets go of the instance.
+	h.g.Expect(env.Client.Delete(h.ctx, h.get("theirs"))).To(Succeed())
+	h.waitGone("theirs")
+	_, err := h.emu.Instance(h.project, "theirs")
+	h.g.Expect(err).ToNot(HaveOccurred())
+	h.g.Expect(h.calls(emulator.MethodInstancesDelete, "theirs")).To(Equal(0))
+}
+
+// Two PostgresqlInstances naming the same Cloud SQL instance: the first one owns
+// it; the second one is told so and never touches it, not even when deleted.
+func TestSecondClaimOnANameIsRefused(t *testing.T) {
+	h := newHarness(t)
+	shared := func(p *v1alpha1.PostgresqlInstance) { p.Spec.ForProvider.Name = ptr.To("shared") }
+	first := h.create(h.instance("first", shared))
+	password := string(h.secret(first).Data[cloudsql.ConnectionKeyPassword])
+
+	h.g.Expect(env.Client.Create(h.ctx, h.instance("second", shared))).To(Succeed())
+	h.g.Eventually(func() string { return h.get("second").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
+		ContainSubstring("Cloud SQL instance shared in project " + h.project + " belongs to another PostgresqlInstance (uid " + string(first.GetUID()) + ")"))
+	h.settle()
+	h.g.Expect(h.emu.PasswordIs(h.project, "shared", "postgres", password)).To(BeTrue(), "the second object reset the first one's password")
+	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "shared")).To(Equal(0))
+	h.g.Expect(h.accepted(emulator.MethodInstancesPatch, "shared")).To(Equal(0))
+
+	h.g.Expect(env.Client.Delete(h.ctx, h.get("second"))).To(Succeed())
+	h.waitGone("second")
+	h.waitReady("first")
+	h.g.Expect(h.calls(emulator.MethodInstancesDelete, "shared")).To(Equal(0))
+}
