@@ -24,7 +24,8 @@ CRANK_HASH := $(shell cat hack/crank/go.mod hack/crank/go.sum | sha256sum | cut 
 CRANK_DIR := $(CACHE_DIR)/crossplane-cli-$(CROSSPLANE_VERSION)-$(CRANK_HASH)
 export CROSSPLANE_CLI := $(CRANK_DIR)/crossplane
 # Crossplane's own CRDs ship in its module; tests install them beside ours.
-export CROSSPLANE_CRDS = $(shell cd hack/crank && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds
+# (go mod download, unlike go list -m, fetches the module when the cache lacks it.)
+export CROSSPLANE_CRDS = $(shell cd hack/crank && $(GO) mod download -json github.com/crossplane/crossplane/v2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')/cluster/crds
 
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \

@@ -322,6 +322,7 @@ type Resources struct {
 	// +kubebuilder:default=db-custom-1-3840
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(db-f1-micro|db-g1-small|db-custom-[0-9]{1,3}-[0-9]{1,7}|db-perf-optimized-N-[0-9]{1,3})$')",message="must be db-f1-micro, db-g1-small, db-custom-<vCPUs>-<MiB> (for example db-custom-2-7680) or db-perf-optimized-N-<vCPUs>"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('db-perf-optimized-N-') || self in ['db-perf-optimized-N-2', 'db-perf-optimized-N-4', 'db-perf-optimized-N-8', 'db-perf-optimized-N-16', 'db-perf-optimized-N-32', 'db-perf-optimized-N-48', 'db-perf-optimized-N-64', 'db-perf-optimized-N-80', 'db-perf-optimized-N-96', 'db-perf-optimized-N-128']",message="Enterprise Plus machines have 2, 4, 8, 16, 32, 48, 64, 80, 96 or 128 vCPUs: db-perf-optimized-N-<one of those>"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[2]) == 1 || (int(self.split('-')[2]) % 2 == 0 && int(self.split('-')[2]) >= 2 && int(self.split('-')[2]) <= 96)",messageExpression="'has ' + self.split('-')[2] + ' vCPUs: a custom machine has 1 vCPU or an even number of vCPUs up to 96'"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[3]) % 256 == 0",messageExpression="'has ' + self.split('-')[3] + ' MiB of memory: memory must be a multiple of 256 MiB'"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^db-custom-[0-9]{1,3}-[0-9]{1,7}$') || int(self.split('-')[3]) >= 3840",messageExpression="'has ' + self.split('-')[3] + ' MiB of memory: a custom machine needs at least 3840 MiB'"
@@ -481,7 +482,6 @@ type PostgresqlInstanceStatus struct {
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,managed,cloudsql},shortName=pgi
-// +kubebuilder:validation:XValidation:rule="has(self.spec.forProvider.name) || (size(self.metadata.name) <= 91 && self.metadata.name.matches('^[a-z][a-z0-9-]+[a-z0-9]$'))",fieldPath=".spec.forProvider.name",messageExpression="'is required because metadata.name ' + self.metadata.name + ' is not a valid Cloud SQL instance name (lowercase letters, digits and hyphens, starting with a letter, at most 91 characters)'"
 type PostgresqlInstance struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -130,7 +130,6 @@ func TestCreateValidation(t *testing.T) {
 		"name-ends-hyphen":             {mutate: func(p *params) { p.Name = ptr.To("psql-") }, want: []string{fp + "name", "end with a letter or digit"}},
 		"name-uppercase":               {mutate: func(p *params) { p.Name = ptr.To("Psql") }, want: []string{fp + "name", "lowercase letters"}},
 		"name-too-long":                {mutate: func(p *params) { p.Name = ptr.To("a" + strings.Repeat("b", 91)) }, want: []string{fp + "name", "91"}},
-		"metadata-name-dots":           {meta: "team.db", want: []string{fp + "name", "is required because metadata.name team.db is not a valid Cloud SQL instance name"}},
 		"metadata-name-dots-with-name": {meta: "team.db2", mutate: func(p *params) { p.Name = ptr.To("team-db2") }},
 
 		// version and edition
@@ -145,6 +144,7 @@ func TestCreateValidation(t *testing.T) {
 			p.Version = "11"
 			p.Resources.InstanceType = "db-perf-optimized-N-2"
 		}, want: []string{fp + "edition", "needs PostgreSQL 12 or later"}},
+		"perf-optimized-odd-vcpus":     {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-3" }, want: []string{fp + "resources.instanceType", "Enterprise Plus machines have 2, 4, 8, 16, 32, 48, 64, 80, 96 or 128 vCPUs"}},
 		"perf-optimized-on-enterprise": {mutate: func(p *params) { p.Resources.InstanceType = "db-perf-optimized-N-8" }, want: []string{fp + "resources.instanceType", "need edition EnterprisePlus"}},
 
 		// availability and backups

@@ -31,11 +31,13 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -135,7 +137,10 @@ func (c *common) setup() (*setup, error) {
 // true.
 func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Manager, error) {
 	o := ctrl.Options{
-		Scheme:                 s.scheme,
+		Scheme: s.scheme,
+		// Secrets are read when needed, never cached: a cache would hold every
+		// secret of the cluster in the provider's memory.
+		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		LeaderElection:         *c.leaderElection,
 		LeaderElectionID:       leaderElectionID,
 		Metrics:                metricsserver.Options{BindAddress: *c.metricsAddr},

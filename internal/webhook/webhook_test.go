@@ -384,8 +384,20 @@ func TestExternalNameIsValidated(t *testing.T) {
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "bad-external"}
 	g.Expect(env.Client.Create(context.Background(), pi)).To(MatchError(And(
 		ContainSubstring(`PostgresqlInstance bad-external: annotation crossplane.io/external-name "Bad_Name" is not a valid Cloud SQL instance name`),
-		ContainSubstring("fix the annotation, or set spec.forProvider.name"),
+		ContainSubstring("set spec.forProvider.name (or the annotation crossplane.io/external-name) to a valid name"),
 	)))
+
+	// Without the annotation, metadata.name is the instance name and must be valid.
+	dotted := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "team.db"}}
+	dotted.Spec = pi.Spec
+	g.Expect(env.Client.Create(context.Background(), dotted)).To(MatchError(
+		ContainSubstring(`PostgresqlInstance team.db: metadata.name "team.db" is not a valid Cloud SQL instance name`)))
+
+	// With a valid annotation, metadata.name may be anything Kubernetes accepts.
+	imported := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "orders.prod", Annotations: map[string]string{"crossplane.io/external-name": "orders-prod"}}}
+	imported.Spec = pi.Spec
+	imported.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	g.Expect(env.Client.Create(context.Background(), imported)).To(Succeed())
 }
 
 func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
@@ -452,4 +464,21 @@ func TestExampleDeploymentIsInjected(t *testing.T) {
 	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
 	g.Expect(envOf(p.Spec.Containers[0])).To(HaveKeyWithValue("PGPASSFILE", podinject.PgpassDir+"/pgpass-70"))
 	g.Expect(*p.Spec.InitContainers[0].SecurityContext.RunAsUser).To(BeEquivalentTo(70))
+}
+
+// A password the provider has stored but Cloud SQL has not confirmed is not handed
+// to pods: it may never work.
+func TestUnconfirmedPasswordIsNotHandedOut(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "repairing")
+	namespace(t, "repairing-app", nil)
+	s := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: "repairing-postgres"}, s)).To(Succeed())
+	s.Annotations = map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"}
+	g.Expect(env.Client.Update(ctx, s)).To(Succeed())
+
+	err := env.Client.Create(ctx, annotatedPod("repairing-app", "web", "repairing"))
+	g.Expect(err).To(MatchError(ContainSubstring(`the provider is setting a new password for PostgresqlInstance "repairing"`)))
+	g.Expect(absent("repairing-app", podinject.ReplicaName(podinject.ReplicaPgpass, "repairing"))()).To(BeTrue())
 }

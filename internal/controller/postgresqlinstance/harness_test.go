@@ -162,6 +162,8 @@ func (h *harness) startManager() {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		// As cmd/provider: secrets are never cached.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		// Each test starts a manager of its own with the same controller names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -198,10 +199,14 @@ func TestDeletion(t *testing.T) {
 			// envtest never removes namespaces, so each run gets one of its own.
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "app-"}}
 			h.g.Expect(env.Client.Create(h.ctx, ns)).To(Succeed())
-			replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
+			owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind, Name: name, UID: pi.UID}
+			replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}, OwnerReferences: []metav1.OwnerReference{owner}}}
 			h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())
 			unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "other", Labels: map[string]string{v1alpha1.LabelInstance: "another-instance"}}}
 			h.g.Expect(env.Client.Create(h.ctx, unrelated)).To(Succeed())
+			// Someone's secret that merely carries the label is not the provider's to delete.
+			labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "labelled", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
+			h.g.Expect(env.Client.Create(h.ctx, labelled)).To(Succeed())
 
 			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
 			if policy == xpv2.DeletionDelete {
@@ -221,6 +226,21 @@ func TestDeletion(t *testing.T) {
 			err = env.Client.Get(h.ctx, client.ObjectKeyFromObject(replica), &corev1.Secret{})
 			h.g.Expect(err).To(HaveOccurred(), "the copied secret outlived its instance")
 			h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(unrelated), &corev1.Secret{})).To(Succeed())
+			h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(labelled), &corev1.Secret{})).To(Succeed())
+
+			// The connection secret: released when the instance stays, so that garbage
+			// collection (which envtest does not run) leaves its working password.
+			conn := h.secret(pi)
+			owners := []types.UID{}
+			for _, o := range conn.OwnerReferences {
+				owners = append(owners, o.UID)
+			}
+			if policy == xpv2.DeletionOrphan {
+				h.g.Expect(owners).ToNot(ContainElement(pi.UID))
+				h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", string(conn.Data[cloudsql.ConnectionKeyPassword]))).To(BeTrue())
+			} else {
+				h.g.Expect(owners).To(ContainElement(pi.UID))
+			}
 		})
 	}
 }

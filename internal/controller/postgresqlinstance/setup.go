@@ -14,8 +14,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/spf13/afero"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,6 +31,7 @@ const (
 	errListReplicas  = "cannot list the secrets copied into other namespaces for this instance"
 	errDeleteReplica = "cannot delete secret %s/%s copied for this instance"
 	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
+	errReleaseSecret = "cannot release connection secret %s/%s from the deleted PostgresqlInstance (deletionPolicy Orphan keeps the instance, so its password must stay)"
 )
 
 // Options configure the controller beyond crossplane-runtime's controller options.
@@ -107,17 +111,20 @@ func externalNameInitializer(kube client.Client) func(context.Context, resource.
 	}
 }
 
-// replicaCleaner removes, before the finalizer, the secrets that the injector
-// copied into application namespaces, whatever the deletion policy: they hold the
-// instance's password and outlive it otherwise.
+// replicaCleaner runs, before the finalizer goes, what must happen whatever the
+// deletion policy: the secrets that the injector copied into application
+// namespaces are deleted (they hold the password and outlive the instance
+// otherwise), and when the Cloud SQL instance stays (Orphan) the connection secret
+// is released from its owner, so that garbage collection does not take the only
+// copy of a password that still works.
 type replicaCleaner struct {
 	*resource.APIFinalizer
 	kube client.Client
-	// reader lists secrets without caching every secret of the cluster.
+	// reader reads secrets without caching every secret of the cluster.
 	reader client.Reader
 }
 
-// RemoveFinalizer deletes the copied secrets, then the finalizer.
+// RemoveFinalizer cleans up, then removes the finalizer.
 func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
 	list := &corev1.SecretList{}
 	if err := f.reader.List(ctx, list, client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}); err != nil {
@@ -125,9 +132,71 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 	}
 	for i := range list.Items {
 		s := &list.Items[i]
+		// The label alone is not enough: anyone who can write a secret can set it.
+		if !ownedBy(s, obj.GetUID()) {
+			continue
+		}
 		if err := f.kube.Delete(ctx, s); resource.IgnoreNotFound(err) != nil {
 			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
 		}
 	}
+	if pi, ok := obj.(*v1alpha1.PostgresqlInstance); ok && !deletesInstance(pi) {
+		if err := f.releaseConnectionSecret(ctx, pi); err != nil {
+			return err
+		}
+	}
 	return f.APIFinalizer.RemoveFinalizer(ctx, obj)
+}
+
+// releaseConnectionSecret removes the instance's owner reference from its
+// connection secret.
+func (f *replicaCleaner) releaseConnectionSecret(ctx context.Context, pi *v1alpha1.PostgresqlInstance) error {
+	ref := pi.GetWriteConnectionSecretToReference()
+	if ref == nil {
+		return nil
+	}
+	s := &corev1.Secret{}
+	err := f.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s)
+	if kerrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
+	}
+	kept := s.OwnerReferences[:0]
+	for _, o := range s.OwnerReferences {
+		if o.UID != pi.GetUID() {
+			kept = append(kept, o)
+		}
+	}
+	if len(kept) == len(s.OwnerReferences) {
+		return nil
+	}
+	s.OwnerReferences = kept
+	return errors.Wrapf(f.kube.Update(ctx, s), errReleaseSecret, ref.Namespace, ref.Name)
+}
+
+// deletesInstance says whether deleting pi deletes its Cloud SQL instance, as
+// crossplane-runtime decides it: the deletion policy counts while the management
+// policies are the default, else the Delete policy does.
+func deletesInstance(pi *v1alpha1.PostgresqlInstance) bool {
+	pols := pi.GetManagementPolicies()
+	if len(pols) == 0 || (len(pols) == 1 && pols[0] == xpv2.ManagementActionAll) {
+		return pi.GetDeletionPolicy() != xpv2.DeletionOrphan
+	}
+	for _, p := range pols {
+		if p == xpv2.ManagementActionDelete || p == xpv2.ManagementActionAll {
+			return true
+		}
+	}
+	return false
+}
+
+func ownedBy(o client.Object, uid types.UID) bool {
+	for _, r := range o.GetOwnerReferences() {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
 }

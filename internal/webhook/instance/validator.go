@@ -72,7 +72,7 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]+[a-z0-9]$`)
 // Denials and warnings. Each names the instance and says what to do.
 const (
 	errDecode          = "cannot decode the PostgresqlInstance"
-	errBadExternalName = "PostgresqlInstance %s: annotation %s %q is not a valid Cloud SQL instance name: it must start with a lowercase letter, hold only lowercase letters, digits and hyphens, end with a letter or digit, and have 3 to %d characters; fix the annotation, or set spec.forProvider.name"
+	errBadExternalName = "PostgresqlInstance %s: %s %q is not a valid Cloud SQL instance name: it must start with a lowercase letter, hold only lowercase letters, digits and hyphens, end with a letter or digit, and have 3 to %d characters; set spec.forProvider.name (or the annotation crossplane.io/external-name) to a valid name"
 	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of ProviderConfig %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
 	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (ProviderConfig %s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
 	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate postgresqlinstance %s %s=true`, then delete it again"
@@ -170,10 +170,15 @@ func mayCreate(pi *v1alpha1.PostgresqlInstance) bool {
 func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance) admission.Response {
 	name := cloudsql.InstanceName(pi)
 	if pi.Spec.ForProvider.Name == nil {
-		// The CRD checks spec.forProvider.name and metadata.name; the annotation
-		// only this webhook sees.
-		if ext := meta.GetExternalName(pi); ext != "" && (len(ext) > maxName || !namePattern.MatchString(ext)) {
-			return admission.Denied(fmt.Sprintf(errBadExternalName, pi.Name, meta.AnnotationKeyExternalName, ext, maxName))
+		// The CRD checks spec.forProvider.name; the annotation, and metadata.name
+		// when there is none, only this webhook can judge (CEL cannot see
+		// annotations, and a metadata.name with dots is fine beside a valid one).
+		ext, from := meta.GetExternalName(pi), "annotation "+meta.AnnotationKeyExternalName
+		if ext == "" {
+			ext, from = pi.Name, "metadata.name"
+		}
+		if len(ext) > maxName || !namePattern.MatchString(ext) {
+			return admission.Denied(fmt.Sprintf(errBadExternalName, pi.Name, from, ext, maxName))
 		}
 	}
 	if !mayCreate(pi) {

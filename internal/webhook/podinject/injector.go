@@ -42,6 +42,7 @@ const (
 	errPolicy          = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
 	errNotReady        = "pod %s: PostgresqlInstance %q is not ready (%s): create the pod again once `kubectl get postgresqlinstance %s` shows READY True (a Deployment's ReplicaSet retries by itself)"
 	errNoSecretRef     = "pod %s: PostgresqlInstance %q has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
+	errUnconfirmed     = "pod %s: the provider is setting a new password for PostgresqlInstance %q and Cloud SQL has not confirmed it yet: create the pod again in a minute"
 	errNoPgpass        = "pod %s: connection secret %s/%s of PostgresqlInstance %q holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
 	errGetSecret       = "pod %s: cannot read connection secret %s/%s of PostgresqlInstance %q"
 	errGetPC           = "pod %s: cannot read ProviderConfig %q of PostgresqlInstance %q"
@@ -291,6 +292,11 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, pi *v1alpha1.Pos
 	pgpass := cs.Data[cloudsql.ConnectionKeyPgpass]
 	if len(pgpass) == 0 {
 		return fail(admission.Denied(fmt.Sprintf(errNoPgpass, ref, sr.Namespace, sr.Name, pi.Name, cloudsql.ConnectionKeyPgpass)))
+	}
+	// A password the provider is still setting may never work: a pod started with
+	// it would fail to connect until restarted.
+	if cs.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" {
+		return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, pi.Name)))
 	}
 	x := prepared{
 		Inputs: Inputs{

@@ -143,6 +143,17 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 // namespace, without caching every secret of the cluster.
 func listReplicas(ctx context.Context, live client.Reader, instance string) ([]corev1.Secret, error) {
 	l := &corev1.SecretList{}
-	err := live.List(ctx, l, client.MatchingLabels{v1alpha1.LabelInstance: instance})
-	return l.Items, err
+	if err := live.List(ctx, l, client.MatchingLabels{v1alpha1.LabelInstance: instance}); err != nil {
+		return nil, err
+	}
+	// The label alone is not enough: anyone who can write a secret can set it, and
+	// the refresher deletes what it lists. Copies also have the copies' names.
+	names := map[string]bool{ReplicaName(ReplicaPgpass, instance): true, ReplicaName(ReplicaProxyCredentials, instance): true}
+	out := l.Items[:0]
+	for _, s := range l.Items {
+		if names[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
