@@ -191,7 +191,7 @@ func TestOutOfBandChangeIsReverted(t *testing.T) {
 func TestDeletion(t *testing.T) {
 	for _, policy := range []xpv2.DeletionPolicy{xpv2.DeletionDelete, xpv2.DeletionOrphan} {
 		t.Run(string(policy), func(t *testing.T) {
-			h := newHarness(t, withEmulator(emulator.WithDelays(0, 0, 2*time.Second)))
+			h := newHarness(t, withEmulator(emulator.WithDelays(0, 0, 3*time.Second)))
 			name := "del-" + strings.ToLower(string(policy))
 			pi := h.create(h.instance(name, func(p *v1alpha1.PostgresqlInstance) { p.Spec.DeletionPolicy = policy }))
 
@@ -210,8 +210,17 @@ func TestDeletion(t *testing.T) {
 
 			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
 			if policy == xpv2.DeletionDelete {
-				// Deleting is reported while Cloud SQL still has the instance.
-				h.g.Eventually(func() string { return h.get(name).Status.AtProvider.State }, 10*time.Second, 20*time.Millisecond).Should(Equal("PENDING_DELETE"))
+				// Deleting is reported while Cloud SQL still has the instance (the
+				// delete takes it 3s).
+				h.g.Eventually(func() xpv2.ConditionReason {
+					pi := &v1alpha1.PostgresqlInstance{}
+					if err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi); err != nil {
+						return xpv2.ConditionReason("gone before Deleting was reported: " + err.Error())
+					}
+					return pi.GetCondition(xpv2.TypeReady).Reason
+				}, 10*time.Second, 20*time.Millisecond).Should(Equal(xpv2.ReasonDeleting))
+				_, err := h.emu.Instance(h.project, name)
+				h.g.Expect(err).ToNot(HaveOccurred(), "the instance was gone before Deleting was reported")
 			}
 			h.waitGone(name)
 
