@@ -79,15 +79,11 @@ func instanceLink(project, name string) string {
 }
 
 func (s *Server) instancesInsert(req *apiRequest) (any, error) {
-	var in sqladmin.DatabaseInstance
-	if err := decodeJSON(req.body, &in); err != nil {
-		return nil, err
-	}
-	raw, err := decodeObject(req.body)
+	in, raw, err := decodeInstance(req.body)
 	if err != nil {
 		return nil, err
 	}
-	db, err := newInstance(req.project, &in, raw)
+	db, err := newInstance(req.project, in, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -33,11 +33,7 @@ import (
 // The new settings take effect when the UPDATE operation is DONE, and
 // settingsVersion increases then if anything changed.
 func (s *Server) instancesPatch(req *apiRequest) (any, error) {
-	var in sqladmin.DatabaseInstance
-	if err := decodeJSON(req.body, &in); err != nil {
-		return nil, err
-	}
-	raw, err := decodeObject(req.body)
+	in, raw, err := decodeInstance(req.body)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +81,7 @@ func (s *Server) instancesPatch(req *apiRequest) (any, error) {
 // stored one, else 412 staleData, which is how the API guards against lost
 // updates.
 func (s *Server) instancesUpdate(req *apiRequest) (any, error) {
-	var in sqladmin.DatabaseInstance
-	if err := decodeJSON(req.body, &in); err != nil {
-		return nil, err
-	}
-	raw, err := decodeObject(req.body)
+	in, raw, err := decodeInstance(req.body)
 	if err != nil {
 		return nil, err
 	}
@@ -155,4 +147,18 @@ func applyUpdate(inst *instanceState, next *sqladmin.Settings, version string) f
 		db.GceZone = next.LocationPreference.Zone
 		refreshIPAddresses(db)
 	}
+}
+
+// decodeInstance reads a DatabaseInstance body twice: typed, and as the raw JSON
+// object that tells which fields the client sent (false, 0 and "" included).
+func decodeInstance(body []byte) (*sqladmin.DatabaseInstance, map[string]any, error) {
+	in := &sqladmin.DatabaseInstance{}
+	if err := decodeJSON(body, in); err != nil {
+		return nil, nil, err
+	}
+	raw, err := decodeObject(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, raw, nil
 }
