@@ -19,6 +19,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 var env *controlplane.Env
@@ -447,7 +448,7 @@ func TestExamplesAreAccepted(t *testing.T) {
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(files).ToNot(BeEmpty())
 	for _, f := range files {
-		objs, err := controlplane.ReadManifests(f)
+		objs, err := manifests.ReadFile(f)
 		g.Expect(err).ToNot(HaveOccurred())
 		for _, u := range objs {
 			g.Expect(env.Client.Create(ctx, u)).To(Succeed(), "%s: %s %s", filepath.Base(f), u.GetKind(), u.GetName())

@@ -32,6 +32,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 const (
@@ -135,7 +136,7 @@ func run(runFor time.Duration) error {
 	}
 	var names []string
 	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
-		objs, err := controlplane.ReadManifests(filepath.Join(root, "examples", f))
+		objs, err := manifests.ReadFile(filepath.Join(root, "examples", f))
 		if err != nil {
 			return err
 		}

@@ -5,16 +5,11 @@
 package controlplane
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -124,27 +119,3 @@ func (e *Env) KubectlArgs() (string, []string) {
 
 // KubeConfig is a kubeconfig file for an administrator of this control plane.
 func (e *Env) KubeConfig() []byte { return e.env.KubeConfig }
-
-// ReadManifests decodes every object in a YAML (or JSON) file holding one or more
-// documents, skipping empty ones.
-func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot decode %s (document %d): %w", path, len(objs)+1, err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-}

@@ -22,6 +22,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
@@ -450,7 +451,7 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 func TestExampleDeploymentIsInjected(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "examples", "deployment-with-proxy.yaml"))
+	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", "deployment-with-proxy.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
 	d := &appsv1.Deployment{}

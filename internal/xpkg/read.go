@@ -2,7 +2,6 @@ package xpkg
 
 import (
 	"archive/tar"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 // packageFile is where `crossplane xpkg build` puts the package's objects.
@@ -64,19 +64,10 @@ func Read(p string) (*Contents, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s holds no %s", p, packageFile)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s does not parse: %w", p, packageFile, err)
-		}
-		if len(u.Object) > 0 {
-			c.Objects = append(c.Objects, u)
-		}
+	objs, err := manifests.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s does not parse: %w", p, packageFile, err)
 	}
+	c.Objects = objs
 	return c, nil
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
 )
 
@@ -114,7 +115,7 @@ func names(g Gomega, dir, kind string) []string {
 	g.Expect(err).ToNot(HaveOccurred())
 	var out []string
 	for _, f := range files {
-		objs, err := controlplane.ReadManifests(f)
+		objs, err := manifests.ReadFile(f)
 		g.Expect(err).ToNot(HaveOccurred())
 		for _, o := range objs {
 			if o.GetKind() == kind {
@@ -169,7 +170,7 @@ func installs(t *testing.T, provider *xpkg.Contents) {
 	}
 	g.Expect(env.Client.Create(context.Background(), namespace("crossplane-system"))).To(Succeed())
 	for _, f := range files {
-		objs, err := controlplane.ReadManifests(f)
+		objs, err := manifests.ReadFile(f)
 		g.Expect(err).ToNot(HaveOccurred())
 		for _, o := range objs {
 			g.Expect(env.Client.Create(context.Background(), o)).To(Succeed(), "%s: %s %s", filepath.Base(f), o.GetKind(), o.GetName())

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,11 +17,11 @@ import (
 	"github.com/crossplane/function-sdk-go/proto/v1beta1"
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/composepg"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 // Environment variables that `make test` sets.
@@ -143,7 +142,7 @@ func render(t *testing.T, xrPath string, args ...string) (rendered, error) {
 	if err != nil {
 		return rendered{}, fmt.Errorf("%w: %s", err, stderr)
 	}
-	objs, err := decode([]byte(stdout))
+	objs, err := manifests.Decode([]byte(stdout))
 	if err != nil {
 		return rendered{}, err
 	}
@@ -155,7 +154,7 @@ func render(t *testing.T, xrPath string, args ...string) (rendered, error) {
 
 func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := controlplane.ReadManifests(path)
+	objs, err := manifests.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,24 +178,6 @@ func writeManifests(t *testing.T, name string, objs ...*unstructured.Unstructure
 		t.Fatal(err)
 	}
 	return path
-}
-
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
 }
 
 // repoPath is a path in the repository.

@@ -53,6 +53,8 @@ type external struct {
 
 	observed *sqladmin.DatabaseInstance
 	password storedPassword
+	// diff is how observed differs from the spec, as Observe reported it.
+	diff cloudsql.Diff
 }
 
 // Observe implements managed.TypedExternalClient. In the steady state it costs one
@@ -106,9 +108,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	if meta.WasDeleted(mg) || inst.State != stateRunnable {
 		return obs, nil
 	}
-	diff := cloudsql.Compare(desired(mg), inst)
-	obs.Diff = strings.Join(diff.All(), "; ")
-	obs.ResourceUpToDate = diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
+	e.diff = cloudsql.Compare(desired(mg), inst)
+	obs.Diff = strings.Join(e.diff.All(), "; ")
+	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
 	return obs, nil
 }
 
@@ -213,9 +215,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	if e.password.value == "" || e.password.unconfirmed {
 		return e.setPassword(ctx, mg, name)
 	}
-	want := desired(mg)
-	diff := cloudsql.Compare(want, e.observed)
-	if diff.NeedsPatch() {
+	if e.diff.NeedsPatch() {
 		running, err := e.operationRunning(ctx, name)
 		if err != nil {
 			return managed.ExternalUpdate{}, err
@@ -224,7 +224,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 			e.pacing.markBusy(mg.GetName())
 			return managed.ExternalUpdate{}, nil
 		}
-		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(want, e.observed)).Context(ctx).Do()
+		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(desired(mg), e.observed)).Context(ctx).Do()
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
@@ -236,7 +236,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 		}
 		e.pacing.markBusy(mg.GetName())
 	}
-	if err := diff.ImmutableError(); err != nil {
+	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.markStalled(mg.GetName())
 		return managed.ExternalUpdate{}, err
 	}

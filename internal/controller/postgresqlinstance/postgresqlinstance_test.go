@@ -21,12 +21,13 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 // fromExample reads a PostgresqlInstance from examples/ and points it at the harness.
 func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
 	h.t.Helper()
-	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "examples", file))
+	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", file))
 	h.g.Expect(err).ToNot(HaveOccurred())
 	for _, o := range objs {
 		if o.GetKind() != v1alpha1.PostgresqlInstanceKind {

@@ -20,6 +20,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
 // statuses counts this test's answers with an HTTP status.
@@ -260,7 +261,7 @@ func secretKey(pi *v1alpha1.PostgresqlInstance) client.ObjectKey {
 // grants the provider's service account (envtest enforces RBAC).
 func TestRunsWithTheShippedRBAC(t *testing.T) {
 	g := NewWithT(t)
-	objs, err := controlplane.ReadManifests(filepath.Join(controlplane.RepoRoot(), "cluster", "deploy", "provider.yaml"))
+	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "cluster", "deploy", "provider.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
 	applied := 0
 	for _, o := range objs {

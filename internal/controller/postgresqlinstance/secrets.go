@@ -8,6 +8,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,7 +58,7 @@ func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 		return storedPassword{}, errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
 	}
 	// Another object's password is neither ours to use nor to overwrite.
-	if c := metaControllerUID(sec); c != "" && c != string(mg.GetUID()) {
+	if c := metav1.GetControllerOf(sec); c != nil && c.UID != mg.GetUID() {
 		return storedPassword{}, errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
 	}
 	return storedPassword{
@@ -92,7 +93,7 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 	case err != nil:
 		return errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
 	}
-	if c := metaControllerUID(sec); c != "" && c != string(mg.GetUID()) {
+	if c := metav1.GetControllerOf(sec); c != nil && c.UID != mg.GetUID() {
 		return errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
 	}
 	if sec.Data == nil {
@@ -107,13 +108,4 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 		meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordUnconfirmed)
 	}
 	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
-}
-
-func metaControllerUID(o client.Object) string {
-	for _, r := range o.GetOwnerReferences() {
-		if r.Controller != nil && *r.Controller {
-			return string(r.UID)
-		}
-	}
-	return ""
 }
