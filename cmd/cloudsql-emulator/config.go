@@ -28,6 +28,7 @@ import (
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
 // config is the TOML configuration file; the package doc describes it.
@@ -36,7 +37,16 @@ type config struct {
 	NameReservation duration       `toml:"name_reservation"`
 	Seed            *uint64        `toml:"seed"`
 	Delays          delaysConfig   `toml:"delays"`
+	Postgres        postgresConfig `toml:"postgres"`
 	Instances       []instanceSeed `toml:"instances"`
+}
+
+// postgresConfig is the data plane: real PostgreSQL servers behind the
+// instances' IP addresses.
+type postgresConfig struct {
+	Enabled bool   `toml:"enabled"`
+	BinDir  string `toml:"bin_dir"`
+	RunAs   string `toml:"run_as"`
 }
 
 type delaysConfig struct {
@@ -127,6 +137,19 @@ func (c *config) options() []emulator.Option {
 	}
 	opts = append(opts, emulator.WithDelays(c.Delays.Create.Duration, c.Delays.Update.Duration, c.Delays.Delete.Duration))
 	return opts
+}
+
+// dataPlane returns the WithPostgres option when the data plane is on, after
+// checking that PostgreSQL is there.
+func (c *config) dataPlane() ([]emulator.Option, error) {
+	if !c.Postgres.Enabled {
+		return nil, nil
+	}
+	pg, err := postgres.Config{BinDir: c.Postgres.BinDir, RunAs: c.Postgres.RunAs}.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return []emulator.Option{emulator.WithPostgres(pg)}, nil
 }
 
 // seed stores the configured instances in srv.

@@ -31,6 +31,8 @@ limitations under the License.
 //	--listen ADDR   address to listen on (default 127.0.0.1:8085; port 0
 //	                picks a free port, printed in the "listening on" line)
 //	--config FILE   TOML configuration file (optional)
+//	--postgres      back instances with real PostgreSQL servers (as
+//	                [postgres] enabled = true below)
 //
 // # Configuration
 //
@@ -45,6 +47,11 @@ limitations under the License.
 //	create = "30s"
 //	update = "10s"             # also users.insert/update/delete
 //	delete = "20s"
+//
+//	[postgres]                 # the data plane (default off)
+//	enabled = true             # a PostgreSQL server per RUNNABLE instance
+//	bin_dir = "/usr/lib/postgresql/15/bin"  # default: found (Debian's layout, pg_config, PATH)
+//	run_as  = "postgres"       # OS user of the servers when run as root (default postgres, else nobody)
 //
 //	[[instances]]              # pre-existing instances, RUNNABLE from the start
 //	project             = "demo-project"      # required
@@ -64,6 +71,24 @@ limitations under the License.
 //	state               = "RUNNABLE"          # or MAINTENANCE, SUSPENDED, ...
 //	labels              = { team = "payments" }
 //	flags               = { max_connections = "100" }
+//
+// # Connecting with the Cloud SQL Auth Proxy and psql
+//
+// With --postgres, each RUNNABLE instance gets its own loopback address per IP
+// type (127.0.0.2, 127.0.0.3, ...) in ipAddresses, where port 3307 takes TLS 1.3
+// connections with a client certificate from generateEphemeralCert, as Cloud
+// SQL's server-side proxy does, and forwards them to a PostgreSQL server of the
+// instance's own (Debian's postgresql-15, run as an unprivileged user; its files
+// go when the instance is deleted or the emulator stops). The postgres user's
+// password is the instance's rootPassword and follows users.update. So the real
+// proxy connects as it would to Cloud SQL:
+//
+//	go run ./cmd/cloudsql-emulator --postgres --config seed.toml   # seeds demo-project:legacy-db
+//	cloud-sql-proxy --sqladmin-api-endpoint http://127.0.0.1:8085/ --token unused \
+//	    --port 15432 demo-project:europe-west1:legacy-db &
+//	PGPASSWORD=change-me psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'
+//
+// `make cloud-sql-proxy` builds the proxy release the provider deploys.
 //
 // # Admin endpoints
 //

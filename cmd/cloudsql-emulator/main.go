@@ -60,6 +60,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	fs.SetOutput(logw)
 	listen := fs.String("listen", defaultListen, "address to listen on")
 	cfgPath := fs.String("config", "", "TOML configuration file")
+	withPostgres := fs.Bool("postgres", false, "back RUNNABLE instances with real PostgreSQL servers on loopback addresses, port 3307 (as [postgres] enabled = true)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +75,16 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 			return err
 		}
 	}
-	srv := emulator.New(append(cfg.options(), emulator.WithRequestLog(logw))...)
+	if *withPostgres {
+		cfg.Postgres.Enabled = true
+	}
+	dataPlane, err := cfg.dataPlane()
+	if err != nil {
+		return err
+	}
+	srv := emulator.New(append(append(cfg.options(), dataPlane...), emulator.WithRequestLog(logw))...)
+	// Stops the PostgreSQL servers and removes their files, whatever happens next.
+	defer srv.Close()
 	if err := cfg.seed(*cfgPath, srv); err != nil {
 		return err
 	}
@@ -85,6 +95,9 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: readHeaderTimeout}
 	fmt.Fprintf(logw, "cloudsql-emulator listening on http://%s\n", ln.Addr())
+	if cfg.Postgres.Enabled {
+		fmt.Fprintf(logw, "cloudsql-emulator backs RUNNABLE instances with PostgreSQL: connect through a Cloud SQL connector (port %d of the addresses in ipAddresses)\n", emulator.ServerProxyPort)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -182,7 +182,7 @@ func (s *Server) mutate(project, name string, fn func(*sqladmin.DatabaseInstance
 		}
 	}
 	cp.Settings.SettingsVersion = inst.db.Settings.SettingsVersion + 1
-	refreshIPAddresses(cp)
+	s.refreshIPAddresses(inst, cp)
 	inst.db = cp
 	return nil
 }
@@ -201,7 +201,7 @@ func (s *Server) SetInstanceState(project, name, state string) error {
 		return err
 	}
 	inst.db.State = state
-	refreshIPAddresses(inst.db)
+	s.refreshIPAddresses(inst, inst.db)
 	return nil
 }
 
@@ -304,9 +304,9 @@ func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
 		built.CreateTime = formatTime(now)
 	}
 	built.ServerCaCert = ca.sslCert(db.Name)
-	refreshIPAddresses(built)
 	inst := &instanceState{db: built, users: map[string]*userState{}, ca: ca}
 	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
+	s.refreshIPAddresses(inst, built)
 	p.instances[db.Name] = inst
 	return nil
 }

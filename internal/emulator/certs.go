@@ -188,28 +188,26 @@ func (ca *certAuthority) serverCert(project, instance string, dnsNames []string,
 	return tls.Certificate{Certificate: [][]byte{cert.Raw, ca.cert.Raw}, PrivateKey: key, Leaf: cert}, nil
 }
 
-// parsePublicKeyPEM accepts a PKIX ("PUBLIC KEY") or PKCS#1 ("RSA PUBLIC
-// KEY") PEM block, the two forms Cloud SQL connectors send.
+// parsePublicKeyPEM accepts a PEM block of type "PUBLIC KEY" or "RSA PUBLIC
+// KEY" holding a PKIX or a PKCS#1 key. Cloud SQL connectors label PKIX keys
+// "RSA PUBLIC KEY" (the Go connector does), so the label doesn't decide the
+// encoding.
 func parsePublicKeyPEM(s string) (crypto.PublicKey, error) {
 	block, _ := pem.Decode([]byte(s))
 	if block == nil {
 		return nil, errInvalid("public_key is not a PEM-encoded public key.")
 	}
-	switch block.Type {
-	case "PUBLIC KEY":
-		pub, err := x509.ParsePKIXPublicKey(block.Bytes)
-		if err != nil {
-			return nil, errInvalid("public_key can't be parsed: %v.", err)
-		}
-		return pub, nil
-	case "RSA PUBLIC KEY":
-		pub, err := x509.ParsePKCS1PublicKey(block.Bytes)
-		if err != nil {
-			return nil, errInvalid("public_key can't be parsed: %v.", err)
-		}
+	if block.Type != "PUBLIC KEY" && block.Type != "RSA PUBLIC KEY" {
+		return nil, errInvalid("public_key has PEM type %q; use PUBLIC KEY or RSA PUBLIC KEY.", block.Type)
+	}
+	if pub, err := x509.ParsePKIXPublicKey(block.Bytes); err == nil {
 		return pub, nil
 	}
-	return nil, errInvalid("public_key has PEM type %q; use PUBLIC KEY or RSA PUBLIC KEY.", block.Type)
+	pub, err := x509.ParsePKCS1PublicKey(block.Bytes)
+	if err != nil {
+		return nil, errInvalid("public_key is neither a PKIX nor a PKCS#1 public key: %v.", err)
+	}
+	return pub, nil
 }
 
 func encodeCertPEM(der []byte) string {

@@ -74,10 +74,16 @@ func TestGenerateEphemeralCertIsSignedByTheInstanceCA(t *testing.T) {
 	}
 	pkcs1 := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&rsaKey.PublicKey)}))
 
+	// The Go connector (and so the Auth Proxy) labels a PKIX key "RSA PUBLIC KEY".
+	rsaPKIXDer, err := x509.MarshalPKIXPublicKey(&rsaKey.PublicKey)
+	e.g.Expect(err).NotTo(HaveOccurred())
+	connectorStyle := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: rsaPKIXDer}))
+
 	for name, pubPEM := range map[string]string{
-		"ECDSA PKIX": pkix(&ecKey.PublicKey),
-		"RSA PKIX":   pkix(&rsaKey.PublicKey),
-		"RSA PKCS1":  pkcs1,
+		"ECDSA PKIX":                 pkix(&ecKey.PublicKey),
+		"RSA PKIX":                   pkix(&rsaKey.PublicKey),
+		"RSA PKCS1":                  pkcs1,
+		"RSA PKIX labelled as PKCS1": connectorStyle,
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -57,6 +57,9 @@ type instanceState struct {
 	// activeOp is the last operation started on the instance; while it is
 	// not settled, every mutation is answered 409 operationInProgress.
 	activeOp *operation
+	// data is the instance's PostgreSQL and listeners (WithPostgres), from
+	// when it first has IP addresses until it is deleted.
+	data *backend
 }
 
 func (i *instanceState) busy() bool {
@@ -129,7 +132,7 @@ func (s *Server) instancesInsert(req *apiRequest) (any, error) {
 			if inst.db.State == StatePendingCreate {
 				inst.db.State = StateRunnable
 			}
-			refreshIPAddresses(inst.db)
+			s.refreshIPAddresses(inst, inst.db)
 		},
 		func(time.Time) { inst.db.State = StateFailed })
 	resp := op.render(now)
@@ -282,6 +285,7 @@ func (s *Server) instancesDelete(req *apiRequest) (any, error) {
 			if p.instances[name] == inst {
 				delete(p.instances, name)
 			}
+			s.dataPlaneDown(inst)
 			if s.reservation > 0 {
 				p.reserved[name] = end.Add(s.reservation)
 			}

@@ -72,7 +72,7 @@ func (s *Server) instancesPatch(req *apiRequest) (any, error) {
 		return nil, err
 	}
 	op := s.startOperation(p, req.project, inst, OpUpdate, s.delays.Update, req.failOp,
-		applyUpdate(inst, next, version), nil)
+		s.applyUpdate(inst, next, version), nil)
 	return op.render(now), nil
 }
 
@@ -113,7 +113,7 @@ func (s *Server) instancesUpdate(req *apiRequest) (any, error) {
 		return nil, err
 	}
 	op := s.startOperation(p, req.project, inst, OpUpdate, s.delays.Update, req.failOp,
-		applyUpdate(inst, next, version), nil)
+		s.applyUpdate(inst, next, version), nil)
 	return op.render(now), nil
 }
 
@@ -130,7 +130,7 @@ func nextVersion(current, requested string) (string, error) {
 }
 
 // applyUpdate is the effect of a successful UPDATE operation.
-func applyUpdate(inst *instanceState, next *sqladmin.Settings, version string) func(time.Time) {
+func (s *Server) applyUpdate(inst *instanceState, next *sqladmin.Settings, version string) func(time.Time) {
 	return func(time.Time) {
 		db := inst.db
 		changed := !settingsEqual(db.Settings, next) || version != db.DatabaseVersion
@@ -145,7 +145,7 @@ func applyUpdate(inst *instanceState, next *sqladmin.Settings, version string) f
 			db.MaintenanceVersion = db.DatabaseInstalledVersion + maintenanceSuffix
 		}
 		db.GceZone = next.LocationPreference.Zone
-		refreshIPAddresses(db)
+		s.refreshIPAddresses(inst, db)
 	}
 }
 

@@ -50,6 +50,9 @@ type Server struct {
 	seed        uint64
 	afterInsert func(project, instance string)
 	logw        io.Writer
+	// data backs instances with PostgreSQL servers (WithPostgres); nil
+	// without.
+	data *dataPlane
 
 	logMu sync.Mutex // serialises writes to logw
 
@@ -255,6 +258,26 @@ func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int
 		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
 		Project: rt.project, Instance: rt.instance, Status: status,
 	})
+}
+
+// dataLog writes a line about the data plane to the request log writer.
+func (s *Server) dataLog(format string, a ...any) {
+	if s.logw == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	_, _ = fmt.Fprintf(s.logw, "%s dataplane: %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, a...))
+}
+
+// Close stops the PostgreSQL servers of the data plane (WithPostgres) and
+// removes their files; without a data plane it does nothing. The API keeps
+// answering, but no instance gets a server again.
+func (s *Server) Close() error {
+	if s.data != nil {
+		s.data.close()
+	}
+	return nil
 }
 
 // logLine writes one line per request to the request log writer.

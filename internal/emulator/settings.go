@@ -21,6 +21,7 @@ import (
 	"hash/fnv"
 	"net"
 	"regexp"
+	"strings"
 
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
@@ -233,27 +234,57 @@ func validateIPConfiguration(ipc *sqladmin.IpConfiguration, old *sqladmin.Settin
 	return nil
 }
 
-// refreshIPAddresses derives ipAddresses from the IP configuration. An
-// instance that isn't up yet (or failed to come up) has none, as on the
-// real API. The addresses are fake but stable for a project and name.
-func refreshIPAddresses(db *sqladmin.DatabaseInstance) {
+// refreshIPAddresses derives db.IpAddresses (db is inst.db or its replacement)
+// from the IP configuration. An instance that isn't up yet (or failed to come
+// up) has none, as on the real API. Without a data plane the addresses are fake
+// but stable for a project and name; with one (WithPostgres) they are the
+// loopback addresses where the instance's server-side proxy listens. Callers
+// hold s.mu.
+func (s *Server) refreshIPAddresses(inst *instanceState, db *sqladmin.DatabaseInstance) {
 	db.IpAddresses = nil
 	if db.State == StatePendingCreate || db.State == StateFailed || db.Settings == nil || db.Settings.IpConfiguration == nil {
 		return
 	}
 	ipc := db.Settings.IpConfiguration
+	var kinds []string
 	if ipc.Ipv4Enabled {
-		db.IpAddresses = append(db.IpAddresses,
-			&sqladmin.IpMapping{Type: "PRIMARY", IpAddress: fakeIP(34, db.Project, db.Name, "primary")},
-			// The outgoing address is the public one connections leave from;
-			// Cloud SQL shows it for PostgreSQL instances with a public IP.
-			&sqladmin.IpMapping{Type: "OUTGOING", IpAddress: fakeIP(35, db.Project, db.Name, "outgoing")})
+		kinds = append(kinds, ipTypePrimary)
 	}
 	if ipc.PrivateNetwork != "" {
-		db.IpAddresses = append(db.IpAddresses,
-			&sqladmin.IpMapping{Type: "PRIVATE", IpAddress: fakeIP(10, db.Project, db.Name, "private")})
+		kinds = append(kinds, ipTypePrivate)
+	}
+	addr := func(kind string, first byte) string { return fakeIP(first, db.Project, db.Name, strings.ToLower(kind)) }
+	if s.data != nil {
+		real := s.dataPlaneUp(inst, db.Project, kinds)
+		addr = func(kind string, _ byte) string {
+			if kind == ipTypeOutgoing {
+				kind = ipTypePrimary
+			}
+			return real[kind]
+		}
+	}
+	add := func(kind string, first byte) {
+		if a := addr(kind, first); a != "" {
+			db.IpAddresses = append(db.IpAddresses, &sqladmin.IpMapping{Type: kind, IpAddress: a})
+		}
+	}
+	if ipc.Ipv4Enabled {
+		add(ipTypePrimary, 34)
+		// The outgoing address is the public one connections leave from;
+		// Cloud SQL shows it for PostgreSQL instances with a public IP.
+		add(ipTypeOutgoing, 35)
+	}
+	if ipc.PrivateNetwork != "" {
+		add(ipTypePrivate, 10)
 	}
 }
+
+// The types of ipAddresses entries.
+const (
+	ipTypePrimary  = "PRIMARY"
+	ipTypeOutgoing = "OUTGOING"
+	ipTypePrivate  = "PRIVATE"
+)
 
 func fakeIP(first byte, project, name, kind string) string {
 	h := fnv.New32a()

@@ -17,6 +17,7 @@ limitations under the License.
 package emulator
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -131,7 +132,12 @@ func (s *Server) usersInsert(req *apiRequest) (any, error) {
 		u.user.Type = in.Type
 	}
 	op := s.startOperation(p, req.project, inst, OpCreateUser, s.delays.Update, req.failOp,
-		func(time.Time) { inst.users[in.Name] = u }, nil)
+		func(time.Time) {
+			inst.users[in.Name] = u
+			s.dataPlaneTask(inst, task{what: "create role " + in.Name, run: func(ctx context.Context, b *backend) error {
+				return b.postgres().CreateRole(ctx, in.Name, in.Password)
+			}})
+		}, nil)
 	return op.render(s.now()), nil
 }
 
@@ -160,6 +166,9 @@ func (s *Server) usersUpdate(req *apiRequest) (any, error) {
 		func(time.Time) {
 			if in.Password != "" {
 				u.password = in.Password
+				s.dataPlaneTask(inst, task{what: "set the password of " + name, run: func(ctx context.Context, b *backend) error {
+					return b.postgres().SetPassword(ctx, name, in.Password)
+				}})
 			}
 		}, nil)
 	return op.render(s.now()), nil
@@ -182,6 +191,11 @@ func (s *Server) usersDelete(req *apiRequest) (any, error) {
 		return nil, errUserNotFound()
 	}
 	op := s.startOperation(p, req.project, inst, OpDeleteUser, s.delays.Update, req.failOp,
-		func(time.Time) { delete(inst.users, name) }, nil)
+		func(time.Time) {
+			delete(inst.users, name)
+			s.dataPlaneTask(inst, task{what: "drop role " + name, run: func(ctx context.Context, b *backend) error {
+				return b.postgres().DropRole(ctx, name)
+			}})
+		}, nil)
 	return op.render(s.now()), nil
 }

@@ -1,0 +1,446 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package emulator
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
+)
+
+// ServerProxyPort is the port Cloud SQL's server-side proxy listens on, which
+// Cloud SQL connectors (the Auth Proxy among them) dial on the instance's IP.
+const ServerProxyPort = 3307
+
+const (
+	// handshakeTimeout bounds a client's TLS handshake.
+	handshakeTimeout = 10 * time.Second
+	// readyTimeout bounds how long a connection waits for its instance's
+	// PostgreSQL to start or to apply a password change the API already
+	// reported done.
+	readyTimeout = 90 * time.Second
+	// maxAddressTries bounds the search for a free loopback address.
+	maxAddressTries = 4096
+	// loopbackHosts is how many host addresses 127.0.0.0/8 has after 127.0.0.1.
+	loopbackHosts = 1<<24 - 3
+)
+
+// WithPostgres backs every RUNNABLE instance with a real PostgreSQL server (see
+// package postgres) behind a TLS listener that speaks like Cloud SQL's
+// server-side proxy: each IP address the instance reports (PRIMARY for a public
+// IP, PRIVATE for a private network) is a loopback address of its own
+// (127.0.0.2, 127.0.0.3, ...), where port 3307 requires a client certificate
+// from generateEphemeralCert for that instance and then forwards to its
+// PostgreSQL. The postgres role's password follows rootPassword and
+// users.update; users.insert and users.delete create and drop roles. Servers
+// stop and their data go when the instance is deleted or the emulator closed
+// (Server.Close). Call cfg.Resolve first to fail early when PostgreSQL is
+// missing; a server that cannot start is logged and its connections refused.
+func WithPostgres(cfg postgres.Config) Option {
+	return func(s *Server) {
+		s.data = &dataPlane{srv: s, cfg: cfg, next: 2, backends: map[*backend]bool{}, log: s.dataLog}
+	}
+}
+
+// dataPlane allocates loopback addresses and runs the backends.
+type dataPlane struct {
+	srv *Server
+	cfg postgres.Config
+	log func(format string, a ...any)
+
+	mu       sync.Mutex // guards what follows
+	next     uint32     // host number of the next address to try in 127.0.0.0/8
+	backends map[*backend]bool
+	closed   bool
+}
+
+// backend is one instance's data plane: its listeners and its PostgreSQL,
+// driven by a queue of tasks that one goroutine runs in order, so that a
+// connection can wait for every change the API has already reported done.
+type backend struct {
+	dp       *dataPlane
+	project  string
+	instance string
+	tlsConf  *tls.Config
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	// endpoints by IP type; read and written under the emulator's lock.
+	endpoints map[string]*endpoint
+
+	mu      sync.Mutex // guards what follows
+	cond    *sync.Cond
+	queue   []task
+	queued  uint64 // tasks ever enqueued
+	done    uint64 // tasks ever finished
+	pg      *postgres.Server
+	failure error // why PostgreSQL is not there
+	stopped bool
+	exited  chan struct{}
+}
+
+type task struct {
+	what string
+	run  func(ctx context.Context, b *backend) error
+}
+
+type endpoint struct {
+	addr string
+	ln   net.Listener
+}
+
+// up makes sure inst has a backend, with a listener for each IP type in
+// kinds, and closes the listeners of types no longer there. It returns the
+// address of each type. Callers hold s.mu.
+func (s *Server) dataPlaneUp(inst *instanceState, project string, kinds []string) map[string]string {
+	if inst.data == nil {
+		b, err := s.data.newBackend(project, inst)
+		if err != nil {
+			s.dataLog("instance %s:%s has no data plane: %v", project, inst.db.Name, err)
+			return nil
+		}
+		inst.data = b
+	}
+	b := inst.data
+	want := map[string]bool{}
+	for _, k := range kinds {
+		want[k] = true
+		if b.endpoints[k] != nil {
+			continue
+		}
+		ep, err := s.data.listen(b)
+		if err != nil {
+			s.dataLog("instance %s:%s gets no %s address: %v", project, inst.db.Name, k, err)
+			continue
+		}
+		b.endpoints[k] = ep
+		s.dataLog("instance %s:%s: %s address %s, server-side proxy on port %d", project, inst.db.Name, k, ep.addr, ServerProxyPort)
+	}
+	for k, ep := range b.endpoints {
+		if !want[k] {
+			_ = ep.ln.Close()
+			delete(b.endpoints, k)
+		}
+	}
+	addrs := map[string]string{}
+	for k, ep := range b.endpoints {
+		addrs[k] = ep.addr
+	}
+	return addrs
+}
+
+// dataPlaneDown stops inst's backend, if any. Callers hold s.mu.
+func (s *Server) dataPlaneDown(inst *instanceState) {
+	if inst.data != nil {
+		inst.data.stop()
+		inst.data = nil
+	}
+}
+
+// dataPlaneTask queues work on inst's PostgreSQL, if it has one. Callers hold s.mu.
+func (s *Server) dataPlaneTask(inst *instanceState, t task) {
+	if inst.data != nil {
+		inst.data.enqueue(t)
+	}
+}
+
+func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, error) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if dp.closed {
+		return nil, errors.New("the emulator is closing")
+	}
+	name := inst.db.Name
+	cert, err := inst.ca.serverCert(project, name, []string{strings.TrimSuffix(dnsName(project, name, inst.db.Region), ".")}, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("cannot issue the server certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(inst.ca.cert)
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &backend{
+		dp: dp, project: project, instance: name, ctx: ctx, cancel: cancel,
+		endpoints: map[string]*endpoint{},
+		exited:    make(chan struct{}),
+		tlsConf: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			// Only certificates that generateEphemeralCert issued for this
+			// instance are accepted, as on Cloud SQL.
+			ClientAuth: tls.RequireAndVerifyClientCert,
+			ClientCAs:  pool,
+			MinVersion: tls.VersionTLS13,
+		},
+	}
+	b.cond = sync.NewCond(&b.mu)
+	// The users as they are now; later changes arrive as tasks.
+	users := map[string]string{}
+	for n, u := range inst.users {
+		users[n] = u.password
+	}
+	b.queue = append(b.queue, task{what: "start PostgreSQL", run: func(ctx context.Context, b *backend) error {
+		start := time.Now()
+		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser])
+		if err != nil {
+			return err
+		}
+		b.mu.Lock()
+		b.pg = pg
+		b.mu.Unlock()
+		for n, pw := range users {
+			if n == postgresUser {
+				continue
+			}
+			if err := pg.CreateRole(ctx, n, pw); err != nil {
+				return err
+			}
+		}
+		dp.log("instance %s:%s: PostgreSQL ready in %s (socket %s)", project, name, time.Since(start).Round(time.Millisecond), pg.SocketPath())
+		return nil
+	}})
+	b.queued = 1
+	dp.backends[b] = true
+	go b.work()
+	return b, nil
+}
+
+// listen binds the server-side proxy port on the next free loopback address.
+func (dp *dataPlane) listen(b *backend) (*endpoint, error) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	var lastErr error
+	for range maxAddressTries {
+		h := dp.next
+		dp.next = 2 + (dp.next-1)%loopbackHosts
+		addr := fmt.Sprintf("127.%d.%d.%d", byte(h>>16), byte(h>>8), byte(h))
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, fmt.Sprint(ServerProxyPort)))
+		if err == nil {
+			ep := &endpoint{addr: addr, ln: ln}
+			go b.serve(ln)
+			return ep, nil
+		}
+		lastErr = err
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			return nil, fmt.Errorf("this system has no loopback address %s (Linux answers on all of 127.0.0.0/8; elsewhere add aliases): %w", addr, err)
+		}
+	}
+	return nil, fmt.Errorf("no free loopback address for port %d after %d tries: %w", ServerProxyPort, maxAddressTries, lastErr)
+}
+
+// close stops every backend and waits for their servers to go.
+func (dp *dataPlane) close() {
+	dp.mu.Lock()
+	dp.closed = true
+	var all []*backend
+	for b := range dp.backends {
+		all = append(all, b)
+	}
+	dp.mu.Unlock()
+	for _, b := range all {
+		b.stop()
+	}
+	for _, b := range all {
+		<-b.exited
+	}
+}
+
+func (b *backend) enqueue(t task) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	b.queue = append(b.queue, t)
+	b.queued++
+	b.cond.Broadcast()
+}
+
+// work runs the queued tasks in order until the backend stops, then stops
+// PostgreSQL and removes its files.
+func (b *backend) work() {
+	defer func() {
+		b.mu.Lock()
+		pg := b.pg
+		b.pg = nil
+		b.mu.Unlock()
+		if pg != nil {
+			if err := pg.Stop(); err != nil {
+				b.dp.log("instance %s:%s: cannot remove PostgreSQL's files: %v", b.project, b.instance, err)
+			}
+		}
+		b.dp.mu.Lock()
+		delete(b.dp.backends, b)
+		b.dp.mu.Unlock()
+		close(b.exited)
+	}()
+	for {
+		b.mu.Lock()
+		for len(b.queue) == 0 && !b.stopped {
+			b.cond.Wait()
+		}
+		if b.stopped {
+			b.done = b.queued
+			b.cond.Broadcast()
+			b.mu.Unlock()
+			return
+		}
+		t := b.queue[0]
+		b.queue = b.queue[1:]
+		failed := b.failure
+		b.mu.Unlock()
+
+		var err error
+		if failed == nil {
+			err = t.run(b.ctx, b)
+		}
+		b.mu.Lock()
+		if err != nil && b.failure == nil && !b.stopped {
+			b.failure = fmt.Errorf("%s: %w", t.what, err)
+			b.dp.log("instance %s:%s: %v", b.project, b.instance, b.failure)
+		}
+		b.done++
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
+}
+
+// postgres is the instance's server; tasks after the first run only when it
+// started.
+func (b *backend) postgres() *postgres.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pg
+}
+
+// stop closes the listeners and ends the worker, which stops PostgreSQL.
+func (b *backend) stop() {
+	for k, ep := range b.endpoints {
+		_ = ep.ln.Close()
+		delete(b.endpoints, k)
+	}
+	b.mu.Lock()
+	b.stopped = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	b.cancel()
+}
+
+// ready waits until the tasks up to n have run and returns the socket of the
+// PostgreSQL to forward to.
+func (b *backend) ready(n uint64, timeout time.Duration) (string, error) {
+	timer := time.AfterFunc(timeout, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(timeout)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.done < n && !b.stopped && time.Now().Before(deadline) {
+		b.cond.Wait()
+	}
+	switch {
+	case b.stopped:
+		return "", errors.New("the instance is being deleted")
+	case b.failure != nil:
+		return "", b.failure
+	case b.done < n || b.pg == nil:
+		return "", fmt.Errorf("PostgreSQL is not ready after %s", timeout)
+	}
+	return b.pg.SocketPath(), nil
+}
+
+// serve accepts connections on one of the backend's addresses.
+func (b *backend) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go b.handle(c)
+	}
+}
+
+// handle is Cloud SQL's server-side proxy for one connection: a TLS 1.3
+// handshake that requires this instance's client certificate, then bytes to
+// and from PostgreSQL.
+func (b *backend) handle(raw net.Conn) {
+	defer raw.Close()
+	conn := tls.Server(raw, b.tlsConf)
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := conn.Handshake(); err != nil {
+		b.dp.log("instance %s:%s: refused a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
+		return
+	}
+	_ = conn.SetDeadline(time.Time{})
+	sock, err := b.dp.srv.connectable(b)
+	if err != nil {
+		b.dp.log("instance %s:%s: closed a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
+		return
+	}
+	pg, err := net.Dial("unix", sock)
+	if err != nil {
+		b.dp.log("instance %s:%s: cannot reach PostgreSQL: %v", b.project, b.instance, err)
+		return
+	}
+	defer pg.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(pg, conn); closeWrite(pg); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(conn, pg); _ = conn.CloseWrite(); done <- struct{}{} }()
+	<-done
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+}
+
+// connectable settles the instance's operations, checks that it is RUNNABLE, and
+// waits for its PostgreSQL to have applied every change the API has reported
+// done, so that a client sees what the API says (a new password works as soon
+// as its operation is DONE). It returns the socket to forward to.
+func (s *Server) connectable(b *backend) (string, error) {
+	s.mu.Lock()
+	p := s.project(b.project)
+	s.settle(p, s.now())
+	inst, ok := p.instances[b.instance]
+	if !ok || inst.data != b {
+		s.mu.Unlock()
+		return "", errors.New("the instance no longer exists")
+	}
+	if st := inst.db.State; st != StateRunnable {
+		s.mu.Unlock()
+		return "", fmt.Errorf("the instance is %s, not RUNNABLE", st)
+	}
+	b.mu.Lock()
+	n := b.queued
+	b.mu.Unlock()
+	s.mu.Unlock()
+	return b.ready(n, readyTimeout)
+}

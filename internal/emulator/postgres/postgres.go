@@ -1,0 +1,423 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package postgres runs throwaway PostgreSQL servers, one per emulated Cloud SQL
+// instance: each has its own initdb data directory in a temporary directory,
+// listens on a Unix socket only, and is stopped and removed with Stop.
+//
+// Like Cloud SQL, a server has an administrator role (cloudsqladmin) that only the
+// emulator knows the password of, and a postgres role that is not a superuser but
+// a member of cloudsqlsuperuser. Every role logs in with a SCRAM password, over
+// the socket as much as anywhere, so a wrong password fails as it does on Cloud SQL.
+//
+// PostgreSQL refuses to run as root; when the caller is root, the server runs as
+// an unprivileged user (postgres, else nobody). The binaries come from a Debian
+// postgresql-NN package or any directory holding initdb, postgres and psql.
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// AdminRole is the superuser the emulator administers a server with; Cloud SQL
+// keeps one of the same name to itself.
+const AdminRole = "cloudsqladmin"
+
+// SuperuserRole is the role Cloud SQL grants to the users it creates: they may
+// create databases and roles but are not superusers.
+const SuperuserRole = "cloudsqlsuperuser"
+
+// RootRole is the user every Cloud SQL for PostgreSQL instance has.
+const RootRole = "postgres"
+
+// socketName is the file name of the socket under SocketDir, for port 5432.
+const socketName = ".s.PGSQL.5432"
+
+const (
+	startTimeout = 60 * time.Second
+	stopTimeout  = 15 * time.Second
+	execTimeout  = 30 * time.Second
+)
+
+// errNoBinaries says what to install; `make postgres` does it.
+const errNoBinaries = "cannot find PostgreSQL's initdb, postgres and psql (looked in %s): install Debian's postgresql-15 (`make postgres` does, with apt) or give the directory that holds them"
+
+// Config says where the binaries are and whom the servers run as.
+type Config struct {
+	// BinDir holds initdb, postgres and psql. Empty finds them with FindBinDir.
+	BinDir string
+	// RunAs is the user servers run as when the caller is root (PostgreSQL
+	// refuses root). Empty means postgres if that user exists, else nobody.
+	// When the caller is not root, servers run as the caller.
+	RunAs string
+	// Dir is where the servers' temporary directories are made. Empty means
+	// os.TempDir().
+	Dir string
+}
+
+// FindBinDir returns the directory holding initdb, postgres and psql: the
+// newest /usr/lib/postgresql/NN/bin (Debian's layout), else the directory of
+// pg_config --bindir, else the directory of initdb on PATH.
+func FindBinDir() (string, error) {
+	var tried []string
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return majorOf(dirs[i]) > majorOf(dirs[j]) })
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		dirs = append(dirs, strings.TrimSpace(string(out)))
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+	}
+	for _, d := range dirs {
+		if hasBinaries(d) {
+			return d, nil
+		}
+		tried = append(tried, d)
+	}
+	if len(tried) == 0 {
+		tried = []string{"/usr/lib/postgresql/*/bin, pg_config --bindir and PATH"}
+	}
+	return "", fmt.Errorf(errNoBinaries, strings.Join(tried, ", "))
+}
+
+func majorOf(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func hasBinaries(dir string) bool {
+	for _, b := range []string{"initdb", "postgres", "psql"} {
+		if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// Resolve fills in BinDir and checks that the binaries and the RunAs user exist,
+// so that a bad setting fails when the emulator starts rather than at the first
+// instance.
+func (c Config) Resolve() (Config, error) {
+	if c.BinDir == "" {
+		d, err := FindBinDir()
+		if err != nil {
+			return c, err
+		}
+		c.BinDir = d
+	} else if !hasBinaries(c.BinDir) {
+		return c, fmt.Errorf(errNoBinaries, c.BinDir)
+	}
+	if _, err := c.credential(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// credential is who the servers run as: nil means the caller.
+func (c Config) credential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	names := []string{c.RunAs}
+	if c.RunAs == "" {
+		names = []string{"postgres", "nobody"}
+	}
+	for _, n := range names {
+		u, err := user.Lookup(n)
+		if err != nil {
+			continue
+		}
+		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+		if err1 != nil || err2 != nil || uid == 0 {
+			continue
+		}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, fmt.Errorf("PostgreSQL refuses to run as root and no unprivileged user %s exists: create one or name another", strings.Join(names, " or "))
+}
+
+// Server is one running PostgreSQL server.
+type Server struct {
+	cfg      Config
+	name     string
+	dir      string
+	adminPw  string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	exitErr  error
+	stopOnce sync.Once
+}
+
+// Start initialises a data directory for a server called name (used in paths
+// and errors) and starts it, with the postgres role's password set to
+// rootPassword (an empty one leaves postgres unable to log in, until
+// SetPassword). It returns once the server answers queries.
+func Start(ctx context.Context, cfg Config, name, rootPassword string) (*Server, error) {
+	cfg, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	cred, _ := cfg.credential()
+	dir, err := os.MkdirTemp(cfg.Dir, "cloudsql-"+safeName(name)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a directory for the PostgreSQL server of %s: %w", name, err)
+	}
+	s := &Server{cfg: cfg, name: name, dir: dir, adminPw: rand.Text(), exited: make(chan struct{})}
+	if err := s.initdb(ctx, cred); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.start(ctx, cred); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	if err := s.Exec(ctx, bootstrapSQL(rootPassword)); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("cannot create the postgres role of %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// SocketDir is the directory of the server's Unix socket, the host to give
+// libpq (PGHOST) or the directory of SocketPath.
+func (s *Server) SocketDir() string { return filepath.Join(s.dir, "run") }
+
+// SocketPath is the server's Unix socket, to dial with net.Dial("unix", ...).
+func (s *Server) SocketPath() string { return filepath.Join(s.SocketDir(), socketName) }
+
+// Dir is the server's temporary directory (data directory, socket, log).
+func (s *Server) Dir() string { return s.dir }
+
+func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
+func (s *Server) logPath() string { return filepath.Join(s.dir, "postgres.log") }
+
+func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
+	pwfile := filepath.Join(s.dir, "adminpw")
+	if err := os.WriteFile(pwfile, []byte(s.adminPw+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.SocketDir(), 0o700); err != nil {
+		return err
+	}
+	if cred != nil {
+		for _, p := range []string{s.dir, pwfile, s.SocketDir()} {
+			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
+				return fmt.Errorf("cannot give %s to the user PostgreSQL runs as: %w", p, err)
+			}
+		}
+	}
+	defer os.Remove(pwfile)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.BinDir, "initdb"),
+		"-D", s.dataDir(), "-U", AdminRole, "--pwfile="+pwfile,
+		"--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	cmd.Env = baseEnv()
+	cmd.SysProcAttr = sysProcAttr(cred)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb for %s failed: %w: %s", s.name, err, lastLines(out, 10))
+	}
+	return nil
+}
+
+func (s *Server) start(ctx context.Context, cred *syscall.Credential) error {
+	logf, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	// Small and fast: a test server holds little and need not survive a crash.
+	cmd := exec.Command(filepath.Join(s.cfg.BinDir, "postgres"), "-D", s.dataDir(),
+		"-c", "listen_addresses=",
+		"-c", "unix_socket_directories="+s.SocketDir(),
+		"-c", "unix_socket_permissions=0700",
+		"-c", "max_connections=30",
+		"-c", "shared_buffers=16MB",
+		"-c", "fsync=off",
+		"-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off",
+		// A failing ALTER ROLE would otherwise write its password to the log.
+		"-c", "log_min_error_statement=panic",
+		"-c", "password_encryption=scram-sha-256")
+	cmd.Env = baseEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = serverProcAttr(cred)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot start PostgreSQL for %s: %w", s.name, err)
+	}
+	s.cmd = cmd
+	go func() {
+		s.exitErr = cmd.Wait()
+		close(s.exited)
+	}()
+
+	deadline := time.Now().Add(startTimeout)
+	for {
+		err := s.exec(ctx, "SELECT 1", 2*time.Second)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("PostgreSQL for %s exited while starting (%v): %s", s.name, s.exitErr, s.logTail())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("PostgreSQL for %s did not answer within %s: %v: %s", s.name, startTimeout, err, s.logTail())
+		}
+	}
+}
+
+// Exec runs SQL as the administrator, in one transaction-less psql session that
+// stops at the first error. The SQL goes through stdin, so passwords in it never
+// show in a process list.
+func (s *Server) Exec(ctx context.Context, sql string) error {
+	return s.exec(ctx, sql, execTimeout)
+}
+
+func (s *Server) exec(ctx context.Context, sql string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.BinDir, "psql"),
+		"--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--file=-")
+	cmd.Env = append(baseEnv(),
+		"PGHOST="+s.SocketDir(), "PGUSER="+AdminRole, "PGDATABASE=postgres",
+		"PGPASSWORD="+s.adminPw, "PGCONNECT_TIMEOUT=5", "PGAPPNAME=cloudsql-emulator")
+	cmd.Stdin = strings.NewReader(sql)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("psql on %s: %w: %s", s.name, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// CreateRole creates a login role that is a member of cloudsqlsuperuser, as
+// users.insert does for built-in users. An empty password leaves it unable to log
+// in with a password.
+func (s *Server) CreateRole(ctx context.Context, name, password string) error {
+	return s.Exec(ctx, fmt.Sprintf("CREATE ROLE %s WITH LOGIN CREATEDB CREATEROLE PASSWORD %s IN ROLE %s;\n",
+		QuoteIdent(name), passwordLiteral(password), QuoteIdent(SuperuserRole)))
+}
+
+// SetPassword sets a role's password, as users.update does.
+func (s *Server) SetPassword(ctx context.Context, name, password string) error {
+	return s.Exec(ctx, fmt.Sprintf("ALTER ROLE %s WITH PASSWORD %s;\n", QuoteIdent(name), passwordLiteral(password)))
+}
+
+// DropRole drops a role, as users.delete does. The objects it owns in the postgres
+// database go with it.
+func (s *Server) DropRole(ctx context.Context, name string) error {
+	q := QuoteIdent(name)
+	return s.Exec(ctx, fmt.Sprintf("DROP OWNED BY %s CASCADE;\nDROP ROLE %s;\n", q, q))
+}
+
+// Stop stops the server (fast shutdown, then a kill) and removes its directory.
+// It is safe to call more than once.
+func (s *Server) Stop() error {
+	var err error
+	s.stopOnce.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-s.exited:
+			case <-time.After(stopTimeout):
+				_ = s.cmd.Process.Kill()
+				<-s.exited
+			}
+		}
+		err = os.RemoveAll(s.dir)
+	})
+	return err
+}
+
+// Exited is closed when the server process has ended.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+func bootstrapSQL(rootPassword string) string {
+	return fmt.Sprintf("CREATE ROLE %s WITH NOLOGIN CREATEDB CREATEROLE;\n"+
+		"CREATE ROLE %s WITH LOGIN CREATEDB CREATEROLE PASSWORD %s IN ROLE %s;\n"+
+		"GRANT ALL ON DATABASE postgres TO %s;\n"+
+		"GRANT ALL ON SCHEMA public TO %s;\n",
+		QuoteIdent(SuperuserRole),
+		QuoteIdent(RootRole), passwordLiteral(rootPassword), QuoteIdent(SuperuserRole),
+		QuoteIdent(SuperuserRole), QuoteIdent(SuperuserRole))
+}
+
+// QuoteIdent quotes an SQL identifier.
+func QuoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// QuoteLiteral quotes an SQL string literal (standard_conforming_strings is on).
+func QuoteLiteral(s string) string {
+	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
+}
+
+func passwordLiteral(pw string) string {
+	if pw == "" {
+		return "NULL"
+	}
+	return QuoteLiteral(pw)
+}
+
+// baseEnv is the environment of the PostgreSQL commands: nothing inherited but
+// PATH, so that the caller's PG* variables cannot redirect them.
+func baseEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "TZ=UTC"}
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(s.logPath())
+	return lastLines(b, 10)
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func safeName(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			out = append(out, r)
+		}
+		if len(out) == 20 {
+			break
+		}
+	}
+	return string(out)
+}

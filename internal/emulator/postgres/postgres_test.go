@@ -1,0 +1,96 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgres
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// psqlAs runs one query as user with password over the server's socket, the
+// way a client does: SCRAM authentication, no administrator shortcut.
+func psqlAs(t *testing.T, s *Server, user, password, query string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(s.cfg.BinDir, "psql"), "--no-psqlrc", "--quiet", "-tAc", query)
+	cmd.Env = append(baseEnv(), "PGHOST="+s.SocketDir(), "PGUSER="+user, "PGDATABASE=postgres",
+		"PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func TestServerRolesFollowPasswords(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s, err := Start(ctx, Config{}, "roles", "first-pw")
+	g.Expect(err).NotTo(HaveOccurred(), "PostgreSQL must be installed for this test: run `make postgres`")
+	t.Cleanup(func() { _ = s.Stop() })
+
+	out, err := psqlAs(t, s, RootRole, "first-pw", "select current_user, rolsuper from pg_roles where rolname = current_user")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("postgres|f"), "postgres logs in with the root password and is not a superuser")
+
+	out, err = psqlAs(t, s, RootRole, "wrong", "select 1")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("password authentication failed"))
+	_, err = psqlAs(t, s, AdminRole, "", "select 1")
+	g.Expect(err).To(HaveOccurred(), "the administrator role needs its password too")
+
+	g.Expect(s.SetPassword(ctx, RootRole, "second'pw\"")).To(Succeed())
+	_, err = psqlAs(t, s, RootRole, "first-pw", "select 1")
+	g.Expect(err).To(HaveOccurred(), "the old password stops working")
+	out, err = psqlAs(t, s, RootRole, "second'pw\"", "select current_user")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("postgres"))
+
+	g.Expect(s.CreateRole(ctx, `app "one"`, "app-pw")).To(Succeed())
+	out, err = psqlAs(t, s, `app "one"`, "app-pw", "create table t(i int); select pg_has_role(current_user, 'cloudsqlsuperuser', 'member')")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("t"))
+	g.Expect(s.DropRole(ctx, `app "one"`)).To(Succeed())
+	_, err = psqlAs(t, s, `app "one"`, "app-pw", "select 1")
+	g.Expect(err).To(HaveOccurred(), "a dropped role cannot log in")
+
+	dir := s.Dir()
+	g.Expect(s.Stop()).To(Succeed())
+	g.Eventually(s.Exited()).Should(BeClosed())
+	_, err = os.Stat(dir)
+	g.Expect(os.IsNotExist(err)).To(BeTrue(), "Stop removes the data directory")
+	g.Expect(s.Stop()).To(Succeed(), "Stop is idempotent")
+}
+
+func TestResolveNamesWhatIsMissing(t *testing.T) {
+	g := NewWithT(t)
+	_, err := Config{BinDir: t.TempDir()}.Resolve()
+	g.Expect(err).To(MatchError(ContainSubstring("make postgres")))
+	if os.Geteuid() == 0 {
+		_, err = Config{RunAs: "no-such-user-here"}.Resolve()
+		g.Expect(err).To(MatchError(ContainSubstring("no-such-user-here")))
+	}
+}
+
+func TestQuoting(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(QuoteIdent(`a"b`)).To(Equal(`"a""b"`))
+	g.Expect(QuoteLiteral(`it's \ ok`)).To(Equal(`'it''s \ ok'`))
+	g.Expect(passwordLiteral("")).To(Equal("NULL"))
+}
