@@ -27,6 +27,13 @@ export CROSSPLANE_CLI := $(CRANK_DIR)/crossplane
 # (go mod download, unlike go list -m, fetches the module when the cache lacks it.)
 export CROSSPLANE_CRDS = $(shell cd hack/crank && $(GO) mod download -json github.com/crossplane/crossplane/v2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')/cluster/crds
 
+# The Cloud SQL Auth Proxy that the end-to-end test and the demo run, built from the
+# release hack/proxy/go.mod pins (the same release as the default [proxy] image).
+PROXY_VERSION := $(shell awk '/GoogleCloudPlatform\/cloud-sql-proxy\/v2 v/ && !/=>/ { print $$NF }' hack/proxy/go.mod)
+PROXY_HASH := $(shell cat hack/proxy/go.mod hack/proxy/go.sum | sha256sum | cut -c1-12)
+PROXY_DIR := $(CACHE_DIR)/cloud-sql-proxy-$(PROXY_VERSION)-$(PROXY_HASH)
+export CLOUD_SQL_PROXY := $(PROXY_DIR)/cloud-sql-proxy
+
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 \
@@ -46,7 +53,7 @@ generate: ## Regenerate deepcopy, managed-resource methods, package/crds and doc
 
 # Generated files are hashed before and after regeneration: any difference means the
 # committed files were stale (they are regenerated now; commit them).
-GENERATED = find apis package/crds docs -type f \( -name 'zz_generated.*' -o -name '*.yaml' -o -name '*.md' \) | LC_ALL=C sort | xargs sha256sum
+GENERATED = find apis package/crds docs internal/configfile -type f \( -name 'zz_generated.*' -o -name '*.yaml' -o -name '*.md' \) | LC_ALL=C sort | xargs sha256sum
 .PHONY: check-generated
 check-generated: ## Fail when generated code or CRDs are out of date.
 	@before="$$($(GENERATED))"; $(GO) generate ./...; after="$$($(GENERATED))"; \
@@ -74,6 +81,30 @@ $(CRANK_DIR)/.built:
 	cd hack/crank && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/crossplane github.com/crossplane/crossplane/v2/cmd/crank; \
 	rm -rf $(CRANK_DIR); mv $$tmp $(CRANK_DIR); touch $(CRANK_DIR)/.built
 
+.PHONY: cloud-sql-proxy
+cloud-sql-proxy: $(PROXY_DIR)/.built ## Build the Cloud SQL Auth Proxy release that hack/proxy/go.mod pins (cached).
+
+$(PROXY_DIR)/.built:
+	@echo "building the Cloud SQL Auth Proxy $(PROXY_VERSION) into $(PROXY_DIR) (once)"
+	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
+	cd hack/proxy && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/cloud-sql-proxy github.com/GoogleCloudPlatform/cloud-sql-proxy/v2; \
+	rm -rf $(PROXY_DIR); mv $$tmp $(PROXY_DIR); touch $(PROXY_DIR)/.built
+
+# The emulator's data plane runs Debian's PostgreSQL server. Installed with apt when
+# missing (the machines run as root); anything else is an error that says what to do.
+PG_BINDIR = $(firstword $(wildcard /usr/lib/postgresql/*/bin/initdb))
+.PHONY: postgres
+postgres: ## Make sure PostgreSQL's server (Debian's postgresql-15) is installed, with apt if it is not.
+	@if [ -n "$(PG_BINDIR)" ]; then echo "PostgreSQL server: $(dir $(PG_BINDIR))"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+	  echo "PostgreSQL's server is missing and there is no apt-get: install PostgreSQL 15 (initdb, postgres, psql) yourself"; exit 1; fi; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+	echo "installing PostgreSQL's server with apt (postgresql-15)"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	$$sudo apt-get update -qq && { $$sudo apt-get install -y -qq --no-install-recommends postgresql-15 || $$sudo apt-get install -y -qq --no-install-recommends postgresql; } \
+	  || { echo "cannot install PostgreSQL's server with apt: install postgresql-15 (initdb, postgres, psql) and run make again"; exit 1; }; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "apt installed PostgreSQL but no /usr/lib/postgresql/*/bin/initdb appeared"; exit 1; }
+
 .PHONY: xpkg
 xpkg: crossplane-cli ## Build provider-cloudsql-postgres.xpkg and function-cloudsql-postgres.xpkg into _output/ (no Docker needed).
 	$(GO) run ./hack/xpkg --out _output
@@ -90,16 +121,21 @@ lint: ## go vet and a gofmt check.
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
-test: control-plane crossplane-cli check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator.
+test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator, then the end-to-end test.
 	$(GO) test $(GO_TEST_FLAGS) ./...
 	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
+	$(MAKE) --no-print-directory e2e
+
+.PHONY: e2e
+e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provider, webhooks, emulator with PostgreSQL, the real proxy and psql.
+	$(GO) test -tags e2e -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/e2e/
 
 .PHONY: bench
 bench: control-plane crossplane-cli ## Run the benchmarks and print their figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: demo
-demo: control-plane ## Run a local control plane with the CRDs and examples applied (Ctrl-C stops it).
+demo: control-plane cloud-sql-proxy postgres ## Run a local control plane with the CRDs and examples applied (Ctrl-C stops it).
 	$(GO) run ./hack/demo $(DEMO_FLAGS)
 
 .PHONY: clean

@@ -4,6 +4,8 @@
 // names the key and says what is expected. examples/config.toml documents every key.
 package configfile
 
+//go:generate go run ../../hack/proxyversion --gomod ../../hack/proxy/go.mod --out zz_generated.proxyversion.go
+
 import (
 	"errors"
 	"fmt"
@@ -26,6 +28,9 @@ const (
 	// SidecarClassic always appends the proxy to the pod's containers.
 	SidecarClassic = "classic"
 )
+
+// ProxyImageRepository is where Google publishes the Cloud SQL Auth Proxy v2 images.
+const ProxyImageRepository = "gcr.io/cloud-sql-connectors/cloud-sql-proxy"
 
 // Config is the provider's configuration.
 type Config struct {
@@ -133,7 +138,7 @@ func Defaults() Config {
 		CloudSQL: CloudSQL{RequestsPerMinute: 180},
 		Webhook:  Webhook{Port: 9443, CloudSQLTimeout: Duration{5 * time.Second}},
 		Proxy: Proxy{
-			Image:         "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0",
+			Image:         ProxyImageRepository + ":" + ProxyVersion,
 			SidecarMode:   SidecarAuto,
 			CPURequest:    "50m",
 			MemoryRequest: "64Mi",
@@ -141,7 +146,9 @@ func Defaults() Config {
 		},
 		Injection: Injection{
 			DefaultAllowedNamespaces: []string{"*"},
-			PgpassWriterImage:        "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0-alpine",
+			// The same release's Alpine variant: it has /bin/sh and cat, and a
+			// node that runs the proxy already has most of its layers.
+			PgpassWriterImage: ProxyImageRepository + ":" + ProxyVersion + "-alpine",
 		},
 	}
 }

@@ -112,4 +112,20 @@ limitations under the License.
 // A Fault in JSON is {"method":"instances.get","serverErrorShare":0.5,
 // "rateLimitShare":0,"latency":"250ms","failOperationShare":0,"count":3};
 // every key is optional.
+//
+// # Token endpoint
+//
+// POST /token is an OAuth 2.0 token endpoint for service-account keys (the JWT
+// bearer grant): a key file whose token_uri points here gets access tokens, so
+// a client that authenticates with a key (the Auth Proxy's --credentials-file)
+// works against the emulator unchanged. Signatures are not verified.
+//
+// # Data plane
+//
+// With WithPostgres, every RUNNABLE instance is backed by a real PostgreSQL
+// server: its ipAddresses are loopback addresses of its own, where port 3307
+// speaks like Cloud SQL's server-side proxy (TLS 1.3, a client certificate from
+// generateEphemeralCert for that instance, then the PostgreSQL protocol). The
+// postgres user's password follows rootPassword and users.update, and
+// users.insert and users.delete create and drop roles. Close stops the servers.
 package emulator

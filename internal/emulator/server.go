@@ -170,6 +170,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(rec, r)
 		return
 	}
+	if r.URL.Path == TokenPath {
+		s.serveToken(rec, r)
+		return
+	}
 	rt, err := matchRoute(r.Method, r.URL.EscapedPath())
 	if err != nil {
 		writeError(rec, err)

@@ -83,7 +83,7 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	g.Expect(proxy.LivenessProbe).ToNot(BeNil())
 	app := got.Spec.Containers[0]
 	e := envOf(app)
-	g.Expect(e).To(HaveKeyWithValue("PGHOST", "localhost"))
+	g.Expect(e).To(HaveKeyWithValue("PGHOST", "127.0.0.1"))
 	g.Expect(e).To(HaveKeyWithValue("PGUSER", "postgres"))
 	g.Expect(e).To(HaveKeyWithValue("PGPASSFILE", podinject.PgpassDir+"/pgpass-0"))
 	g.Expect(e["PGPORT"]).To(MatchRegexp(`^\d{5}$`))

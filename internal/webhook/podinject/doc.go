@@ -4,7 +4,7 @@
 //   - the Cloud SQL Auth Proxy v2, listening on 127.0.0.1:<random port>, as a native
 //     sidecar (an init container with restartPolicy Always) on Kubernetes 1.29 and
 //     later or as a regular container before (configurable);
-//   - PGHOST=localhost, PGPORT=<port>, PGUSER=postgres and PGPASSFILE on every
+//   - PGHOST=127.0.0.1, PGPORT=<port>, PGUSER=postgres and PGPASSFILE on every
 //     container and init container, except where the container sets one itself;
 //   - a password file per user the containers run as, mode 0600 and owned by that
 //     user (libpq reads no other), written at start by an init container from a

@@ -63,6 +63,11 @@ const (
 	PortMax = 32767
 )
 
+// ProxyAddress is where the proxy listens and what PGHOST names: an address, not
+// "localhost", which the kubelet's /etc/hosts also maps to ::1 (where nothing
+// listens) and an image or hostAliases may map elsewhere or not at all.
+const ProxyAddress = "127.0.0.1"
+
 // ProxyUser is the user the proxy runs as: nonroot of its distroless image.
 const ProxyUser int64 = 65532
 
@@ -342,7 +347,7 @@ func usedPorts(pod *corev1.Pod) map[int32]bool {
 
 func proxyContainer(x Inputs, port, health int32) corev1.Container {
 	args := []string{
-		"--address=127.0.0.1",
+		"--address=" + ProxyAddress,
 		"--port=" + strconv.Itoa(int(port)),
 		// The kubelet probes the pod's IP, so the health check server cannot
 		// listen on localhost only; it serves nothing but /startup, /liveness
@@ -486,7 +491,7 @@ func ensureEnv(c *corev1.Container, port int32, uid int64) {
 		set[e.Name] = true
 	}
 	for _, e := range []corev1.EnvVar{
-		{Name: EnvHost, Value: "localhost"},
+		{Name: EnvHost, Value: ProxyAddress},
 		{Name: EnvPort, Value: strconv.Itoa(int(port))},
 		{Name: EnvUser, Value: cloudsql.RootUser},
 		{Name: EnvPassFile, Value: PgpassFile(uid)},

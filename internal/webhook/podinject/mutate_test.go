@@ -19,8 +19,8 @@ import (
 
 const (
 	testConnectionName = "my-project-123:europe-west1:db"
-	testProxyImage     = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0"
-	testWriterImage    = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.21.0-alpine"
+	testProxyImage     = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0"
+	testWriterImage    = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0-alpine"
 )
 
 // inputs are the Inputs of most cases; fns change them.
@@ -143,7 +143,7 @@ func TestMutate(t *testing.T) {
 
 				app := out.Spec.Containers[0]
 				g.Expect(env(app)).To(Equal(map[string]string{
-					EnvHost: "localhost", EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
+					EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
 				}))
 				g.Expect(app.VolumeMounts).To(Equal([]corev1.VolumeMount{{Name: PgpassVolumeName, MountPath: PgpassDir, ReadOnly: true}}))
 				g.Expect(volumeNames(out)).To(Equal([]string{PgpassVolumeName, PgpassSecretVolumeName}))
@@ -202,7 +202,7 @@ func TestMutate(t *testing.T) {
 				c := out.Spec.Containers[0]
 				g.Expect(c.Env).To(HaveLen(5), "no variable may appear twice")
 				g.Expect(env(c)).To(Equal(map[string]string{
-					"PGUSER": "app", "PGPORT": "5432", "OTHER": "x", EnvHost: "localhost", EnvPassFile: PgpassDir + "/pgpass-0",
+					"PGUSER": "app", "PGPORT": "5432", "OTHER": "x", EnvHost: ProxyAddress, EnvPassFile: PgpassDir + "/pgpass-0",
 				}))
 			},
 		},
@@ -373,7 +373,7 @@ func TestMutateReinvocation(t *testing.T) {
 			g.Expect([]int32{p2, h2}).To(Equal([]int32{port, health}))
 			late := completed.Spec.Containers[len(completed.Spec.Containers)-1]
 			g.Expect(env(late)).To(Equal(map[string]string{
-				EnvHost: "localhost", EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-4242",
+				EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-4242",
 			}))
 			g.Expect(findContainer(completed, "cloudsql-pgpass-4242")).ToNot(BeNil())
 			g.Expect(findContainer(completed, "cloudsql-pgpass-0")).ToNot(BeNil())

@@ -1,0 +1,520 @@
+//go:build e2e
+
+// Package e2e proves that an injected pod really connects: the provider binary
+// with both webhooks, a real API server, the emulator backed by real PostgreSQL
+// servers, the Cloud SQL Auth Proxy release the provider deploys (built from
+// hack/proxy), and psql run with exactly the environment the injector wrote.
+// `make e2e` runs it (and `make test` runs `make e2e`); it needs
+// KUBEBUILDER_ASSETS, CLOUD_SQL_PROXY and PostgreSQL's server, which those targets
+// provide, and fails, never skips, without them.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/localpod"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+const (
+	project     = "e2e-project-123456"
+	secretNS    = "crossplane-system"
+	appNS       = "e2e-app"
+	public      = "e2e-public"
+	private     = "e2e-private"
+	pcKey       = "with-proxy-key"
+	keySecret   = "cloudsql-proxy-key"
+	privateVPC  = "projects/" + project + "/global/networks/default"
+	readyWithin = 3 * time.Minute
+)
+
+// world is everything the test started.
+type world struct {
+	t        *testing.T
+	env      *controlplane.Env
+	c        client.Client
+	emu      *emulator.Server
+	endpoint string
+	proxyBin string
+	dir      string
+	provider *exec.Cmd
+	provLog  string
+	provRuns int
+}
+
+func step(t *testing.T, format string, a ...any) {
+	t.Helper()
+	t.Logf("==> "+format, a...)
+}
+
+func TestInjectedPodConnects(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	w := &world{t: t, dir: t.TempDir()}
+
+	w.proxyBin = os.Getenv("CLOUD_SQL_PROXY")
+	g.Expect(w.proxyBin).NotTo(BeEmpty(), "CLOUD_SQL_PROXY names the Cloud SQL Auth Proxy binary: run `make e2e`, which builds it from hack/proxy")
+	g.Expect(w.proxyBin).To(BeAnExistingFile(), "run `make cloud-sql-proxy`")
+	version, err := exec.Command(w.proxyBin, "--version").Output()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(version)).To(ContainSubstring(configfile.ProxyVersion), "the proxy under test is the release the provider deploys by default")
+	pgCfg, err := postgres.Config{}.Resolve()
+	g.Expect(err).NotTo(HaveOccurred(), "PostgreSQL's server is needed: run `make postgres`")
+
+	// 1. Control plane, emulator with its data plane, the provider binary.
+	step(t, "starting kube-apiserver and etcd with package/crds and package/webhookconfigurations")
+	root := controlplane.RepoRoot()
+	w.env, err = controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(root, "package", "webhookconfigurations")},
+	}))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = w.env.Stop() })
+	w.c = w.env.Client
+
+	step(t, "starting the Cloud SQL emulator with a PostgreSQL server per instance (%s); the proxy is %s", pgCfg.BinDir, strings.TrimSpace(string(version)))
+	emuLog, err := os.Create(filepath.Join(w.dir, "emulator.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	w.emu = emulator.New(emulator.WithPostgres(pgCfg), emulator.WithDelays(3*time.Second, time.Second, 2*time.Second),
+		emulator.WithRequestLog(emuLog))
+	t.Cleanup(func() { _ = w.emu.Close() })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	hs := &http.Server{Handler: w.emu, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(lis) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	w.endpoint = "http://" + lis.Addr().String() + "/"
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("emulator log (tail):\n%s", tail(filepath.Join(w.dir, "emulator.log"), 40))
+			t.Logf("provider log (tail):\n%s", tail(w.provLog, 60))
+		}
+	})
+
+	step(t, "building cmd/provider and starting it with both webhooks (sidecar_mode = auto: native sidecars on this API server)")
+	bin := filepath.Join(w.dir, "provider")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/provider")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	w.startProvider(bin, configfile.SidecarAuto)
+	t.Cleanup(w.stopProvider)
+
+	// 2. ProviderConfigs, with and without proxy credentials; a public and a
+	// private-IP-only instance.
+	step(t, "creating ProviderConfig default (proxies use the pod's identity) and %s (proxies use a service-account key whose token_uri is the emulator)", pcKey)
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: keySecret}, Data: map[string][]byte{
+			"key.json": serviceAccountKey(t, w.endpoint),
+		}},
+		providerConfig("default", w.endpoint, nil),
+		providerConfig(pcKey, w.endpoint, &xpv2.SecretKeySelector{
+			SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json",
+		}),
+	} {
+		g.Expect(w.c.Create(ctx, o)).To(Succeed())
+	}
+
+	step(t, "creating PostgresqlInstances %s (public IP) and %s (private IP only) and waiting for Ready", public, private)
+	w.createWhenAdmitted(ctx, instance(public, "default", false))
+	w.createWhenAdmitted(ctx, instance(private, pcKey, true))
+	for _, n := range []string{public, private} {
+		w.waitReady(ctx, n)
+	}
+	for _, n := range []string{public, private} {
+		db, err := w.emu.Instance(project, n)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, ip := range db.IpAddresses {
+			t.Logf("    %s: %s %s", n, ip.Type, ip.IpAddress)
+			g.Expect(net.ParseIP(ip.IpAddress).IsLoopback()).To(BeTrue(), "data-plane addresses stay in 127.0.0.0/8")
+		}
+	}
+
+	// 3-5. Annotated pods, admitted through the API server, run locally.
+	step(t, "creating annotated pods through the API server: a native-sidecar pod and a pod running as user 1000")
+	native := w.createPod(ctx, "native", public, nil)
+	g.Expect(native.Spec.InitContainers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "on Kubernetes 1.35 the proxy is a native sidecar")
+	asUser := w.createPod(ctx, "as-user-1000", private, &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)})
+
+	nativePod := w.connect(ctx, native, "")
+	defer nativePod.Close()
+	userPod := w.connect(ctx, asUser, "")
+	defer userPod.Close()
+
+	step(t, "a tampered password file is refused")
+	w.tamper(ctx, userPod, asUser)
+
+	step(t, "a client certificate issued for %s is refused by %s's server-side proxy", private, public)
+	w.foreignCertificateRefused(ctx)
+
+	// 6. Restart, out-of-band change, self-healing password.
+	step(t, "restarting the provider (now with sidecar_mode = classic)")
+	w.stopProvider()
+	w.startProvider(bin, configfile.SidecarClassic)
+
+	step(t, "changing %s out of band (backup start time); the provider reverts it", public)
+	before, err := w.emu.Instance(project, public)
+	g.Expect(err).NotTo(HaveOccurred())
+	want := before.Settings.BackupConfiguration.StartTime
+	g.Expect(w.emu.MutateInstance(project, public, func(db *sqladmin.DatabaseInstance) {
+		db.Settings.BackupConfiguration.StartTime = "05:00"
+	})).To(Succeed())
+	g.Eventually(func() string {
+		db, _ := w.emu.Instance(project, public)
+		return db.Settings.BackupConfiguration.StartTime
+	}).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Equal(want), "the provider puts the backup start time back")
+	t.Logf("    backup start time is %s again", want)
+	w.connect(ctx, native, "connecting again after the restart and the revert").Close()
+
+	step(t, "deleting the password from %s's connection secret: the provider sets a new one with users.update", public)
+	conn := &corev1.Secret{}
+	g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: public + "-conn"}, conn)).To(Succeed())
+	oldPassword := string(conn.Data[cloudsql.ConnectionKeyPassword])
+	g.Expect(oldPassword).NotTo(BeEmpty())
+	delete(conn.Data, cloudsql.ConnectionKeyPassword)
+	g.Expect(w.c.Update(ctx, conn)).To(Succeed())
+	var newPassword string
+	g.Eventually(func(g Gomega) {
+		s := &corev1.Secret{}
+		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(conn), s)).To(Succeed())
+		newPassword = string(s.Data[cloudsql.ConnectionKeyPassword])
+		g.Expect(newPassword).NotTo(BeEmpty())
+		g.Expect(newPassword).NotTo(Equal(oldPassword))
+		g.Expect(w.emu.PasswordIs(project, public, cloudsql.RootUser, newPassword)).To(BeTrue())
+	}).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(Succeed())
+	t.Logf("    the connection secret holds a new password, and Cloud SQL has it")
+
+	step(t, "a classic-sidecar pod admitted now connects with the new password")
+	classic := w.createPod(ctx, "classic", public, nil)
+	g.Expect(classic.Spec.Containers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "classic mode appends the proxy to the containers")
+	w.connect(ctx, classic, "").Close()
+
+	step(t, "the password file written before the change no longer works")
+	w.refused(ctx, nativePod, "psql with the old password file")
+}
+
+// startProvider runs the provider binary against the control plane, serving both
+// webhooks where envtest registered them.
+func (w *world) startProvider(bin, sidecarMode string) {
+	g := NewWithT(w.t)
+	_, port, certDir := w.env.WebhookServing()
+	w.provRuns++
+	cfg := filepath.Join(w.dir, fmt.Sprintf("config-%d.toml", w.provRuns))
+	g.Expect(os.WriteFile(cfg, []byte(fmt.Sprintf(`[reconcile]
+poll_interval = "10s"
+busy_poll_interval = "1s"
+
+[webhook]
+port = %d
+cert_dir = %q
+
+[proxy]
+sidecar_mode = %q
+`, port, certDir, sidecarMode)), 0o600)).To(Succeed())
+	kubeconfig := filepath.Join(w.dir, "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, w.env.KubeConfig(), 0o600)).To(Succeed())
+	w.provLog = filepath.Join(w.dir, fmt.Sprintf("provider-%d.log", w.provRuns))
+	logf, err := os.Create(w.provLog)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.provider = exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	w.provider.Stdout, w.provider.Stderr = logf, logf
+	g.Expect(w.provider.Start()).To(Succeed())
+}
+
+func (w *world) stopProvider() {
+	if w.provider == nil {
+		return
+	}
+	_ = w.provider.Process.Signal(syscall.SIGTERM)
+	_ = w.provider.Wait()
+	w.provider = nil
+}
+
+// createWhenAdmitted creates o, retrying while the provider's webhooks are still
+// starting (the API server then cannot call them).
+func (w *world) createWhenAdmitted(ctx context.Context, o client.Object) {
+	g := NewWithT(w.t)
+	g.Eventually(func() error {
+		err := w.c.Create(ctx, o)
+		if err != nil && !strings.Contains(err.Error(), "failed calling webhook") {
+			return StopTrying(err.Error())
+		}
+		return err
+	}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+}
+
+func (w *world) waitReady(ctx context.Context, name string) {
+	g := NewWithT(w.t)
+	g.Eventually(func(g Gomega) {
+		pi := &v1alpha1.PostgresqlInstance{}
+		g.Expect(w.c.Get(ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
+		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%s: %s", name, pi.GetCondition(xpv2.TypeSynced).Message)
+	}).WithTimeout(readyWithin).WithPolling(time.Second).Should(Succeed())
+	w.t.Logf("    %s is Ready", name)
+}
+
+// createPod creates an annotated pod whose application runs psql, and returns it
+// as stored.
+func (w *world) createPod(ctx context.Context, name, instanceName string, sc *corev1.PodSecurityContext) *corev1.Pod {
+	g := NewWithT(w.t)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: name,
+			Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instanceName}},
+		Spec: corev1.PodSpec{
+			SecurityContext: sc,
+			Containers: []corev1.Container{{
+				Name: "app", Image: "postgres:15",
+				Command: []string{"psql", "--no-psqlrc", "--tuples-only", "--no-align", "--command", "select current_user"},
+			}},
+		},
+	}
+	w.createWhenAdmitted(ctx, pod)
+	got := &corev1.Pod{}
+	g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+	g.Expect(got.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
+	app, _ := findContainer(got, "app")
+	proxy, _ := findContainer(got, podinject.ProxyContainerName)
+	g.Expect(proxy).NotTo(BeNil())
+	var envs []string
+	for _, e := range app.Env {
+		if strings.HasPrefix(e.Name, "PG") {
+			envs = append(envs, e.Name+"="+e.Value)
+		}
+		// libpq must dial exactly where the proxy listens.
+		if e.Name == podinject.EnvHost {
+			g.Expect(proxy.Args).To(ContainElement("--address="+e.Value), "PGHOST names the proxy's --address")
+		}
+		if e.Name == podinject.EnvPort {
+			g.Expect(proxy.Args).To(ContainElement("--port="+e.Value), "PGPORT names the proxy's --port")
+		}
+	}
+	w.t.Logf("    pod %s/%s stored with app env %s", appNS, name, strings.Join(envs, " "))
+	return got
+}
+
+// connect runs the pod's injected containers and its application as local
+// processes: the proxy until its startup probe passes, the password-file writers,
+// then the application's psql, which must print postgres. The proxy stops before
+// connect returns; the returned pod keeps its password files.
+func (w *world) connect(ctx context.Context, pod *corev1.Pod, why string) *localpod.Pod {
+	g := NewWithT(w.t)
+	if why != "" {
+		step(w.t, "%s", why)
+	}
+	lp, err := localpod.Load(ctx, w.c, pod, localpod.WithImage(configfile.ProxyImageRepository, w.proxyBin))
+	g.Expect(err).NotTo(HaveOccurred())
+	var proxyOut bytes.Buffer
+	proxy, err := lp.StartProxy(ctx, w.endpoint, &proxyOut)
+	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", proxyOut.String())
+	defer func() {
+		_ = proxy.Stop()
+		if w.t.Failed() {
+			w.t.Logf("proxy output of pod %s:\n%s", pod.Name, proxyOut.String())
+		}
+	}()
+	w.t.Logf("    pod %s: cloud-sql-proxy %s: startup probe passed", pod.Name, strings.Join(proxy.Args, " "))
+	g.Expect(lp.WritePasswordFiles(ctx)).To(Succeed())
+	out, err := w.runApp(ctx, lp)
+	g.Expect(err).NotTo(HaveOccurred(), "psql: %s\nproxy output:\n%s", out, proxyOut.String())
+	g.Expect(strings.TrimSpace(out)).To(Equal(cloudsql.RootUser))
+	w.t.Logf("    pod %s: psql -c 'select current_user' printed: %s", pod.Name, strings.TrimSpace(out))
+	return lp
+}
+
+func (w *world) runApp(ctx context.Context, lp *localpod.Pod) (string, error) {
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return lp.Run(rctx, "app")
+}
+
+// tamper rewrites the pod's password file with a wrong password (same owner and
+// mode) and checks that psql is refused, then puts it back.
+func (w *world) tamper(ctx context.Context, lp *localpod.Pod, pod *corev1.Pod) {
+	g := NewWithT(w.t)
+	app, _ := findContainer(pod, "app")
+	var passfile string
+	for _, e := range app.Env {
+		if e.Name == podinject.EnvPassFile {
+			passfile = e.Value
+		}
+	}
+	g.Expect(passfile).NotTo(BeEmpty())
+	local, err := lp.LocalPath("app", passfile)
+	g.Expect(err).NotTo(HaveOccurred())
+	good, err := os.ReadFile(local)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(local, []byte(cloudsql.Pgpass(cloudsql.RootUser, "not-the-password")), 0o600)).To(Succeed())
+
+	w.refused(ctx, lp, "psql with a tampered password file")
+	g.Expect(os.WriteFile(local, good, 0o600)).To(Succeed())
+}
+
+// refused runs the pod's proxy and application and expects PostgreSQL to refuse
+// the password.
+func (w *world) refused(ctx context.Context, lp *localpod.Pod, what string) {
+	g := NewWithT(w.t)
+	var proxyOut bytes.Buffer
+	proxy, err := lp.StartProxy(ctx, w.endpoint, &proxyOut)
+	g.Expect(err).NotTo(HaveOccurred(), proxyOut.String())
+	defer func() { _ = proxy.Stop() }()
+	out, err := w.runApp(ctx, lp)
+	g.Expect(err).To(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("password authentication failed"))
+	w.t.Logf("    %s: %s", what, firstLine(out))
+}
+
+// foreignCertificateRefused dials the public instance's server-side proxy with a
+// client certificate that generateEphemeralCert issued for the private instance.
+func (w *world) foreignCertificateRefused(ctx context.Context) {
+	g := NewWithT(w.t)
+	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(w.endpoint), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	g.Expect(err).NotTo(HaveOccurred())
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	g.Expect(err).NotTo(HaveOccurred())
+	resp, err := svc.Connect.GenerateEphemeralCert(project, private, &sqladmin.GenerateEphemeralCertRequest{
+		PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})),
+	}).Context(ctx).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	block, _ := pem.Decode([]byte(resp.EphemeralCert.Cert))
+	g.Expect(block).NotTo(BeNil())
+
+	target, err := svc.Connect.Get(project, public).Context(ctx).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	roots := x509.NewCertPool()
+	g.Expect(roots.AppendCertsFromPEM([]byte(target.ServerCaCert.Cert))).To(BeTrue())
+	var addr string
+	for _, ip := range target.IpAddresses {
+		if ip.Type == "PRIMARY" {
+			addr = ip.IpAddress
+		}
+	}
+	g.Expect(addr).NotTo(BeEmpty())
+	foreign := &tls.Certificate{Certificate: [][]byte{block.Bytes}, PrivateKey: key}
+	conn, err := tls.Dial("tcp", net.JoinHostPort(addr, fmt.Sprint(emulator.ServerProxyPort)), &tls.Config{
+		// Sent whatever CAs the server names, so that it is the server that judges it.
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return foreign, nil },
+		RootCAs:      roots,
+		ServerName:   strings.TrimSuffix(target.DnsName, "."),
+		MinVersion:   tls.VersionTLS13,
+	})
+	if err == nil {
+		// TLS 1.3 clients learn of a refused certificate on their first read.
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		_ = conn.Close()
+	}
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("certificate"))
+	w.t.Logf("    refused: %v", err)
+}
+
+func providerConfig(name, endpoint string, proxyKey *xpv2.SecretKeySelector) *v1alpha1.ProviderConfig {
+	return &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID:        project,
+			Endpoint:         endpoint,
+			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+			ProxyCredentials: proxyKey,
+		},
+	}
+}
+
+func instance(name, pc string, privateOnly bool) *v1alpha1.PostgresqlInstance {
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pc}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-conn"}
+	if privateOnly {
+		pi.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: privateVPC}
+	} else {
+		pi.Spec.ForProvider.Networking.PublicIP = v1alpha1.PublicIP{Enabled: true}
+	}
+	return pi
+}
+
+// serviceAccountKey is a service-account key file, with a real RSA key, whose
+// token_uri is the emulator's token endpoint.
+func serviceAccountKey(t *testing.T, endpoint string) []byte {
+	g := NewWithT(t)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	g.Expect(err).NotTo(HaveOccurred())
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := json.Marshal(map[string]string{
+		"type":           "service_account",
+		"project_id":     project,
+		"private_key_id": "e2e-key-1",
+		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email":   "cloudsql-proxy@" + project + ".iam.gserviceaccount.com",
+		"client_id":      "100000000000000000001",
+		"token_uri":      strings.TrimSuffix(endpoint, "/") + emulator.TokenPath,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	return b
+}
+
+func findContainer(pod *corev1.Pod, name string) (*corev1.Container, bool) {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+

@@ -1,0 +1,100 @@
+package localpod
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+// proxyStartTimeout bounds how long the proxy may take to pass its startup probe.
+const proxyStartTimeout = time.Minute
+
+// Proxy is a running Cloud SQL Auth Proxy container.
+type Proxy struct {
+	// Args are the arguments it runs with, as the pod has them (local paths
+	// aside) followed by what StartProxy added.
+	Args   []string
+	exited chan struct{}
+	stop   func() error
+}
+
+// Stop stops the proxy with SIGTERM, as the kubelet does, and waits for it.
+func (x *Proxy) Stop() error { return x.stop() }
+
+// StartProxy starts the pod's injected Cloud SQL Auth Proxy container and waits
+// for its startup probe. To the container's own arguments it adds only what a
+// machine without Google Cloud needs: --sqladmin-api-endpoint, and --token when the
+// container has no --credentials-file (which then authenticates for real, against
+// the token_uri of the key). Its output goes to out.
+func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*Proxy, error) {
+	c, err := p.Container(podinject.ProxyContainerName)
+	if err != nil {
+		return nil, err
+	}
+	extra := []string{"--sqladmin-api-endpoint=" + endpoint}
+	hasKey := false
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--credentials-file") || strings.HasPrefix(a, "-c=") {
+			hasKey = true
+		}
+	}
+	if !hasKey {
+		extra = append(extra, "--token=localpod-token")
+	}
+	cmd, err := p.Command(context.WithoutCancel(ctx), podinject.ProxyContainerName, extra...)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start the Cloud SQL Auth Proxy %s: %w", cmd.Path, err)
+	}
+	x := &Proxy{Args: cmd.Args[1:], exited: make(chan struct{})}
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(x.exited) }()
+	x.stop = func() error {
+		select {
+		case <-x.exited:
+		default:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-x.exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-x.exited
+			}
+		}
+		return waitErr
+	}
+	sctx, cancel := context.WithTimeout(ctx, proxyStartTimeout)
+	defer cancel()
+	if err := p.WaitStarted(sctx, podinject.ProxyContainerName, x.exited); err != nil {
+		_ = x.Stop()
+		return nil, err
+	}
+	return x, nil
+}
+
+// WritePasswordFiles runs the injector's password-file writers (the init
+// containers named podinject.WriterContainerPrefix + uid), in the pod's order.
+func (p *Pod) WritePasswordFiles(ctx context.Context) error {
+	n := 0
+	for _, name := range p.InitContainerNames() {
+		if !strings.HasPrefix(name, podinject.WriterContainerPrefix) {
+			continue
+		}
+		if out, err := p.Run(ctx, name); err != nil {
+			return fmt.Errorf("init container %s failed: %w: %s", name, err, out)
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("pod %s/%s has no %s* init container", p.pod.Namespace, p.pod.Name, podinject.WriterContainerPrefix)
+	}
+	return nil
+}
