@@ -181,6 +181,15 @@ func TestInjectedPodConnects(t *testing.T) {
 	step(t, "a client certificate issued for %s is refused by %s's server-side proxy", private, public)
 	w.foreignCertificateRefused(ctx)
 
+	step(t, "while %s is SUSPENDED, the native sidecar never passes its startup probe, so the application would not start", public)
+	g.Expect(w.emu.SetInstanceState(project, public, emulator.StateSuspended)).To(Succeed())
+	var suspendedOut bytes.Buffer
+	_, err = nativePod.StartProxy(ctx, w.endpoint, &suspendedOut)
+	g.Expect(err).To(MatchError(ContainSubstring("exited before its startup probe passed")), suspendedOut.String())
+	g.Expect(suspendedOut.String()).To(ContainSubstring("Connection test failed"))
+	t.Logf("    %v", err)
+	g.Expect(w.emu.SetInstanceState(project, public, emulator.StateRunnable)).To(Succeed())
+
 	// 6. Restart, out-of-band change, self-healing password.
 	step(t, "restarting the provider (now with sidecar_mode = classic)")
 	w.stopProvider()
@@ -430,9 +439,9 @@ func (w *world) foreignCertificateRefused(ctx context.Context) {
 	conn, err := tls.Dial("tcp", net.JoinHostPort(addr, fmt.Sprint(emulator.ServerProxyPort)), &tls.Config{
 		// Sent whatever CAs the server names, so that it is the server that judges it.
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return foreign, nil },
-		RootCAs:      roots,
-		ServerName:   strings.TrimSuffix(target.DnsName, "."),
-		MinVersion:   tls.VersionTLS13,
+		RootCAs:              roots,
+		ServerName:           strings.TrimSuffix(target.DnsName, "."),
+		MinVersion:           tls.VersionTLS13,
 	})
 	if err == nil {
 		// TLS 1.3 clients learn of a refused certificate on their first read.
@@ -517,4 +526,3 @@ func tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-

@@ -390,6 +390,14 @@ func (b *backend) serve(ln net.Listener) {
 // and from PostgreSQL.
 func (b *backend) handle(raw net.Conn) {
 	defer raw.Close()
+	// An instance that is not RUNNABLE (stopped, in maintenance, being
+	// deleted) takes no connection: it is closed before the handshake, so a
+	// connector's dial fails as it does against Cloud SQL.
+	n, err := b.dp.srv.connectable(b)
+	if err != nil {
+		b.dp.log("instance %s:%s: closed a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
+		return
+	}
 	conn := tls.Server(raw, b.tlsConf)
 	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	if err := conn.Handshake(); err != nil {
@@ -397,7 +405,7 @@ func (b *backend) handle(raw net.Conn) {
 		return
 	}
 	_ = conn.SetDeadline(time.Time{})
-	sock, err := b.dp.srv.connectable(b)
+	sock, err := b.ready(n, readyTimeout)
 	if err != nil {
 		b.dp.log("instance %s:%s: closed a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
 		return
@@ -421,26 +429,27 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-// connectable settles the instance's operations, checks that it is RUNNABLE, and
-// waits for its PostgreSQL to have applied every change the API has reported
-// done, so that a client sees what the API says (a new password works as soon
-// as its operation is DONE). It returns the socket to forward to.
-func (s *Server) connectable(b *backend) (string, error) {
+// connectable settles the instance's operations and checks that it is
+// RUNNABLE. It returns how many tasks its PostgreSQL must have run before the
+// connection may reach it: every change the API has reported done, so that a
+// client sees what the API says (a new password works as soon as its operation
+// is DONE).
+func (s *Server) connectable(b *backend) (uint64, error) {
 	s.mu.Lock()
 	p := s.project(b.project)
 	s.settle(p, s.now())
 	inst, ok := p.instances[b.instance]
 	if !ok || inst.data != b {
 		s.mu.Unlock()
-		return "", errors.New("the instance no longer exists")
+		return 0, errors.New("the instance no longer exists")
 	}
 	if st := inst.db.State; st != StateRunnable {
 		s.mu.Unlock()
-		return "", fmt.Errorf("the instance is %s, not RUNNABLE", st)
+		return 0, fmt.Errorf("the instance is %s, not RUNNABLE", st)
 	}
 	b.mu.Lock()
 	n := b.queued
 	b.mu.Unlock()
 	s.mu.Unlock()
-	return b.ready(n, readyTimeout)
+	return n, nil
 }

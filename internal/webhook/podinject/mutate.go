@@ -366,6 +366,14 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 	if x.PrivateIP {
 		args = append(args, "--private-ip")
 	}
+	if x.Native {
+		// The proxy's /startup answers as soon as it listens, reachable instance
+		// or not; with a connection test first, it answers only once the instance
+		// takes a TLS connection (and the proxy exits, to be restarted, if not).
+		// A native sidecar's startup gates the application's containers, which
+		// then connect on their first try.
+		args = append(args, "--run-connection-test")
+	}
 	var mounts []corev1.VolumeMount
 	if x.ProxyCredentialsSecret != "" {
 		args = append(args, "--credentials-file="+ProxyCredentialsDir+"/"+ProxyCredentialsKey)
@@ -387,8 +395,8 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 		Name:  ProxyContainerName,
 		Image: x.ProxyImage,
 		Args:  args,
-		// Started once it can reach the instance: with a native sidecar, the
-		// application's containers start only then.
+		// With a native sidecar, the application's containers start only once
+		// this passes (see --run-connection-test).
 		StartupProbe:             probe("/startup", 1, 60),
 		LivenessProbe:            probe("/liveness", 10, 3),
 		Resources:                *x.ProxyResources.DeepCopy(),

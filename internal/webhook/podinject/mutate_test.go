@@ -124,7 +124,7 @@ func TestMutate(t *testing.T) {
 					"--address=127.0.0.1", "--port=" + strconv.Itoa(int(port)),
 					"--health-check", "--http-address=0.0.0.0", "--http-port=" + strconv.Itoa(int(health)),
 					"--exit-zero-on-sigterm", "--max-sigterm-delay=10s", "--structured-logs",
-					testConnectionName,
+					"--run-connection-test", testConnectionName,
 				}))
 				g.Expect(proxy.StartupProbe.HTTPGet.Path).To(Equal("/startup"))
 				g.Expect(proxy.StartupProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(health)))
@@ -168,6 +168,8 @@ func TestMutate(t *testing.T) {
 				g.Expect(out.Spec.Containers[1].RestartPolicy).To(BeNil())
 				g.Expect(env(out.Spec.Containers[0])).To(HaveKey(EnvPort))
 				g.Expect(env(out.Spec.Containers[1])).To(BeEmpty(), "the proxy needs no libpq settings")
+				g.Expect(out.Spec.Containers[1].Args).NotTo(ContainElement("--run-connection-test"),
+					"a classic sidecar gates nothing, and exiting on a failed test could leave a Job's pod without a proxy")
 			},
 		},
 		"ports the pod declares or probes are avoided": {
