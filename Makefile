@@ -82,7 +82,8 @@ $(CRANK_DIR)/.built:
 	rm -rf $(CRANK_DIR); mv $$tmp $(CRANK_DIR); touch $(CRANK_DIR)/.built
 
 .PHONY: cloud-sql-proxy
-cloud-sql-proxy: $(PROXY_DIR)/.built ## Build the Cloud SQL Auth Proxy release that hack/proxy/go.mod pins (cached).
+cloud-sql-proxy: $(PROXY_DIR)/.built ## Build the Cloud SQL Auth Proxy release that hack/proxy/go.mod pins (cached) and print its path.
+	@echo "$(CLOUD_SQL_PROXY)"
 
 $(PROXY_DIR)/.built:
 	@echo "building the Cloud SQL Auth Proxy $(PROXY_VERSION) into $(PROXY_DIR) (once)"
@@ -117,6 +118,7 @@ build: ## Build the commands into bin/.
 .PHONY: lint
 lint: ## go vet and a gofmt check.
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./internal/e2e/
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

@@ -1,10 +1,13 @@
 // Command demo runs provider-cloudsql-postgres on embedded defaults, with no cloud
 // account: a local control plane (kube-apiserver and etcd built from Go modules) with
 // the CRDs and webhook configurations of package/ installed, the Cloud SQL emulator
-// with realistic (seconds-long) operation times, and the provider binary itself. It
-// applies the example instances, shows them become Ready, creates a pod that asks
-// for one and shows what the injector added, then runs until interrupted.
-// `make demo` runs it.
+// with realistic (seconds-long) operation times and a real PostgreSQL server behind
+// each instance, and the provider binary itself. It applies the example instances,
+// shows them become Ready, creates a pod that asks for one and shows what the
+// injector added, then runs that pod's Cloud SQL Auth Proxy and psql exactly as the
+// pod spec says (as local processes) and prints the answer, then runs until
+// interrupted. `make demo` runs it; CLOUD_SQL_PROXY names the proxy binary, which
+// `make cloud-sql-proxy` builds.
 package main
 
 import (
@@ -30,8 +33,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/localpod"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 )
 
@@ -84,7 +90,16 @@ func run(runFor time.Duration) error {
 		return err
 	}
 
-	step("starting the Cloud SQL emulator (create 8s, update 3s, delete 5s; requests logged to .cache/demo/emulator.log)")
+	proxyBin := os.Getenv("CLOUD_SQL_PROXY")
+	if proxyBin == "" {
+		return errors.New("CLOUD_SQL_PROXY does not name the Cloud SQL Auth Proxy binary: run the demo with `make demo`, which builds it")
+	}
+	pg, err := postgres.Config{}.Resolve()
+	if err != nil {
+		return err
+	}
+
+	step("starting the Cloud SQL emulator (create 8s, update 3s, delete 5s; a PostgreSQL server per instance; requests logged to .cache/demo/emulator.log)")
 	emuLog, err := os.Create(filepath.Join(dir, "emulator.log"))
 	if err != nil {
 		return err
@@ -94,7 +109,9 @@ func run(runFor time.Duration) error {
 	if err != nil {
 		return err
 	}
-	emuSrv := &http.Server{Handler: emulator.New(emulator.WithDelays(8*time.Second, 3*time.Second, 5*time.Second), emulator.WithRequestLog(emuLog)), ReadHeaderTimeout: 10 * time.Second}
+	emu := emulator.New(emulator.WithDelays(8*time.Second, 3*time.Second, 5*time.Second), emulator.WithPostgres(pg), emulator.WithRequestLog(emuLog))
+	defer func() { _ = emu.Close() }()
+	emuSrv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = emuSrv.Serve(lis) }()
 	defer func() { _ = emuSrv.Close() }()
 	endpoint := "http://" + lis.Addr().String() + "/"
@@ -157,12 +174,18 @@ func run(runFor time.Duration) error {
 	step("creating a pod that asks for example-minimal with the annotation " + v1alpha1.AnnotationInstanceName)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: "example-minimal"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18", Command: []string{"psql", "-c", "select 1"}}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
+			Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
 	}
 	if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
 		return fmt.Errorf("the pod was not admitted: %w", err)
 	}
-	describePod(ctx, c, pod)
+	stored := describePod(ctx, c, pod)
+
+	step("running the pod's cloud-sql-proxy, password-file writer and app container as local processes, exactly as stored")
+	if err := connect(ctx, c, stored, proxyBin, endpoint); err != nil {
+		return err
+	}
 
 	kubectl, _ := env.KubectlArgs()
 	fmt.Printf("\nEverything is up. Look around with:\n")
@@ -172,6 +195,9 @@ func run(runFor time.Duration) error {
 	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
 	fmt.Printf("  %s delete postgresqlinstance example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
 	fmt.Printf("  curl -s %semulator/v1/counts\n", endpoint)
+	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
+	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", proxyBin, endpoint, project)
+	fmt.Printf("  PGPASSWORD=$(%s -n %s get secret example-minimal-postgres -o jsonpath='{.data.password}' | base64 -d) psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'\n", kubectl, namespace)
 	if runFor > 0 {
 		fmt.Printf("\nstopping in %s\n", runFor)
 		select {
@@ -248,12 +274,44 @@ func watchReady(ctx context.Context, c client.Client, names []string, timeout ti
 	}
 }
 
-// describePod prints what the injector added to the pod.
-func describePod(ctx context.Context, c client.Client, pod *corev1.Pod) {
+// connect runs the stored pod's proxy until its startup probe passes, its
+// password-file writer, then its app container's psql, and prints psql's answer.
+func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, endpoint string) error {
+	if pod == nil {
+		return errors.New("the pod could not be read back")
+	}
+	lp, err := localpod.Load(ctx, c, pod, localpod.WithImage(configfile.ProxyImageRepository, proxyBin))
+	if err != nil {
+		return err
+	}
+	defer lp.Close()
+	var proxyOut strings.Builder
+	proxy, err := lp.StartProxy(ctx, endpoint, &proxyOut)
+	if err != nil {
+		return fmt.Errorf("the Cloud SQL Auth Proxy did not start: %w\n%s", err, proxyOut.String())
+	}
+	defer func() { _ = proxy.Stop() }()
+	fmt.Printf("  cloud-sql-proxy %s\n  (the pod's arguments, then the emulator's endpoint and a token: no Google account here)\n", strings.Join(proxy.Args, " "))
+	if err := lp.WritePasswordFiles(ctx); err != nil {
+		return err
+	}
+	out, err := lp.Run(ctx, "app")
+	fmt.Println("  psql in container app, with the injected PGHOST, PGPORT, PGUSER and PGPASSFILE:")
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		fmt.Println("    " + line)
+	}
+	if err != nil {
+		return fmt.Errorf("psql failed: %w\nproxy output:\n%s", err, proxyOut.String())
+	}
+	return nil
+}
+
+// describePod prints what the injector added to the pod and returns it as stored.
+func describePod(ctx context.Context, c client.Client, pod *corev1.Pod) *corev1.Pod {
 	got := &corev1.Pod{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
 		fmt.Println("  cannot read the pod back:", err)
-		return
+		return nil
 	}
 	fmt.Printf("  annotation %s=%q\n", v1alpha1.AnnotationProxyInjected, got.Annotations[v1alpha1.AnnotationProxyInjected])
 	inits := len(got.Spec.InitContainers)
@@ -272,4 +330,5 @@ func describePod(ctx context.Context, c client.Client, pod *corev1.Pod) {
 			}
 		}
 	}
+	return got
 }
