@@ -240,7 +240,7 @@ func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
 		"-D", s.dataDir(), "-U", AdminRole, "--pwfile="+pwfile,
 		"--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
 	cmd.Env = baseEnv()
-	cmd.SysProcAttr = sysProcAttr(cred)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb for %s failed: %w: %s", s.name, err, lastLines(out, 10))
 	}
@@ -268,7 +268,10 @@ func (s *Server) start(ctx context.Context, cred *syscall.Credential) error {
 		"-c", "password_encryption=scram-sha-256")
 	cmd.Env = baseEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = serverProcAttr(cred)
+	// Its own process group, so that a Ctrl-C meant for the emulator does not
+	// reach it before the emulator stops it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("cannot start PostgreSQL for %s: %w", s.name, err)
 	}

@@ -18,14 +18,6 @@ package postgres
 
 import "syscall"
 
-// sysProcAttr runs a command as cred (nil: as the caller).
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred}
-}
-
-// serverProcAttr is sysProcAttr for the server itself, which also gets an
-// immediate shutdown (SIGQUIT) when the emulator dies, so that a killed test
-// leaves no server behind.
-func serverProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-}
+// dieWithParent makes the server shut down at once (SIGQUIT) when the emulator
+// dies, so that a killed test leaves no server behind.
+func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGQUIT }

@@ -20,13 +20,6 @@ package postgres
 
 import "syscall"
 
-// sysProcAttr runs a command as cred (nil: as the caller).
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred}
-}
-
-// serverProcAttr is sysProcAttr: only Linux can stop the server when the
-// emulator dies.
-func serverProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return sysProcAttr(cred)
-}
+// dieWithParent does nothing: only Linux can stop the server when the emulator
+// dies.
+func dieWithParent(*syscall.SysProcAttr) {}
