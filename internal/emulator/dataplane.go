@@ -101,11 +101,16 @@ type backend struct {
 	failure error // why PostgreSQL is not there
 	stopped bool
 	exited  chan struct{}
+	conns   map[net.Conn]bool // client connections being forwarded
 }
 
 type task struct {
 	what string
 	run  func(ctx context.Context, b *backend) error
+	// fatal marks the task that starts PostgreSQL: when it fails, the
+	// instance takes no connection. Others failing is logged, as a failed
+	// statement on a live server would be.
+	fatal bool
 }
 
 type endpoint struct {
@@ -186,6 +191,7 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 		dp: dp, project: project, instance: name, ctx: ctx, cancel: cancel,
 		endpoints: map[string]*endpoint{},
 		exited:    make(chan struct{}),
+		conns:     map[net.Conn]bool{},
 		tlsConf: &tls.Config{
 			Certificates: []tls.Certificate{cert},
 			// Only certificates that generateEphemeralCert issued for this
@@ -201,7 +207,7 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 	for n, u := range inst.users {
 		users[n] = u.password
 	}
-	b.queue = append(b.queue, task{what: "start PostgreSQL", run: func(ctx context.Context, b *backend) error {
+	b.queue = append(b.queue, task{what: "start PostgreSQL", fatal: true, run: func(ctx context.Context, b *backend) error {
 		start := time.Now()
 		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser])
 		if err != nil {
@@ -250,18 +256,26 @@ func (dp *dataPlane) listen(b *backend) (*endpoint, error) {
 	return nil, fmt.Errorf("no free loopback address for port %d after %d tries: %w", ServerProxyPort, maxAddressTries, lastErr)
 }
 
-// close stops every backend and waits for their servers to go.
-func (dp *dataPlane) close() {
-	dp.mu.Lock()
-	dp.closed = true
-	var all []*backend
-	for b := range dp.backends {
+// closeDataPlane stops every instance's backend and waits for their servers to
+// go, those of instances deleted earlier included.
+func (s *Server) closeDataPlane() {
+	s.mu.Lock()
+	s.data.mu.Lock()
+	s.data.closed = true
+	s.data.mu.Unlock()
+	for _, p := range s.projects {
+		for _, inst := range p.instances {
+			s.dataPlaneDown(inst)
+		}
+	}
+	s.mu.Unlock()
+
+	s.data.mu.Lock()
+	all := make([]*backend, 0, len(s.data.backends))
+	for b := range s.data.backends {
 		all = append(all, b)
 	}
-	dp.mu.Unlock()
-	for _, b := range all {
-		b.stop()
-	}
+	s.data.mu.Unlock()
 	for _, b := range all {
 		<-b.exited
 	}
@@ -317,9 +331,12 @@ func (b *backend) work() {
 			err = t.run(b.ctx, b)
 		}
 		b.mu.Lock()
-		if err != nil && b.failure == nil && !b.stopped {
-			b.failure = fmt.Errorf("%s: %w", t.what, err)
-			b.dp.log("instance %s:%s: %v", b.project, b.instance, b.failure)
+		if err != nil && !b.stopped {
+			err = fmt.Errorf("%s: %w", t.what, err)
+			b.dp.log("instance %s:%s: %v", b.project, b.instance, err)
+			if t.fatal {
+				b.failure = err
+			}
 		}
 		b.done++
 		b.cond.Broadcast()
@@ -335,7 +352,8 @@ func (b *backend) postgres() *postgres.Server {
 	return b.pg
 }
 
-// stop closes the listeners and ends the worker, which stops PostgreSQL.
+// stop closes the listeners and the connections being forwarded and ends the
+// worker, which stops PostgreSQL. Callers hold the emulator's lock.
 func (b *backend) stop() {
 	for k, ep := range b.endpoints {
 		_ = ep.ln.Close()
@@ -343,9 +361,30 @@ func (b *backend) stop() {
 	}
 	b.mu.Lock()
 	b.stopped = true
+	for c := range b.conns {
+		_ = c.Close()
+	}
 	b.cond.Broadcast()
 	b.mu.Unlock()
 	b.cancel()
+}
+
+// track registers a client connection so that stop closes it; false means the
+// backend is stopping and the connection must not be served.
+func (b *backend) track(c net.Conn) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return false
+	}
+	b.conns[c] = true
+	return true
+}
+
+func (b *backend) untrack(c net.Conn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.conns, c)
 }
 
 // ready waits until the tasks up to n have run and returns the socket of the
@@ -390,6 +429,10 @@ func (b *backend) serve(ln net.Listener) {
 // and from PostgreSQL.
 func (b *backend) handle(raw net.Conn) {
 	defer raw.Close()
+	if !b.track(raw) {
+		return
+	}
+	defer b.untrack(raw)
 	// An instance that is not RUNNABLE (stopped, in maintenance, being
 	// deleted) takes no connection: it is closed before the handshake, so a
 	// connector's dial fails as it does against Cloud SQL.

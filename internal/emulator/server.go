@@ -279,7 +279,7 @@ func (s *Server) dataLog(format string, a ...any) {
 // answering, but no instance gets a server again.
 func (s *Server) Close() error {
 	if s.data != nil {
-		s.data.close()
+		s.closeDataPlane()
 	}
 	return nil
 }
