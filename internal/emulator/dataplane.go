@@ -199,6 +199,9 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 			ClientAuth: tls.RequireAndVerifyClientCert,
 			ClientCAs:  pool,
 			MinVersion: tls.VersionTLS13,
+			// Client certificates carry the emulator's time (a FakeClock, or
+			// Advance), so they are judged by it.
+			Time: dp.srv.Now,
 		},
 	}
 	b.cond = sync.NewCond(&b.mu)
