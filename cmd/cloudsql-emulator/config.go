@@ -99,6 +99,8 @@ const (
 	errFmtUnknownKeys  = "config %s: unknown keys: %s"
 	errFmtSeedInstance = "config %s: instance %d (%s/%s): %w"
 	errSeedMissing     = "project, name, database_version and tier are required"
+	errFmtPostgresKey  = "config %s: postgres.%s %q: %w"
+	errFmtPostgresOff  = "config %s: postgres.bin_dir or postgres.run_as is set but the data plane is off: set postgres.enabled = true or pass --postgres"
 )
 
 // loadConfig reads and checks a configuration file.
@@ -140,14 +142,29 @@ func (c *config) options() []emulator.Option {
 }
 
 // dataPlane returns the WithPostgres option when the data plane is on, after
-// checking that PostgreSQL is there.
-func (c *config) dataPlane() ([]emulator.Option, error) {
-	if !c.Postgres.Enabled {
+// checking that PostgreSQL is there and the user to run it as exists; errors
+// name the key at fault.
+func (c *config) dataPlane(path string) ([]emulator.Option, error) {
+	pc := c.Postgres
+	if !pc.Enabled {
+		if pc.BinDir != "" || pc.RunAs != "" {
+			return nil, fmt.Errorf(errFmtPostgresOff, path)
+		}
 		return nil, nil
 	}
-	pg, err := postgres.Config{BinDir: c.Postgres.BinDir, RunAs: c.Postgres.RunAs}.Resolve()
+	bin, err := postgres.Config{BinDir: pc.BinDir}.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		if pc.BinDir != "" {
+			return nil, fmt.Errorf(errFmtPostgresKey, path, "bin_dir", pc.BinDir, err)
+		}
+		return nil, err
+	}
+	pg, err := postgres.Config{BinDir: bin.BinDir, RunAs: pc.RunAs}.Resolve()
+	if err != nil {
+		if pc.RunAs != "" {
+			return nil, fmt.Errorf(errFmtPostgresKey, path, "run_as", pc.RunAs, err)
+		}
+		return nil, err
 	}
 	return []emulator.Option{emulator.WithPostgres(pg)}, nil
 }

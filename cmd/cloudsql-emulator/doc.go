@@ -50,7 +50,7 @@ limitations under the License.
 //
 //	[postgres]                 # the data plane (default off)
 //	enabled = true             # a PostgreSQL server per RUNNABLE instance
-//	bin_dir = "/usr/lib/postgresql/15/bin"  # default: found (Debian's layout, pg_config, PATH)
+//	# bin_dir = "/usr/lib/postgresql/15/bin"  # default: found (Debian's layout, pg_config, PATH)
 //	run_as  = "postgres"       # OS user of the servers when run as root (default postgres, else nobody)
 //
 //	[[instances]]              # pre-existing instances, RUNNABLE from the start

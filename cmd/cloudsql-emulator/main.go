@@ -34,7 +34,7 @@ import (
 
 const (
 	defaultListen   = "127.0.0.1:8085"
-	shutdownTimeout = 10 * time.Second
+	shutdownTimeout = time.Second
 	// readHeaderTimeout guards against clients that never finish a request.
 	readHeaderTimeout = 10 * time.Second
 
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	if *withPostgres {
 		cfg.Postgres.Enabled = true
 	}
-	dataPlane, err := cfg.dataPlane()
+	dataPlane, err := cfg.dataPlane(*cfgPath)
 	if err != nil {
 		return err
 	}
@@ -109,9 +109,13 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	fmt.Fprintln(logw, "cloudsql-emulator shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	// Requests are short: a connection still open after the grace period is one a
+	// client keeps in reserve (the Auth Proxy does), which Shutdown would wait
+	// seconds for.
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	_ = hs.Close()
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -157,7 +157,13 @@ func (c Config) credential() (*syscall.Credential, error) {
 		}
 		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err1 != nil || err2 != nil || uid == 0 {
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if uid == 0 {
+			if c.RunAs != "" {
+				return nil, fmt.Errorf("user %s has uid 0, and PostgreSQL refuses to run as root: name an unprivileged user", n)
+			}
 			continue
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
