@@ -23,11 +23,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -377,19 +372,7 @@ func psqlCurrentUser(t *testing.T, port int, password string) (string, error) {
 func serviceAccountKey(t *testing.T, apiURL string) string {
 	t.Helper()
 	g := NewWithT(t)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	g.Expect(err).NotTo(HaveOccurred())
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	g.Expect(err).NotTo(HaveOccurred())
-	b, err := json.Marshal(map[string]string{
-		"type":           "service_account",
-		"project_id":     docProject,
-		"private_key_id": "emulator-test-key-1",
-		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email":   "cloudsql-proxy@" + docProject + ".iam.gserviceaccount.com",
-		"client_id":      "100000000000000000001",
-		"token_uri":      apiURL + emulator.TokenPath,
-	})
+	b, err := emulator.ServiceAccountKey(docProject, apiURL+emulator.TokenPath)
 	g.Expect(err).NotTo(HaveOccurred())
 	path := filepath.Join(t.TempDir(), "key.json")
 	g.Expect(os.WriteFile(path, b, 0o600)).To(Succeed())

@@ -16,7 +16,6 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -134,12 +133,14 @@ func TestInjectedPodConnects(t *testing.T) {
 
 	// 2. ProviderConfigs, with and without proxy credentials; a public and a
 	// private-IP-only instance.
+	key, err := emulator.ServiceAccountKey(project, strings.TrimSuffix(w.endpoint, "/")+emulator.TokenPath)
+	g.Expect(err).NotTo(HaveOccurred())
 	step(t, "creating ProviderConfig default (proxies use the pod's identity) and %s (proxies use a service-account key whose token_uri is the emulator)", pcKey)
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: keySecret}, Data: map[string][]byte{
-			"key.json": serviceAccountKey(t, w.endpoint),
+			"key.json": key,
 		}},
 		providerConfig("default", w.endpoint, nil),
 		providerConfig(pcKey, w.endpoint, &xpv2.SecretKeySelector{
@@ -476,27 +477,6 @@ func instance(name, pc string, privateOnly bool) *v1alpha1.PostgresqlInstance {
 		pi.Spec.ForProvider.Networking.PublicIP = v1alpha1.PublicIP{Enabled: true}
 	}
 	return pi
-}
-
-// serviceAccountKey is a service-account key file, with a real RSA key, whose
-// token_uri is the emulator's token endpoint.
-func serviceAccountKey(t *testing.T, endpoint string) []byte {
-	g := NewWithT(t)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	g.Expect(err).NotTo(HaveOccurred())
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	g.Expect(err).NotTo(HaveOccurred())
-	b, err := json.Marshal(map[string]string{
-		"type":           "service_account",
-		"project_id":     project,
-		"private_key_id": "e2e-key-1",
-		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email":   "cloudsql-proxy@" + project + ".iam.gserviceaccount.com",
-		"client_id":      "100000000000000000001",
-		"token_uri":      strings.TrimSuffix(endpoint, "/") + emulator.TokenPath,
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	return b
 }
 
 func findContainer(pod *corev1.Pod, name string) (*corev1.Container, bool) {

@@ -18,8 +18,12 @@ package emulator
 
 import (
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -66,6 +70,31 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		"access_token": "emulator-" + rand.Text(),
 		"token_type":   "Bearer",
 		"expires_in":   tokenLifetime,
+	})
+}
+
+// ServiceAccountKey returns a service-account key file (JSON, with a new RSA
+// key) for project whose token_uri is tokenURL, normally the emulator's URL
+// followed by TokenPath. A client configured with it (the Auth Proxy's
+// --credentials-file, a ProviderConfig's secret) authenticates against the
+// emulator as it would against Google.
+func ServiceAccountKey(project, tokenURL string) ([]byte, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]string{
+		"type":           "service_account",
+		"project_id":     project,
+		"private_key_id": rand.Text(),
+		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email":   "cloudsql-client@" + project + ".iam.gserviceaccount.com",
+		"client_id":      fmt.Sprint(projectNumber(project)),
+		"token_uri":      tokenURL,
 	})
 }
 
