@@ -1,0 +1,109 @@
+package localpod
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func TestRewrite(t *testing.T) {
+	p := &Pod{volumes: map[string]string{"pgpass": "/L/pgpass", "secret": "/L/secret", "conf": "/L/conf"}}
+	c := &corev1.Container{VolumeMounts: []corev1.VolumeMount{
+		{Name: "pgpass", MountPath: "/var/run/cloudsql-postgres"},
+		{Name: "secret", MountPath: "/var/run/cloudsql-postgres-secret"},
+		{Name: "conf", MountPath: "/etc/app/", SubPath: "app.conf"},
+	}}
+	cases := map[string]struct {
+		in, want string
+	}{
+		"a whole mount path":                 {"/var/run/cloudsql-postgres", "/L/pgpass"},
+		"a file under a mount":               {"/var/run/cloudsql-postgres/pgpass-0", "/L/pgpass/pgpass-0"},
+		"the longer of two overlapping ones": {"/var/run/cloudsql-postgres-secret/pgpass", "/L/secret/pgpass"},
+		"after a flag's =":                   {"--credentials-file=/var/run/cloudsql-postgres/k.json", "--credentials-file=/L/pgpass/k.json"},
+		"several in a shell line":            {`cat "/var/run/cloudsql-postgres-secret/pgpass" > /var/run/cloudsql-postgres/pgpass-7`, `cat "/L/secret/pgpass" > /L/pgpass/pgpass-7`},
+		"a path that only starts alike":      {"/var/run/cloudsql-postgresql/x", "/var/run/cloudsql-postgresql/x"},
+		"inside another path":                {"/opt/var/run/cloudsql-postgres/x", "/opt/var/run/cloudsql-postgres/x"},
+		"a trailing slash in the mount path": {"/etc/app/x", "/L/conf/app.conf/x"},
+		"nothing to rewrite":                 {"select current_user", "select current_user"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(p.rewrite(c, tc.in)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestLoadAndCommand(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "p"},
+		Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "s", DefaultMode: ptr.To[int32](0o440),
+					Items: []corev1.KeyToPath{{Key: "k", Path: "key.json"}},
+				}}},
+			},
+			Containers: []corev1.Container{
+				{Name: "proxy", Image: "example.com/proxy:1.2", Args: []string{"--credentials-file=/creds/key.json"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "creds", MountPath: "/creds"}}},
+				{Name: "app", Image: "example.com/app", Command: []string{"sh", "-c", "true"},
+					Env:          []corev1.EnvVar{{Name: "PGPASSFILE", Value: "/scratch/pgpass"}, {Name: "A", Value: "b"}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}},
+				{Name: "secretive", Image: "example.com/app", Command: []string{"true"},
+					Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{}}}},
+				{Name: "imageonly", Image: "example.com/unknown:3"},
+			},
+		},
+	}
+	kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "s"}, Data: map[string][]byte{"k": []byte(`{"type":"x"}`)},
+	}).Build()
+	entry := filepath.Join(t.TempDir(), "proxy-bin")
+	g.Expect(os.WriteFile(entry, []byte("#!/bin/sh\n"), 0o700)).To(Succeed())
+
+	lp, err := Load(ctx, kube, pod, WithImage("example.com/proxy", entry))
+	g.Expect(err).NotTo(HaveOccurred())
+	defer lp.Close()
+
+	key, err := lp.LocalPath("proxy", "/creds/key.json")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.ReadFile(key)).To(Equal([]byte(`{"type":"x"}`)))
+	fi, err := os.Stat(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o440)), "the secret volume's mode")
+
+	cmd, err := lp.Command(ctx, "proxy", "--extra")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(filepath.Dir(cmd.Path)).NotTo(Equal(filepath.Dir(entry)), "the entrypoint is staged where any user can run it")
+	g.Expect(cmd.Args[1:]).To(Equal([]string{"--credentials-file=" + key, "--extra"}))
+
+	cmd, err = lp.Command(ctx, "app")
+	g.Expect(err).NotTo(HaveOccurred())
+	scratch, _ := lp.LocalPath("app", "/scratch")
+	g.Expect(cmd.Env).To(ContainElements("PGPASSFILE="+scratch+"/pgpass", "A=b"))
+	g.Expect(cmd.Env).NotTo(ContainElement(HavePrefix("PGHOST=")), "nothing of this process's environment leaks in")
+	fi, err = os.Stat(scratch)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o777)), "an emptyDir anyone may write, as the kubelet makes it")
+
+	_, err = lp.Command(ctx, "secretive")
+	g.Expect(err).To(MatchError(ContainSubstring("valueFrom")))
+	_, err = lp.Command(ctx, "imageonly")
+	g.Expect(err).To(MatchError(ContainSubstring("example.com/unknown:3")))
+	_, err = lp.Command(ctx, "missing")
+	g.Expect(err).To(MatchError(ContainSubstring("no container missing")))
+
+	dir := lp.dir
+	g.Expect(lp.Close()).To(Succeed())
+	g.Expect(dir).NotTo(BeADirectory())
+}
