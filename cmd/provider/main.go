@@ -235,9 +235,11 @@ func runProvider(args []string) error {
 			Features:                &feature.Flags{},
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
-		Transport:        transport,
-		BusyPollInterval: s.cfg.Reconcile.BusyPollInterval.Duration,
-		Timeout:          s.cfg.Reconcile.Timeout.Duration,
+		Transport:         transport,
+		BusyPollInterval:  s.cfg.Reconcile.BusyPollInterval.Duration,
+		Timeout:           s.cfg.Reconcile.Timeout.Duration,
+		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
+		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
 	}
 	if err := xpcontroller.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the controllers: %w", err)
@@ -254,7 +256,7 @@ func runProvider(args []string) error {
 			return fmt.Errorf("cannot set up the pod injector: %w", err)
 		}
 	}
-	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
+	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "observe", s.cfg.Reconcile.Observe, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -32,6 +32,17 @@ const (
 // ProxyImageRepository is where Google publishes the Cloud SQL Auth Proxy v2 images.
 const ProxyImageRepository = "gcr.io/cloud-sql-connectors/cloud-sql-proxy"
 
+// Ways of observing instances ([reconcile] observe).
+const (
+	// ObserveList reads every instance of a project with one instances.list per
+	// 500 instances, shared by all of them, and asks instances.get only where a
+	// listing cannot tell (right after a change of the provider's, while an
+	// operation runs, for an instance the listing lacks, after a spec change).
+	ObserveList = "list"
+	// ObserveGet asks instances.get for each instance at each poll.
+	ObserveGet = "get"
+)
+
 // Config is the provider's configuration.
 type Config struct {
 	Reconcile Reconcile `toml:"reconcile"`
@@ -56,6 +67,9 @@ type Reconcile struct {
 	MaxReconcileRate int `toml:"max_reconcile_rate"`
 	// Timeout bounds one reconcile, Cloud SQL calls included.
 	Timeout Duration `toml:"timeout"`
+	// Observe is how instances are read at each poll: list or get (see the
+	// Observe* constants).
+	Observe string `toml:"observe"`
 }
 
 // CloudSQL tunes the calls to the Cloud SQL Admin API.
@@ -134,6 +148,7 @@ func Defaults() Config {
 			BusyPollInterval: Duration{15 * time.Second},
 			MaxReconcileRate: 10,
 			Timeout:          Duration{2 * time.Minute},
+			Observe:          ObserveList,
 		},
 		CloudSQL: CloudSQL{RequestsPerMinute: 180},
 		Webhook:  Webhook{Port: 9443, CloudSQLTimeout: Duration{5 * time.Second}},
@@ -209,6 +224,9 @@ func (c Config) Validate() error {
 	}
 	if c.Reconcile.Timeout.Duration < 10*time.Second {
 		bad("reconcile.timeout", "must be at least 10s, got %s", c.Reconcile.Timeout)
+	}
+	if c.Reconcile.Observe != ObserveList && c.Reconcile.Observe != ObserveGet {
+		bad("reconcile.observe", "must be %q (one instances.list per 500 instances, shared) or %q (one instances.get per instance), got %q", ObserveList, ObserveGet, c.Reconcile.Observe)
 	}
 	if c.CloudSQL.RequestsPerMinute < 1 {
 		bad("cloudsql.requests_per_minute", "must be at least 1, got %d", c.CloudSQL.RequestsPerMinute)

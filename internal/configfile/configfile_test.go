@@ -56,6 +56,7 @@ func TestParse(t *testing.T) {
 		"wrong-type":    {text: "[cloudsql]\nrequests_per_minute = \"many\"\n", wantErr: []string{"requests_per_minute"}},
 		"syntax":        {text: "[reconcile\n", wantErr: []string{"At line 2", "to end table name"}},
 		"rate-zero":     {text: "[reconcile]\nmax_reconcile_rate = 0\n", wantErr: []string{"reconcile.max_reconcile_rate: must be at least 1, got 0"}},
+		"observe-other": {text: "[reconcile]\nobserve = \"watch\"\n", wantErr: []string{"reconcile.observe", `"list"`, `"get"`, `got "watch"`}},
 		"busy-too-long": {text: "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2m\"\n", wantErr: []string{"reconcile.busy_poll_interval: must be at least 1s and at most reconcile.poll_interval (1m0s), got 2m0s"}},
 		"timeout-short": {text: "[reconcile]\ntimeout = \"1s\"\n", wantErr: []string{"reconcile.timeout: must be at least 10s"}},
 		"budget-zero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},

@@ -20,6 +20,22 @@ var (
 		Help:      "Cloud SQL Admin API requests sent, retries included, by API method and HTTP status (error: no answer).",
 	}, []string{"method", "code"})
 
+	// PollInterval is the time between two observations of an instance that the
+	// request budget allows for the fleet: poll_interval, or longer when checking
+	// every instance that often would not fit.
+	PollInterval = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "poll_interval_seconds",
+		Help:      "Effective time between two observations of an instance: reconcile.poll_interval, or longer when the request budget cannot afford observing the fleet that often.",
+	})
+
+	// FleetSize is how many PostgresqlInstances the provider observes.
+	FleetSize = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "observed_instances",
+		Help:      "PostgresqlInstances observed within the last poll intervals, which the pacing of observations is computed for.",
+	})
+
 	// Injections counts pod admissions by namespace and outcome (injected,
 	// denied, error).
 	Injections = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,7 +56,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -19,9 +19,22 @@ type Window struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 
+	// reserve is how many events of a window only writes may use.
+	reserve int
+
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
 	next int
+}
+
+// DefaultWriteReserve is the share of a window that reads leave to writes, so that
+// creates, updates, deletes and password changes never wait behind polling.
+const DefaultWriteReserve = 0.2
+
+// WithWriteReserve keeps share (0 to 0.9) of every window for writes: reads wait
+// once the rest is spent.
+func WithWriteReserve(share float64) WindowOption {
+	return func(w *Window) { w.reserve = int(float64(w.limit) * min(max(share, 0), 0.9)) }
 }
 
 // A WindowOption configures a Window.
@@ -44,14 +57,22 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 	return w
 }
 
-// PerMinute admits at most n requests in any minute.
-func PerMinute(n int) *Window { return NewWindow(n, time.Minute) }
+// PerMinute admits at most n requests in any minute, DefaultWriteReserve of them
+// for writes only.
+func PerMinute(n int) *Window {
+	return NewWindow(n, time.Minute, WithWriteReserve(DefaultWriteReserve))
+}
 
-// Wait blocks until an event may happen, and records it; it returns the context's
+// Wait blocks until a write may happen, and records it; it returns the context's
 // error if the context ends first.
-func (w *Window) Wait(ctx context.Context) error {
+func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, 0) }
+
+// WaitRead is Wait for a read, which leaves the window's write reserve alone.
+func (w *Window) WaitRead(ctx context.Context) error { return w.wait(ctx, w.reserve) }
+
+func (w *Window) wait(ctx context.Context, keep int) error {
 	for {
-		d := w.reserve()
+		d := w.admit(keep)
 		if d <= 0 {
 			return nil
 		}
@@ -61,13 +82,15 @@ func (w *Window) Wait(ctx context.Context) error {
 	}
 }
 
-// reserve records an event now and returns 0, or returns how long to wait before
-// asking again.
-func (w *Window) reserve() time.Duration {
+// admit records an event now if keep slots of the window stay free after it, and
+// returns 0, or returns how long to wait before asking again.
+func (w *Window) admit(keep int) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	oldest := w.ring[w.next]
+	// The ring holds the last events oldest first from next: the keep-th oldest
+	// must have left the window for keep+1 slots to be free.
+	oldest := w.ring[(w.next+keep)%w.limit]
 	if !oldest.IsZero() && now.Sub(oldest) < w.period {
 		return w.period - now.Sub(oldest)
 	}

@@ -63,6 +63,29 @@ func TestWindowAdmitsLimitPerPeriod(t *testing.T) {
 	}
 }
 
+func TestReadsLeaveTheWriteReserve(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithWriteReserve(0.2))
+	ctx := context.Background()
+	start := clk.Now()
+
+	// Reads take 8 of 10 at once; the ninth waits for the window to move.
+	for range 8 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start), "eight reads fit")
+	// Writes still get the two kept for them, without waiting.
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start), "writes are not starved by the reads before them")
+	g.Expect(w.WaitRead(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "a read waits until the reserve is free again")
+
+	g.Expect(NewWindow(10, time.Minute, WithWriteReserve(5)).reserve).To(Equal(9), "reads always keep some of the window")
+	g.Expect(PerMinute(180).reserve).To(Equal(36))
+}
+
 func TestWindowSpacedEventsNeverWait(t *testing.T) {
 	g := NewWithT(t)
 	clk := &fakeClock{now: time.Unix(0, 0)}

@@ -63,7 +63,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A body that cannot be replayed is sent once: retrying it would send nothing.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
-		if err := t.window.Wait(ctx); err != nil {
+		admitted := t.window.Wait
+		if req.Method == http.MethodGet {
+			admitted = t.window.WaitRead
+		}
+		if err := admitted(ctx); err != nil {
 			return nil, err
 		}
 		r := req

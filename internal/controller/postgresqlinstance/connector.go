@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
@@ -30,6 +31,9 @@ type connector struct {
 	services *providerconfig.ServiceCache
 	pacing   *pacing
 	fs       afero.Fs
+	// observer is shared by every reconcile (observe = list); nil reads each
+	// instance with instances.get.
+	observer *observer.Observer
 }
 
 // Connect implements managed.TypedExternalConnector.
@@ -54,9 +58,11 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 		return nil, err
 	}
 	return &external{
-		svc:     svc,
-		project: pc.Spec.ProjectID,
-		secrets: newSecretStore(c.kube, c.secrets),
-		pacing:  c.pacing,
+		svc:      svc,
+		project:  pc.Spec.ProjectID,
+		secrets:  newSecretStore(c.kube, c.secrets),
+		pacing:   c.pacing,
+		observer: c.observer,
+		source:   pc.Name,
 	}, nil
 }

@@ -2,6 +2,7 @@ package postgresqlinstance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,9 +11,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 )
 
 const (
@@ -50,6 +53,11 @@ type external struct {
 	project string
 	secrets *secretStore
 	pacing  *pacing
+	// observer serves observations from a shared listing of the project; nil
+	// reads every instance with instances.get.
+	observer *observer.Observer
+	// source names the ProviderConfig, whose listing of the project is shared.
+	source string
 
 	observed *sqladmin.DatabaseInstance
 	password storedPassword
@@ -57,16 +65,17 @@ type external struct {
 	diff cloudsql.Diff
 }
 
-// Observe implements managed.TypedExternalClient. In the steady state it costs one
-// instances.get and no write.
+// Observe implements managed.TypedExternalClient. In the steady state it costs no
+// write, and either a share of one instances.list page (observe = list) or one
+// instances.get.
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
-	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
+	inst, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrapf(err, errGetInstance, name, e.project)
+		return managed.ExternalObservation{}, err
 	}
 	if err := e.checkOwner(mg, inst); err != nil {
 		// Deleting this PostgresqlInstance lets go of the instance, never deletes it.
@@ -114,6 +123,49 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	return obs, nil
 }
 
+// read returns the instance from the project's shared listing when one can tell
+// how it is now, else from instances.get. A listing cannot when it began before
+// the provider's last change of the instance (or before an operation was seen on
+// it), when the spec changed since the last observation (the change must be judged
+// against the instance as it is), or when the instance is not in it.
+func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, error) {
+	if e.observer != nil && !specChanged(mg) && !meta.WasDeleted(mg) {
+		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, e.pacing.lastActive(mg.GetName()), e.pacing.maxListingAge(mg.GetName()))
+		if err != nil {
+			return nil, err
+		}
+		if r.Instance != nil {
+			if r.Instance.State == stateRunnable {
+				e.pacing.settled(mg.GetName(), r.ReadAt)
+			}
+			// The listing is shared by every reconcile: work on a copy.
+			return copyInstance(r.Instance)
+		}
+	}
+	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
+	if err != nil && !cloudsql.IsNotFound(err) {
+		return nil, errors.Wrapf(err, errGetInstance, name, e.project)
+	}
+	return inst, err
+}
+
+// specChanged reports whether the spec changed since the provider last synced
+// the object (or never did).
+func specChanged(mg *v1alpha1.PostgresqlInstance) bool {
+	c := mg.GetCondition(xpv2.TypeSynced)
+	return c.Status != corev1.ConditionTrue || c.ObservedGeneration != mg.GetGeneration()
+}
+
+// copyInstance is a deep copy through JSON, which the API types round-trip.
+func copyInstance(in *sqladmin.DatabaseInstance) (*sqladmin.DatabaseInstance, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	out := &sqladmin.DatabaseInstance{}
+	return out, json.Unmarshal(b, out)
+}
+
 // Create implements managed.TypedExternalClient. The password is stored before
 // instances.insert, and a retried create reuses it.
 func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalCreation, error) {
@@ -138,7 +190,7 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
-	e.pacing.markBusy(mg.GetName())
+	e.pacing.markChanged(mg.GetName())
 	return managed.ExternalCreation{}, nil
 }
 
@@ -191,7 +243,7 @@ func (e *external) nameConflict(ctx context.Context, mg *v1alpha1.PostgresqlInst
 		return err
 	}
 	// Ours: the next Observe finds it.
-	e.pacing.markBusy(mg.GetName())
+	e.pacing.markChanged(mg.GetName())
 	return nil
 }
 
@@ -228,13 +280,13 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
-			e.pacing.markBusy(mg.GetName())
+			e.pacing.markChanged(mg.GetName())
 			return managed.ExternalUpdate{}, nil
 		}
 		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
 		}
-		e.pacing.markBusy(mg.GetName())
+		e.pacing.markChanged(mg.GetName())
 	}
 	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.markStalled(mg.GetName())
@@ -268,7 +320,7 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if err := e.secrets.store(ctx, mg, pw, false); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	e.pacing.markBusy(mg.GetName())
+	e.pacing.markChanged(mg.GetName())
 	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
 }
 
@@ -298,6 +350,9 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	}
 	name := cloudsql.InstanceName(mg)
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
+	if err == nil || cloudsql.IsOperationInProgress(err) {
+		e.pacing.markChanged(mg.GetName())
+	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil
 	}

@@ -1,6 +1,7 @@
 package postgresqlinstance_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
@@ -42,11 +44,20 @@ const secretNamespace = "crossplane-system"
 
 var env *controlplane.Env
 
+// observeMode is how the controllers under test observe instances:
+// configfile.ObserveList unless OBSERVE says otherwise; `make test` runs the
+// package in both modes.
+var observeMode = cmp.Or(os.Getenv("OBSERVE"), configfile.ObserveList)
+
 // harnesses counts the harnesses started, so that a test run twice (-count)
 // gets names of its own.
 var harnesses atomic.Int64
 
 func TestMain(m *testing.M) {
+	if observeMode != configfile.ObserveList && observeMode != configfile.ObserveGet {
+		fmt.Fprintf(os.Stderr, "OBSERVE=%s: use %s or %s\n", observeMode, configfile.ObserveList, configfile.ObserveGet)
+		os.Exit(2)
+	}
 	var err error
 	if env, err = controlplane.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -178,8 +189,10 @@ func (h *harness) startManager() {
 		},
 		Transport: budget.NewTransport(nil, budget.PerMinute(cfg.rpm),
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)),
-		BusyPollInterval: cfg.busyPoll,
-		Timeout:          30 * time.Second,
+		BusyPollInterval:  cfg.busyPoll,
+		Timeout:           30 * time.Second,
+		ObserveByList:     observeMode == configfile.ObserveList,
+		RequestsPerMinute: cfg.rpm,
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(h.ctx)

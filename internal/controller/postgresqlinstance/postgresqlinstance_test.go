@@ -19,6 +19,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
@@ -101,20 +102,29 @@ func TestCreateBecomesReadyWithConnectionDetails(t *testing.T) {
 	}
 }
 
-// In the steady state every poll costs one instances.get and no write.
-func TestSteadyStatePollsCostOneGet(t *testing.T) {
+// In the steady state no poll writes. In get mode every poll costs one
+// instances.get; in list mode polls within half a poll interval share one
+// listing and cost no instances.get at all.
+func TestSteadyStatePollsCostOneReadAndNoWrite(t *testing.T) {
 	h := newHarness(t)
 	pi := h.create(h.instance("steady"))
 	h.settle()
 
-	gets, writes := h.calls(emulator.MethodInstancesGet, "steady"), h.writes()
+	gets, lists, writes := h.calls(emulator.MethodInstancesGet, "steady"), h.calls(emulator.MethodInstancesList, ""), h.writes()
+	perPoll := 1
+	if observeMode == configfile.ObserveList {
+		perPoll = 0
+	}
 	for i := 1; i <= 10; i++ {
 		h.poke(pi.Name, i)
-		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + i))
+		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + perPoll*i))
 	}
-	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(gets + 10))
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(gets + perPoll*10))
 	h.g.Expect(h.writes()).To(Equal(writes), "an unchanged, ready instance was written to")
 	h.g.Expect(h.calls(emulator.MethodOperationsList, "")).To(Equal(0))
+	if observeMode == configfile.ObserveList {
+		h.g.Expect(h.calls(emulator.MethodInstancesList, "")-lists).To(BeNumerically("<=", 1), "ten polls within half a poll interval share one listing")
+	}
 }
 
 // Each managed field changed in the spec causes exactly one patch, and converges.
@@ -168,10 +178,11 @@ func TestEachFieldChangeIsOnePatch(t *testing.T) {
 	}
 }
 
-// A change made outside Kubernetes (a console edit) is reverted at the next poll,
-// with one patch.
+// A change made outside Kubernetes (a console edit) is reverted at the next poll
+// that reads the instance after it (in list mode, one whose listing is younger than
+// the change), with one patch. Polls come every 2s here.
 func TestOutOfBandChangeIsReverted(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, withIntervals(2*time.Second, 100*time.Millisecond))
 	pi := h.create(h.instance("drift"))
 	h.g.Expect(h.emu.MutateInstance(h.project, "drift", func(i *sqladmin.DatabaseInstance) {
 		i.Settings.Tier = "db-custom-4-15360"

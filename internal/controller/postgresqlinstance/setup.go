@@ -24,6 +24,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
@@ -45,12 +46,18 @@ type Options struct {
 	BusyPollInterval time.Duration
 	// Timeout bounds one reconcile.
 	Timeout time.Duration
+	// ObserveByList serves observations from one shared instances.list per
+	// project (configfile.ObserveList) instead of an instances.get each.
+	ObserveByList bool
+	// RequestsPerMinute is the request budget, which observations are spaced to
+	// fit; zero does not space them.
+	RequestsPerMinute int
 }
 
 // Setup adds the PostgresqlInstance controller to mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
 	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
-	p := newPacing()
+	p := newPacing(pacingConfig{poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute, listed: o.ObserveByList, log: o.Logger})
 	c := &connector{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
@@ -58,6 +65,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		services: providerconfig.NewServiceCache(o.Transport),
 		pacing:   p,
 		fs:       afero.NewOsFs(),
+	}
+	if o.ObserveByList {
+		c.observer = observer.New()
 	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
@@ -79,6 +89,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
 			kube:         mgr.GetClient(),
 			reader:       mgr.GetAPIReader(),
+			pacing:       p,
 		}),
 	}
 	if o.MetricOptions != nil {
@@ -122,6 +133,7 @@ type replicaCleaner struct {
 	kube client.Client
 	// reader reads secrets without caching every secret of the cluster.
 	reader client.Reader
+	pacing *pacing
 }
 
 // RemoveFinalizer cleans up, then removes the finalizer.
@@ -145,6 +157,7 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 			return err
 		}
 	}
+	f.pacing.forget(obj.GetName())
 	return f.APIFinalizer.RemoveFinalizer(ctx, obj)
 }
 

@@ -1,0 +1,135 @@
+package observer
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const project = "observer-test"
+
+// fixture is an emulator with n instances, a real client for it, and a clock the
+// test moves.
+type fixture struct {
+	emu *emulator.Server
+	svc *sqladmin.Service
+	now time.Time
+	mu  sync.Mutex
+}
+
+func newFixture(t *testing.T, n int) *fixture {
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	for i := range n {
+		g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+			Name: fmt.Sprintf("db-%04d", i), DatabaseVersion: "POSTGRES_15",
+			Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+		})).To(Succeed())
+	}
+	return &fixture{emu: emu, svc: svc, now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fixture) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
+func (f *fixture) lists() int { return f.emu.Counts()["instances.list"] }
+
+func TestInstanceSharesOneListing(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 1200)
+	o := New(WithClock(f.clock))
+	ctx := context.Background()
+	epoch := f.clock().Add(-time.Hour)
+
+	// Many reconciles at once: one listing, paged by 500, serves them all.
+	var wg sync.WaitGroup
+	results := make([]Result, 50)
+	errs := make([]error, 50)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = o.Instance(ctx, f.svc, "pc", project, fmt.Sprintf("db-%04d", i*20), epoch, time.Minute)
+		}()
+	}
+	wg.Wait()
+	for i := range results {
+		g.Expect(errs[i]).NotTo(HaveOccurred())
+		g.Expect(results[i].Instance).NotTo(BeNil())
+		g.Expect(results[i].Instance.Name).To(Equal(fmt.Sprintf("db-%04d", i*20)))
+	}
+	g.Expect(f.lists()).To(Equal(3), "1,200 instances are three pages of 500, listed once")
+	g.Expect(o.Pages("pc", project)).To(Equal(3))
+
+	cases := []struct {
+		name       string
+		advance    time.Duration
+		writtenAgo time.Duration // the object's last write; 0: long ago
+		instance   string
+		wantLists  int
+		wantFound  bool
+	}{
+		{name: "fresh enough: no request", advance: 30 * time.Second, instance: "db-0001", wantFound: true},
+		{name: "older than maxAge: listed again", advance: 31 * time.Second, instance: "db-0001", wantLists: 3, wantFound: true},
+		{name: "written after the listing began: listed again", advance: 10 * time.Second, writtenAgo: 5 * time.Second,
+			instance: "db-0002", wantLists: 3, wantFound: true},
+		{name: "written just now: nothing listed can show it", writtenAgo: -1, instance: "db-0002"},
+		{name: "a miss says nothing of existence", instance: "not-listed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f.advance(tc.advance)
+			notBefore := epoch
+			switch {
+			case tc.writtenAgo > 0:
+				notBefore = f.clock().Add(-tc.writtenAgo)
+			case tc.writtenAgo < 0:
+				notBefore = f.clock()
+			}
+			before := f.lists()
+			r, err := o.Instance(ctx, f.svc, "pc", project, tc.instance, notBefore, time.Minute)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(f.lists() - before).To(Equal(tc.wantLists))
+			g.Expect(r.Instance != nil).To(Equal(tc.wantFound))
+		})
+	}
+}
+
+func TestInstanceReportsAFailedListing(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	o := New(WithClock(f.clock))
+	ctx := context.Background()
+	g.Expect(f.emu.InjectFault(emulator.Fault{Method: "instances.list", ServerErrorShare: 1, Count: 1})).To(Succeed())
+	_, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
+	g.Expect(err).To(MatchError(ContainSubstring("cannot list the Cloud SQL instances of project " + project)))
+
+	// The next call lists again and succeeds.
+	r, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Instance).NotTo(BeNil())
+	g.Expect(r.ReadAt).To(Equal(f.clock()))
+}

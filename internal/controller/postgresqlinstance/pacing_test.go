@@ -1,0 +1,97 @@
+package postgresqlinstance
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// getModeInterval is 1,000 gets at half of 180 a minute: 11m6.67s.
+var getModeInterval = func(gets float64) time.Duration { return time.Duration(gets / 90 * float64(time.Minute)) }(1000)
+
+func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
+	cases := map[string]struct {
+		listed    bool
+		instances int
+		perMinute int
+		want      time.Duration
+	}{
+		"a small fleet polls at the poll interval": {
+			instances: 100, perMinute: 180, want: 5 * time.Minute,
+		},
+		"get mode: 1,000 gets need 1,000/90 minutes of half the budget": {
+			instances: 1000, perMinute: 180, want: getModeInterval,
+		},
+		"list mode: 10,000 instances are 20 pages, twice an interval": {
+			listed: true, instances: 10000, perMinute: 180, want: 5 * time.Minute,
+		},
+		"list mode still spaces a fleet too big for a tiny budget": {
+			listed: true, instances: 10000, perMinute: 10, want: 8 * time.Minute,
+		},
+		"no budget: the poll interval": {
+			instances: 100000, want: 5 * time.Minute,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, listed: tc.listed})
+			var got time.Duration
+			for i := range tc.instances {
+				got = p.interval(fmt.Sprintf("i-%d", i))
+			}
+			g.Expect(got).To(Equal(tc.want))
+			g.Expect(p.maxListingAge("i-0")).To(Equal(max(got, 5*time.Minute) / 2))
+		})
+	}
+}
+
+func TestPacingHook(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180, listed: true})
+	hook := p.pollIntervalHook(2 * time.Second)
+	mg := &v1alpha1.PostgresqlInstance{}
+	mg.SetName("a")
+
+	p.markBusy("a")
+	g.Expect(hook(mg, time.Minute)).To(Equal(2*time.Second), "busy instances come back soon")
+	for range 100 {
+		d := hook(mg, time.Minute)
+		g.Expect(d).To(BeNumerically(">=", 54*time.Second))
+		g.Expect(d).To(BeNumerically("<=", 66*time.Second), "jitter stays within a tenth of the interval")
+	}
+}
+
+func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPacing(pacingConfig{poll: time.Minute})
+	p.now = func() time.Time { return now }
+
+	g.Expect(p.lastActive("a")).To(BeZero(), "nothing done since the start: any listing serves")
+	p.busyPoll = 15 * time.Second
+	p.markBusy("a")
+	g.Expect(p.lastActive("a")).To(BeZero(), "an operation seen is not a change of the provider's")
+	g.Expect(p.maxListingAge("a")).To(Equal(15*time.Second), "in the middle of something: a recent listing only")
+	p.markChanged("a")
+	g.Expect(p.lastActive("a")).To(Equal(now))
+	p.settled("a", now.Add(-time.Second))
+	g.Expect(p.lastActive("a")).To(Equal(now), "a listing older than the change does not settle it")
+	p.settled("a", now.Add(time.Second))
+	g.Expect(p.lastActive("a")).To(BeZero())
+	g.Expect(p.maxListingAge("a")).To(Equal(30*time.Second), "steady again: half the poll interval")
+
+	p.markChanged("b")
+	p.markStalled("b")
+	p.interval("b")
+	p.forget("b")
+	g.Expect(p.active).NotTo(HaveKey("b"))
+	g.Expect(p.busy).NotTo(HaveKey("b"))
+	g.Expect(p.stalled).NotTo(HaveKey("b"))
+	g.Expect(p.hurry).NotTo(HaveKey("b"))
+	g.Expect(p.seen).NotTo(HaveKey("b"))
+}
