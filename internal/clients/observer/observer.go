@@ -69,8 +69,10 @@ func New(opts ...Option) *Observer {
 
 // Result is what a view says of one instance.
 type Result struct {
-	// Instance is the instance as listed; nil when the listing does not have it
-	// (it may have been created since: ask instances.get).
+	// Listed is true when a listing that fits the call's bounds answered; false
+	// tells the caller to ask instances.get.
+	Listed bool
+	// Instance is the instance as listed; nil when the listing lacks it.
 	Instance *sqladmin.DatabaseInstance
 	// ReadAt is when the listing that produced it began.
 	ReadAt time.Time
@@ -92,7 +94,7 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		v.mu.Lock()
 		now := o.now()
 		if v.instances != nil && v.started.After(notBefore) && now.Sub(v.started) <= maxAge {
-			r := Result{Instance: v.instances[name], ReadAt: v.started}
+			r := Result{Listed: true, Instance: v.instances[name], ReadAt: v.started}
 			v.mu.Unlock()
 			return r, nil
 		}

@@ -89,14 +89,15 @@ func TestInstanceSharesOneListing(t *testing.T) {
 		writtenAgo time.Duration // the object's last write; 0: long ago
 		instance   string
 		wantLists  int
+		wantListed bool
 		wantFound  bool
 	}{
-		{name: "fresh enough: no request", advance: 30 * time.Second, instance: "db-0001", wantFound: true},
-		{name: "older than maxAge: listed again", advance: 31 * time.Second, instance: "db-0001", wantLists: 3, wantFound: true},
+		{name: "fresh enough: no request", advance: 30 * time.Second, instance: "db-0001", wantListed: true, wantFound: true},
+		{name: "older than maxAge: listed again", advance: 31 * time.Second, instance: "db-0001", wantLists: 3, wantListed: true, wantFound: true},
 		{name: "written after the listing began: listed again", advance: 10 * time.Second, writtenAgo: 5 * time.Second,
-			instance: "db-0002", wantLists: 3, wantFound: true},
-		{name: "written just now: nothing listed can show it", writtenAgo: -1, instance: "db-0002"},
-		{name: "a miss says nothing of existence", instance: "not-listed"},
+			instance: "db-0002", wantLists: 3, wantListed: true, wantFound: true},
+		{name: "written just now: nothing listed can show it, ask instances.get", writtenAgo: -1, instance: "db-0002"},
+		{name: "not in the listing", instance: "not-listed", wantListed: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +114,7 @@ func TestInstanceSharesOneListing(t *testing.T) {
 			r, err := o.Instance(ctx, f.svc, "pc", project, tc.instance, notBefore, time.Minute)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(f.lists() - before).To(Equal(tc.wantLists))
+			g.Expect(r.Listed).To(Equal(tc.wantListed))
 			g.Expect(r.Instance != nil).To(Equal(tc.wantFound))
 		})
 	}

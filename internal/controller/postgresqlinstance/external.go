@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"google.golang.org/api/googleapi"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 
@@ -70,7 +73,7 @@ type external struct {
 // instances.get.
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
-	inst, err := e.read(ctx, mg, name)
+	inst, readAt, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -120,34 +123,49 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	e.diff = cloudsql.Compare(desired(mg), inst)
 	obs.Diff = strings.Join(e.diff.All(), "; ")
 	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
+	if obs.ResourceUpToDate {
+		// Whatever the provider changed before readAt has taken effect.
+		e.pacing.settled(mg.GetName(), readAt)
+	}
 	return obs, nil
 }
 
-// read returns the instance from the project's shared listing when one can tell
-// how it is now, else from instances.get. A listing cannot when it began before
-// the provider's last change of the instance (or before an operation was seen on
-// it), when the spec changed since the last observation (the change must be judged
-// against the instance as it is), or when the instance is not in it.
-func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, error) {
-	if e.observer != nil && !specChanged(mg) && !meta.WasDeleted(mg) {
-		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, e.pacing.lastActive(mg.GetName()), e.pacing.maxListingAge(mg.GetName()))
-		if err != nil {
-			return nil, err
+// read returns the instance, and when what it says was read: from the project's
+// shared listing when one began after the provider's last change of the instance
+// and is recent enough (see pacing.maxListingAge; a spec change just made wants
+// one no older than the busy poll interval), else from instances.get. An instance
+// missing from such a listing is gone (404): Cloud SQL lists an instance as soon as
+// instances.insert returns, and were it wrong, the insert that follows would meet
+// the existing name and take the name-conflict path, which asks instances.get.
+func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
+	if e.observer != nil {
+		age := e.pacing.maxListingAge(mg.GetName())
+		if specChanged(mg) {
+			age = min(age, e.pacing.busyPoll)
 		}
-		if r.Instance != nil {
-			if r.Instance.State == stateRunnable {
-				e.pacing.settled(mg.GetName(), r.ReadAt)
+		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, e.pacing.lastActive(mg.GetName()), age)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if r.Listed {
+			if r.Instance == nil {
+				return nil, r.ReadAt, errNotListed
 			}
 			// The listing is shared by every reconcile: work on a copy.
-			return copyInstance(r.Instance)
+			inst, err := copyInstance(r.Instance)
+			return inst, r.ReadAt, err
 		}
 	}
+	readAt := time.Now()
 	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
 	if err != nil && !cloudsql.IsNotFound(err) {
-		return nil, errors.Wrapf(err, errGetInstance, name, e.project)
+		return nil, readAt, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
-	return inst, err
+	return inst, readAt, err
 }
+
+// errNotListed is a 404, for an instance that a recent listing lacks.
+var errNotListed = &googleapi.Error{Code: http.StatusNotFound, Message: "not in a listing of the project that began after the provider's last change"}
 
 // specChanged reports whether the spec changed since the provider last synced
 // the object (or never did).
@@ -268,7 +286,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 		return e.setPassword(ctx, mg, name)
 	}
 	if e.diff.NeedsPatch() {
-		running, err := e.operationRunning(ctx, name)
+		running, err := e.operationRunning(ctx, mg, name)
 		if err != nil {
 			return managed.ExternalUpdate{}, err
 		}
@@ -326,7 +344,13 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 
 // operationRunning reports whether an operation on the instance is not done yet.
 // Cloud SQL lists operations newest first, and a running one is among the newest.
-func (e *external) operationRunning(ctx context.Context, name string) (bool, error) {
+// It asks only while a change of the provider's may still be under way (one not
+// yet seen to take effect): another's operation, rarer, costs a 409 that the
+// caller takes as "busy", where asking every time would cost a request per patch.
+func (e *external) operationRunning(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (bool, error) {
+	if e.pacing.lastActive(mg.GetName()).IsZero() {
+		return false, nil
+	}
 	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
 	if err != nil {
 		return false, errors.Wrapf(err, errListOperations, name, e.project)
