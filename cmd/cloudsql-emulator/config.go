@@ -73,6 +73,9 @@ type instanceSeed struct {
 	State              string            `toml:"state"`
 	Labels             map[string]string `toml:"labels"`
 	Flags              map[string]string `toml:"flags"`
+	// Count seeds that many instances like this one, named <name>-00000,
+	// <name>-00001, ...
+	Count int `toml:"count"`
 }
 
 // duration is a time.Duration written as a Go duration string.
@@ -175,7 +178,11 @@ func (c *config) seed(path string, srv *emulator.Server) error {
 		if in.Project == "" || in.Name == "" || in.DatabaseVersion == "" || in.Tier == "" {
 			return fmt.Errorf(errFmtSeedInstance, path, i+1, in.Project, in.Name, errors.New(errSeedMissing))
 		}
-		if err := srv.Seed(in.Project, in.instance()); err != nil {
+		seed := func() error { return srv.Seed(in.Project, in.instance()) }
+		if in.Count > 0 {
+			seed = func() error { return srv.SeedMany(in.Project, in.instance(), in.Count) }
+		}
+		if err := seed(); err != nil {
 			return fmt.Errorf(errFmtSeedInstance, path, i+1, in.Project, in.Name, err)
 		}
 	}

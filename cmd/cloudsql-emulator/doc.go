@@ -71,6 +71,7 @@ limitations under the License.
 //	state               = "RUNNABLE"          # or MAINTENANCE, SUSPENDED, ...
 //	labels              = { team = "payments" }
 //	flags               = { max_connections = "100" }
+//	# count             = 1000                # seeds legacy-db-00000 ... legacy-db-00999 instead
 //
 // # Connecting with the Cloud SQL Auth Proxy and psql
 //

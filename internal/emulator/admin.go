@@ -20,6 +20,7 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"maps"
 	"sort"
 	"strings"
@@ -308,6 +309,32 @@ func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
 	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
 	s.refreshIPAddresses(inst, built)
 	p.instances[db.Name] = inst
+	return nil
+}
+
+// MaxSeedMany bounds SeedMany, so that a typo cannot fill the memory.
+const MaxSeedMany = 100000
+
+// SeedMany seeds count instances from template, as Seed does each, named
+// <template.Name>-00000, <template.Name>-00001, ..., so that a benchmark can start
+// from a fleet of thousands without creating them one by one.
+func (s *Server) SeedMany(project string, template *sqladmin.DatabaseInstance, count int) error {
+	if template == nil {
+		return errRequired("instance")
+	}
+	if count < 1 || count > MaxSeedMany {
+		return errInvalid("Invalid count %d: seed between 1 and %d instances at a time.", count, MaxSeedMany)
+	}
+	for i := range count {
+		db, err := copyInstance(template)
+		if err != nil {
+			return err
+		}
+		db.Name = fmt.Sprintf("%s-%05d", template.Name, i)
+		if err := s.Seed(project, db); err != nil {
+			return fmt.Errorf("seeding %s: %w", db.Name, err)
+		}
+	}
 	return nil
 }
 

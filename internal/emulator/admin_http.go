@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -133,6 +134,19 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 	}
 	project, m := seg[0], r.Method
 	switch {
+	case len(seg) == 2 && m == http.MethodPost && r.URL.Query().Has("count"):
+		var db sqladmin.DatabaseInstance
+		if err := decodeJSON(readAll(r), &db); err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(r.URL.Query().Get("count"))
+		if err != nil {
+			return nil, errInvalid("Invalid count %q: give a number of instances.", r.URL.Query().Get("count"))
+		}
+		if err := s.SeedMany(project, &db, n); err != nil {
+			return nil, adminError(err)
+		}
+		return map[string]int{"seeded": n}, nil
 	case len(seg) == 2 && m == http.MethodPost:
 		var db sqladmin.DatabaseInstance
 		if err := decodeJSON(readAll(r), &db); err != nil {

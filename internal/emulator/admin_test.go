@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -273,4 +274,34 @@ func TestConcurrentClients(t *testing.T) {
 		e.g.Expect(db.Settings.DataDiskSizeGb).To(Equal(int64(10 + each)))
 		e.g.Expect(db.Settings.SettingsVersion).To(Equal(int64(1 + each)))
 	}
+}
+
+func TestSeedManySeedsAFleet(t *testing.T) {
+	e := newEnv(t)
+	tmpl := &sqladmin.DatabaseInstance{Name: "fleet", DatabaseVersion: "POSTGRES_15", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}
+	e.g.Expect(e.emu.SeedMany(project, tmpl, 1200)).To(Succeed())
+	var names []string
+	err := e.svc.Instances.List(project).MaxResults(500).Pages(context.Background(), func(p *sqladmin.InstancesListResponse) error {
+		e.g.Expect(len(p.Items)).To(BeNumerically("<=", 500))
+		for _, i := range p.Items {
+			names = append(names, i.Name)
+		}
+		return nil
+	})
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(names).To(HaveLen(1200))
+	e.g.Expect(names[0]).To(Equal("fleet-00000"))
+	e.g.Expect(names[1199]).To(Equal("fleet-01199"))
+	e.g.Expect(e.emu.SeedMany(project, tmpl, 0)).To(HaveOccurred())
+	e.g.Expect(e.emu.SeedMany(project, tmpl, 1)).To(MatchError(ContainSubstring("fleet-00000")), "names already taken are refused, naming the instance")
+
+	resp, err := http.Post(e.url+"/emulator/v1/projects/other/instances?count=3", "application/json",
+		strings.NewReader(`{"name":"web","databaseVersion":"POSTGRES_15","settings":{"tier":"db-custom-1-3840"}}`))
+	e.g.Expect(err).NotTo(HaveOccurred())
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	e.g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
+	e.g.Expect(string(body)).To(MatchJSON(`{"seeded":3}`))
+	_, err = e.emu.Instance("other", "web-00002")
+	e.g.Expect(err).NotTo(HaveOccurred())
 }

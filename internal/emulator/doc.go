@@ -88,7 +88,7 @@ limitations under the License.
 //
 // The Go methods of *Server (Counts, ResetCounts, Requests, Operations,
 // InjectFault, Faults, ClearFaults, Instance, MutateInstance,
-// SetInstanceState, Now, Advance, FinishOperations, PasswordIs, Seed,
+// SetInstanceState, Now, Advance, FinishOperations, PasswordIs, Seed, SeedMany,
 // ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
 // neither count as API requests nor spend the budget:
 //
@@ -104,6 +104,7 @@ limitations under the License.
 //	POST   /emulator/v1/faults                       Fault -> [Fault...]
 //	DELETE /emulator/v1/faults                       clear faults
 //	POST   /emulator/v1/projects/{p}/instances       seed a DatabaseInstance -> instance
+//	POST   /emulator/v1/projects/{p}/instances?count=N  seed N like it, named <name>-00000... -> {"seeded":N}
 //	GET    /emulator/v1/projects/{p}/instances/{i}   instance
 //	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
