@@ -29,6 +29,14 @@ var (
 		Help:      "Effective time between two observations of an instance: reconcile.poll_interval, or longer when the request budget cannot afford observing the fleet that often.",
 	})
 
+	// ObservationGap is the time between two observations of a steady instance.
+	ObservationGap = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "observation_gap_seconds",
+		Help:      "Time between two successive observations of an instance that is not in the middle of an operation: how late an out-of-band change can be noticed.",
+		Buckets:   []float64{15, 30, 60, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
+	})
+
 	// FleetSize is how many PostgresqlInstances the provider observes.
 	FleetSize = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "cloudsql_postgres",
@@ -56,7 +64,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize, ObservationGap} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -106,6 +106,7 @@ type harnessConfig struct {
 	busyPoll time.Duration
 	rpm      int
 	attempts int
+	observe  string
 	// impersonate, when set, is the user the controllers run as.
 	impersonate string
 }
@@ -127,13 +128,18 @@ func withImpersonation(user string) harnessOption {
 	return func(c *harnessConfig) { c.impersonate = user }
 }
 
+// withObserve sets how the controllers observe instances, whatever OBSERVE says.
+func withObserve(mode string) harnessOption {
+	return func(c *harnessConfig) { c.observe = mode }
+}
+
 func withAttempts(n int) harnessOption {
 	return func(c *harnessConfig) { c.attempts = n }
 }
 
 func newHarness(t testing.TB, o ...harnessOption) *harness {
 	t.Helper()
-	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5}
+	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode}
 	for _, fn := range o {
 		fn(&cfg)
 	}
@@ -191,7 +197,7 @@ func (h *harness) startManager() {
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)),
 		BusyPollInterval:  cfg.busyPoll,
 		Timeout:           30 * time.Second,
-		ObserveByList:     observeMode == configfile.ObserveList,
+		ObserveByList:     cfg.observe == configfile.ObserveList,
 		RequestsPerMinute: cfg.rpm,
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())

@@ -152,9 +152,13 @@ func (p *pacing) take(m map[string]bool, name string) bool {
 func (p *pacing) interval(name string) time.Duration {
 	p.mu.Lock()
 	now := p.now()
+	last, ok := p.seen[name]
 	p.seen[name] = now
 	n := len(p.seen)
 	p.mu.Unlock()
+	if ok {
+		metrics.ObservationGap.Observe(now.Sub(last).Seconds())
+	}
 
 	d := p.poll
 	if p.perMinute > 0 {

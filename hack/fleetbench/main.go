@@ -1,0 +1,464 @@
+// Command fleetbench measures the provider with a fleet of N instances in one
+// project, under the emulator's Cloud SQL quota (180 requests a minute by default,
+// 429 past it), with the provider binary running as a process of its own so that
+// its memory and CPU are its alone. For each N and observe mode it prints a row:
+//
+//   - Cloud SQL requests per minute in the steady state, by method, and the 429s;
+//   - the time between successive observations of an instance (the provider's
+//     cloudsql_postgres_observation_gap_seconds histogram: the bucket bound under
+//     which 50% and 99% fall) and the effective poll interval it reports;
+//   - the time from an out-of-band change (a tier edited in the emulator on 1% of
+//     the instances) to its revert;
+//   - the provider's peak RSS and CPU seconds per minute;
+//   - with -create, the time to create that many more instances to Ready.
+//
+// The fleet is imported, not created: the benchmark creates the PostgresqlInstances
+// and their connection secrets, then seeds each Cloud SQL instance as the provider
+// would have created it (its settings, the owner-uid label, the password), and only
+// then starts the provider, so that the steady state is what is measured.
+//
+//	go run ./hack/fleetbench -instances 1000,10000 -modes list,get
+//
+// `make fleet-bench` runs it with the defaults.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const (
+	project  = "fleet-bench-123456"
+	secretNS = "crossplane-system"
+	password = "fleet-bench-password-0123456789ab"
+)
+
+type options struct {
+	sizes   []int
+	modes   []string
+	poll    time.Duration
+	measure time.Duration
+	create  int
+	quota   int
+}
+
+func main() {
+	var sizes, modes string
+	o := options{}
+	flag.StringVar(&sizes, "instances", "1000", "comma-separated fleet sizes")
+	flag.StringVar(&modes, "modes", "list,get", "comma-separated observe modes")
+	flag.DurationVar(&o.poll, "poll", time.Minute, "reconcile.poll_interval of the provider")
+	flag.DurationVar(&o.measure, "measure", 4*time.Minute, "how long the steady state is measured")
+	flag.IntVar(&o.create, "create", 0, "then create this many new instances and time them to Ready (0: skip)")
+	flag.IntVar(&o.quota, "quota", emulator.DefaultRequestBudget, "the emulator's requests per minute (and the provider's budget)")
+	flag.Parse()
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "fleetbench: -instances: %q is not a positive number\n", s)
+			os.Exit(2)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	o.modes = strings.Split(modes, ",")
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one measured configuration.
+type row struct {
+	n                   int
+	mode                string
+	perMinute           map[string]float64
+	throttled           int
+	gapP50, gapP99      string
+	effective           string
+	revertP50, revertMx time.Duration
+	reverted, changed   int
+	rssMiB              float64
+	cpuPerMin           float64
+	createSeconds       float64
+	warmup              time.Duration
+}
+
+func run(o options) error {
+	root := controlplane.RepoRoot()
+	dir, err := os.MkdirTemp("", "fleetbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "provider")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/provider")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("cannot build cmd/provider: %w", err)
+	}
+	var rows []row
+	for _, n := range o.sizes {
+		for _, mode := range o.modes {
+			fmt.Fprintf(os.Stderr, "==> %d instances, observe = %s\n", n, mode)
+			r, err := measure(o, bin, dir, n, strings.TrimSpace(mode))
+			if err != nil {
+				return fmt.Errorf("%d instances, observe = %s: %w", n, mode, err)
+			}
+			rows = append(rows, r)
+		}
+	}
+	print(o, rows)
+	return nil
+}
+
+func measure(o options, bin, dir string, n int, mode string) (row, error) {
+	r := row{n: n, mode: mode}
+	ctx := context.Background()
+	env, err := controlplane.Start()
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = env.Stop() }()
+	c := env.Client
+
+	emu := emulator.New(emulator.WithRequestBudget(o.quota), emulator.WithDelays(10*time.Second, 3*time.Second, 5*time.Second))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return r, err
+	}
+	srv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	defer func() { _ = srv.Close() }()
+	endpoint := "http://" + lis.Addr().String() + "/"
+
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		}},
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			return r, err
+		}
+	}
+
+	fmt.Fprintf(os.Stderr, "    importing %d instances (objects, secrets, seeded Cloud SQL instances)\n", n)
+	if err := parallel(n, 8, func(i int) error { return importInstance(ctx, c, emu, fmt.Sprintf("fleet-%05d", i)) }); err != nil {
+		return r, err
+	}
+
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return r, err
+	}
+	// Enough reconciles per second to visit every instance once a poll interval,
+	// twice over.
+	rate := max(10, int(2*float64(n)/o.poll.Seconds())+1)
+	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", n, mode))
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
+		o.poll.String(), rate, mode, o.quota), 0o600); err != nil {
+		return r, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
+		return r, err
+	}
+	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d-%s.log", n, mode)))
+	if err != nil {
+		return r, err
+	}
+	defer logf.Close()
+	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", "0", "--instance-webhook=false", "--pod-injector=false")
+	prov.Stdout, prov.Stderr = logf, logf
+	if err := prov.Start(); err != nil {
+		return r, err
+	}
+	defer func() { _ = prov.Process.Signal(syscall.SIGTERM); _ = prov.Wait() }()
+
+	// Warm-up: every instance observed once (Synced), which in get mode is
+	// itself paced by the quota.
+	start := time.Now()
+	for synced := 0; synced < n; {
+		time.Sleep(5 * time.Second)
+		l := &v1alpha1.PostgresqlInstanceList{}
+		if err := c.List(ctx, l); err != nil {
+			return r, err
+		}
+		synced = 0
+		for i := range l.Items {
+			if l.Items[i].GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue {
+				synced++
+			}
+		}
+		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d synced after %s\n", synced, n, time.Since(start).Round(time.Second))
+		if time.Since(start) > 90*time.Minute {
+			return r, errors.New("the fleet was not synced within 90 minutes")
+		}
+	}
+	r.warmup = time.Since(start)
+
+	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s (out-of-band changes on 1%% after a third of it)\n", o.measure)
+	emu.ResetCounts()
+	cpu0, _ := cpuSeconds(prov.Process.Pid)
+	t0 := time.Now()
+	changedAt := map[string]time.Time{}
+	reverts := []time.Duration{}
+	changed := false
+	for time.Since(t0) < o.measure {
+		time.Sleep(time.Second)
+		if !changed && time.Since(t0) > o.measure/3 {
+			changed = true
+			for i := 0; i < n; i += 100 {
+				name := fmt.Sprintf("fleet-%05d", i)
+				if err := emu.MutateInstance(project, name, func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-8-30720" }); err != nil {
+					return r, err
+				}
+				changedAt[name] = time.Now()
+			}
+		}
+		for name, at := range changedAt {
+			if db, err := emu.Instance(project, name); err == nil && db.Settings.Tier != "db-custom-8-30720" {
+				reverts = append(reverts, time.Since(at))
+				delete(changedAt, name)
+			}
+		}
+	}
+	elapsed := time.Since(t0)
+	cpu1, _ := cpuSeconds(prov.Process.Pid)
+	r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
+	r.rssMiB, _ = peakRSSMiB(prov.Process.Pid)
+	r.perMinute = map[string]float64{}
+	for m, k := range emu.Counts() {
+		r.perMinute[m] = float64(k) / elapsed.Minutes()
+	}
+	for _, q := range emu.Requests() {
+		if q.Status == http.StatusTooManyRequests {
+			r.throttled++
+		}
+	}
+	r.changed, r.reverted = (n+99)/100, len(reverts)
+	sort.Slice(reverts, func(i, j int) bool { return reverts[i] < reverts[j] })
+	if len(reverts) > 0 {
+		r.revertP50, r.revertMx = reverts[len(reverts)/2], reverts[len(reverts)-1]
+	}
+	r.gapP50, r.gapP99, r.effective, err = scrape(metricsAddr)
+	if err != nil {
+		return r, err
+	}
+
+	if o.create > 0 {
+		fmt.Fprintf(os.Stderr, "    creating %d new instances\n", o.create)
+		t := time.Now()
+		if err := parallel(o.create, 8, func(i int) error { return c.Create(ctx, newInstance(fmt.Sprintf("new-%05d", i))) }); err != nil {
+			return r, err
+		}
+		for ready := 0; ready < o.create; {
+			time.Sleep(5 * time.Second)
+			ready = 0
+			for i := range o.create {
+				pi := &v1alpha1.PostgresqlInstance{}
+				if c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("new-%05d", i)}, pi) == nil && pi.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+			if time.Since(t) > 2*time.Hour {
+				return r, errors.New("the new instances were not Ready within 2 hours")
+			}
+		}
+		r.createSeconds = time.Since(t).Seconds()
+	}
+	return r, nil
+}
+
+// importInstance creates a PostgresqlInstance, its connection secret, and the
+// Cloud SQL instance as the provider would have created it.
+func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, name string) error {
+	pi := newInstance(name)
+	if err := c.Create(ctx, pi); err != nil {
+		return err
+	}
+	sec := resource.ConnectionSecretFor(pi, v1alpha1.PostgresqlInstanceGroupVersionKind)
+	sec.Data = map[string][]byte{cloudsql.ConnectionKeyPassword: []byte(password)}
+	if err := c.Create(ctx, sec); err != nil {
+		return err
+	}
+	params := *pi.Spec.ForProvider.DeepCopy()
+	params.Labels = map[string]v1alpha1.LabelValue{v1alpha1.OwnerUIDLabelKey: v1alpha1.LabelValue(pi.GetUID())}
+	return emu.Seed(project, cloudsql.GenerateInstance(name, project, params, password))
+}
+
+func newInstance(name string) *v1alpha1.PostgresqlInstance {
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "default"}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	return pi
+}
+
+func parallel(n, workers int, fn func(int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// scrape reads the observation-gap histogram and the effective poll interval from
+// the provider's /metrics.
+func scrape(addr string) (p50, p99, effective string, err error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", "", "", err
+	}
+	defer resp.Body.Close()
+	type bucket struct {
+		le    float64
+		count float64
+	}
+	var buckets []bucket
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "cloudsql_postgres_observation_gap_seconds_bucket{le=\""):
+			rest := strings.TrimPrefix(line, "cloudsql_postgres_observation_gap_seconds_bucket{le=\"")
+			le, count, _ := strings.Cut(rest, "\"} ")
+			l, _ := strconv.ParseFloat(le, 64)
+			if le == "+Inf" {
+				l = -1
+			}
+			v, _ := strconv.ParseFloat(count, 64)
+			buckets = append(buckets, bucket{l, v})
+		case strings.HasPrefix(line, "cloudsql_postgres_poll_interval_seconds "):
+			v, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			effective = (time.Duration(v) * time.Second).String()
+		}
+	}
+	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {
+		return "none", "none", effective, nil
+	}
+	total := buckets[len(buckets)-1].count
+	quantile := func(q float64) string {
+		for _, b := range buckets {
+			if b.count >= q*total {
+				if b.le < 0 {
+					return "> 2h"
+				}
+				return "<= " + (time.Duration(b.le) * time.Second).String()
+			}
+		}
+		return "?"
+	}
+	return quantile(0.5), quantile(0.99), effective, sc.Err()
+}
+
+// cpuSeconds is the user and system CPU time of a process.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil // clock ticks; 100 a second on Linux
+}
+
+// peakRSSMiB is a process's peak resident set size (VmHWM).
+func peakRSSMiB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024, nil
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
+
+func print(o options, rows []row) {
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, steady state measured %s\n\n", o.quota, o.poll, o.measure)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\teffective interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
+	for _, r := range rows {
+		other := 0.0
+		for m, v := range r.perMinute {
+			if m != emulator.MethodInstancesList && m != emulator.MethodInstancesGet {
+				other += v
+			}
+		}
+		create := "-"
+		if r.createSeconds > 0 {
+			create = fmt.Sprintf("%.0f", r.createSeconds)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
+			r.n, r.mode, r.warmup.Round(time.Second), r.perMinute[emulator.MethodInstancesList], r.perMinute[emulator.MethodInstancesGet], other,
+			r.throttled, r.gapP50, r.gapP99, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
+			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
+	}
+	_ = w.Flush()
+}
