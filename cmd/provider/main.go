@@ -240,6 +240,7 @@ func runProvider(args []string) error {
 		Timeout:           s.cfg.Reconcile.Timeout.Duration,
 		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
 		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
+		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
 	}
 	if err := xpcontroller.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the controllers: %w", err)

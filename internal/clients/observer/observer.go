@@ -23,6 +23,10 @@ const PageSize = 500
 
 const errList = "cannot list the Cloud SQL instances of project %s"
 
+// refreshTimeout bounds one listing, which runs apart from the reconcile that
+// started it: many wait for it, and one of them ending must not fail it for all.
+const refreshTimeout = 5 * time.Minute
+
 // Observer holds the views, one per source (a ProviderConfig: one project's
 // endpoint and credentials) and project.
 type Observer struct {
@@ -100,14 +104,16 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		}
 		wait := v.refreshing
 		if wait == nil {
-			// This caller lists for everyone.
+			// This caller starts the listing for everyone.
 			v.refreshing = make(chan struct{})
 			wait = v.refreshing
-			v.mu.Unlock()
-			o.refresh(ctx, svc, project, v)
-		} else {
-			v.mu.Unlock()
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+			go func() {
+				defer cancel()
+				o.refresh(rctx, svc, project, v)
+			}()
 		}
+		v.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():

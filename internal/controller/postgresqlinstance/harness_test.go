@@ -199,6 +199,7 @@ func (h *harness) startManager() {
 		Timeout:           30 * time.Second,
 		ObserveByList:     cfg.observe == configfile.ObserveList,
 		RequestsPerMinute: cfg.rpm,
+		MaxReconcileRate:  1000,
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(h.ctx)

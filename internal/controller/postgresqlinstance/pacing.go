@@ -36,13 +36,14 @@ const listingsPerInterval = 2
 // trusted; and it spaces observations so that the fleet's polling fits the request
 // budget. Keys are metadata.names.
 type pacing struct {
-	now          func() time.Time
-	poll         time.Duration
-	busyPoll     time.Duration
-	perMinute    int
-	listed       bool
-	log          logging.Logger
-	lastReported time.Duration
+	now           func() time.Time
+	poll          time.Duration
+	busyPoll      time.Duration
+	perMinute     int
+	reconcileRate int
+	listed        bool
+	log           logging.Logger
+	lastReported  time.Duration
 
 	mu      sync.Mutex
 	busy    map[string]bool
@@ -64,8 +65,11 @@ type pacingConfig struct {
 	poll      time.Duration
 	busyPoll  time.Duration
 	perMinute int
-	listed    bool // observe = list
-	log       logging.Logger
+	// reconcileRate is how many reconciles a second the controller starts at
+	// most; every observation is one.
+	reconcileRate int
+	listed        bool // observe = list
+	log           logging.Logger
 }
 
 func newPacing(c pacingConfig) *pacing {
@@ -74,7 +78,7 @@ func newPacing(c pacingConfig) *pacing {
 		log = logging.NewNopLogger()
 	}
 	return &pacing{
-		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, listed: c.listed, log: log,
+		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate, listed: c.listed, log: log,
 		busy: map[string]bool{}, stalled: map[string]bool{}, hurry: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{},
 	}
@@ -165,6 +169,10 @@ func (p *pacing) interval(name string) time.Duration {
 		need := time.Duration(float64(readsPerInterval(n, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
 		d = max(d, need)
 	}
+	if p.reconcileRate > 0 {
+		// Every observation is a reconcile; they start at most this fast.
+		d = max(d, time.Duration(float64(n)/float64(p.reconcileRate)*float64(time.Second)))
+	}
 	p.prune(now, 3*d)
 	p.report(d, n)
 	return d
@@ -205,8 +213,9 @@ func (p *pacing) report(d time.Duration, n int) {
 	p.lastReported = d
 	p.mu.Unlock()
 	if changed && d > p.poll {
-		p.log.Info("observing instances less often than reconcile.poll_interval: the request budget cannot afford more; raise cloudsql.requests_per_minute (within the project's quota), use reconcile.observe = \"list\", or split the fleet across projects",
-			"effective-interval", d.Round(time.Second).String(), "poll-interval", p.poll.String(), "instances", n, "requests-per-minute", p.perMinute)
+		p.log.Info("observing instances less often than reconcile.poll_interval: the request budget or the reconcile rate cannot afford more; raise cloudsql.requests_per_minute (within the project's quota) or reconcile.max_reconcile_rate, use reconcile.observe = \"list\", or split the fleet across projects",
+			"effective-interval", d.Round(time.Second).String(), "poll-interval", p.poll.String(), "instances", n,
+			"requests-per-minute", p.perMinute, "max-reconcile-rate", p.reconcileRate)
 	}
 }
 

@@ -18,6 +18,7 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		listed    bool
 		instances int
 		perMinute int
+		rate      int
 		want      time.Duration
 	}{
 		"a small fleet polls at the poll interval": {
@@ -35,11 +36,14 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		"no budget: the poll interval": {
 			instances: 100000, want: 5 * time.Minute,
 		},
+		"the reconcile rate limits too: 10,000 at 10 a second take 1000s": {
+			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 1000 * time.Second,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, listed: tc.listed})
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, reconcileRate: tc.rate, listed: tc.listed})
 			var got time.Duration
 			for i := range tc.instances {
 				got = p.interval(fmt.Sprintf("i-%d", i))

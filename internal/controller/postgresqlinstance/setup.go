@@ -52,12 +52,18 @@ type Options struct {
 	// RequestsPerMinute is the request budget, which observations are spaced to
 	// fit; zero does not space them.
 	RequestsPerMinute int
+	// MaxReconcileRate is how many reconciles a second the global rate limiter
+	// starts, which observations are also spaced to fit; zero does not.
+	MaxReconcileRate int
 }
 
 // Setup adds the PostgresqlInstance controller to mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
 	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
-	p := newPacing(pacingConfig{poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute, listed: o.ObserveByList, log: o.Logger})
+	p := newPacing(pacingConfig{
+		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
+		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger,
+	})
 	c := &connector{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
