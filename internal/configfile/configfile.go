@@ -35,9 +35,10 @@ const ProxyImageRepository = "gcr.io/cloud-sql-connectors/cloud-sql-proxy"
 // Ways of observing instances ([reconcile] observe).
 const (
 	// ObserveList reads every instance of a project with one instances.list per
-	// 500 instances, shared by all of them, and asks instances.get only where a
-	// listing cannot tell (right after a change of the provider's, while an
-	// operation runs, for an instance the listing lacks, after a spec change).
+	// 500 instances, shared by all of them: a listing serves an instance when it
+	// began after the provider's last change of it and is recent enough (younger
+	// than the busy poll interval while something is under way or after a spec
+	// change), and instances.get confirms an absence that could mislead.
 	ObserveList = "list"
 	// ObserveGet asks instances.get for each instance at each poll.
 	ObserveGet = "get"

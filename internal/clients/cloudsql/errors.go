@@ -23,6 +23,11 @@ func IsNotFound(err error) bool {
 	return hasCode(err, http.StatusNotFound)
 }
 
+// IsForbidden reports whether err is a 403: the credentials lack a permission.
+func IsForbidden(err error) bool {
+	return hasCode(err, http.StatusForbidden)
+}
+
 // IsAlreadyExists reports whether err is the 409 of instances.insert for a
 // name that is taken or reserved.
 func IsAlreadyExists(err error) bool {

@@ -23,6 +23,11 @@ const PageSize = 500
 
 const errList = "cannot list the Cloud SQL instances of project %s"
 
+// retryAfter is how long a failed listing answers for the listings it would
+// start: callers get its error (a 403 sends them to instances.get) instead of
+// each trying again.
+const retryAfter = 30 * time.Second
+
 // refreshTimeout bounds one listing, which runs apart from the reconcile that
 // started it: many wait for it, and one of them ending must not fail it for all.
 const refreshTimeout = 5 * time.Minute
@@ -51,7 +56,11 @@ type view struct {
 	// refreshing is closed when the listing under way ends; nil when none runs.
 	refreshing chan struct{}
 	err        error
+	failedAt   time.Time
 	pages      int
+	// complete is false when a page warned that the result may lack instances
+	// (an unreachable region, say): then absence proves nothing.
+	complete bool
 }
 
 // An Option configures an Observer.
@@ -78,6 +87,9 @@ type Result struct {
 	Listed bool
 	// Instance is the instance as listed; nil when the listing lacks it.
 	Instance *sqladmin.DatabaseInstance
+	// Complete says that Cloud SQL sent no warning that the listing may lack
+	// instances; only then may a caller read anything into an absence.
+	Complete bool
 	// ReadAt is when the listing that produced it began.
 	ReadAt time.Time
 }
@@ -91,16 +103,25 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		return Result{}, nil // nothing listed yet can show a change made now
 	}
 	v := o.view(source, project)
+	called := o.now()
 	// A listing that serves this call must begin after notBefore; one under way
 	// may have begun before, so the caller may wait for one more. Past that (a
 	// clock that stands still), the caller is told to ask instances.get.
 	for range 3 {
 		v.mu.Lock()
 		now := o.now()
-		if v.instances != nil && v.started.After(notBefore) && now.Sub(v.started) <= maxAge {
-			r := Result{Listed: true, Instance: v.instances[name], ReadAt: v.started}
+		// A listing that began after the call is as fresh as the call can want,
+		// however long its pages took.
+		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called)
+		if v.instances != nil && v.started.After(notBefore) && recent {
+			r := Result{Listed: true, Instance: v.instances[name], Complete: v.complete, ReadAt: v.started}
 			v.mu.Unlock()
 			return r, nil
+		}
+		if v.err != nil && now.Sub(v.failedAt) < retryAfter && v.refreshing == nil {
+			err := v.err
+			v.mu.Unlock()
+			return Result{}, err
 		}
 		wait := v.refreshing
 		if wait == nil {
@@ -139,6 +160,24 @@ func (o *Observer) Pages(source, project string) int {
 	return v.pages
 }
 
+// TotalPages is how many pages one listing of every view takes, at least one
+// each: what listing every project once costs.
+func (o *Observer) TotalPages() int {
+	o.mu.Lock()
+	views := make([]*view, 0, len(o.views))
+	for _, v := range o.views {
+		views = append(views, v)
+	}
+	o.mu.Unlock()
+	n := 0
+	for _, v := range views {
+		v.mu.Lock()
+		n += max(v.pages, 1)
+		v.mu.Unlock()
+	}
+	return n
+}
+
 func (o *Observer) view(source, project string) *view {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -157,9 +196,12 @@ func (o *Observer) view(source, project string) *view {
 func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, project string, v *view) {
 	started := o.now()
 	all := map[string]*sqladmin.DatabaseInstance{}
-	pages := 0
+	pages, complete := 0, true
 	err := svc.Instances.List(project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
+		if len(page.Warnings) > 0 {
+			complete = false
+		}
 		for _, inst := range page.Items {
 			if inst != nil {
 				all[inst.Name] = inst
@@ -170,9 +212,9 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, project s
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err != nil {
-		v.err = errors.Wrapf(err, errList, project)
+		v.err, v.failedAt = errors.Wrapf(err, errList, project), o.now()
 	} else {
-		v.err, v.instances, v.started, v.pages = nil, all, started, pages
+		v.err, v.instances, v.started, v.pages, v.complete = nil, all, started, pages, complete
 	}
 	close(v.refreshing)
 	v.refreshing = nil

@@ -120,6 +120,21 @@ func TestInstanceSharesOneListing(t *testing.T) {
 	}
 }
 
+func TestAListingThatBeganAfterTheCallServesItHoweverLongItTook(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	// Every reading of the clock is ten seconds later: each listing is "old" by
+	// the time it ends.
+	slow := func() time.Time { f.advance(10 * time.Second); return f.clock() }
+	o := New(WithClock(slow))
+	r, err := o.Instance(context.Background(), f.svc, "pc", project, "db-0001", time.Time{}, time.Second)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Listed).To(BeTrue())
+	g.Expect(r.Instance).NotTo(BeNil())
+	g.Expect(r.Complete).To(BeTrue())
+	g.Expect(f.lists()).To(Equal(1), "one listing, not one per attempt")
+}
+
 func TestInstanceReportsAFailedListing(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, 3)
@@ -129,7 +144,14 @@ func TestInstanceReportsAFailedListing(t *testing.T) {
 	_, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
 	g.Expect(err).To(MatchError(ContainSubstring("cannot list the Cloud SQL instances of project " + project)))
 
-	// The next call lists again and succeeds.
+	// Within retryAfter, callers get that error without another listing.
+	before := f.lists()
+	_, err = o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
+	g.Expect(err).To(MatchError(ContainSubstring("cannot list")))
+	g.Expect(f.lists()).To(Equal(before))
+
+	// Later, the next call lists again and succeeds.
+	f.advance(retryAfter)
 	r, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Instance).NotTo(BeNil())

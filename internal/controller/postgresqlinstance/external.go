@@ -100,6 +100,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	case statePendingDelete:
 		mg.SetConditions(xpv2.Deleting())
 		e.pacing.markBusy(mg.GetName())
+		if meta.WasDeleted(mg) {
+			e.pacing.markDeleting(mg.GetName())
+		}
 	default:
 		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf(msgState, inst.State)))
 	}
@@ -133,10 +136,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 // read returns the instance, and when what it says was read: from the project's
 // shared listing when one began after the provider's last change of the instance
 // and is recent enough (see pacing.maxListingAge; a spec change just made wants
-// one no older than the busy poll interval), else from instances.get. An instance
-// missing from such a listing is gone (404): Cloud SQL lists an instance as soon as
-// instances.insert returns, and were it wrong, the insert that follows would meet
-// the existing name and take the name-conflict path, which asks instances.get.
+// one no older than the busy poll interval), else from instances.get. An absence
+// from such a listing is trusted only where it cannot mislead (see
+// absenceIsProof); otherwise instances.get confirms it.
 func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
 	if e.observer != nil {
 		age := e.pacing.maxListingAge(mg.GetName())
@@ -144,16 +146,18 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 			age = min(age, e.pacing.busyPoll)
 		}
 		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, e.pacing.lastActive(mg.GetName()), age)
-		if err != nil {
+		switch {
+		case cloudsql.IsForbidden(err):
+			// Credentials without cloudsql.instances.list still observe, one get
+			// at a time.
+		case err != nil:
 			return nil, time.Time{}, err
-		}
-		if r.Listed {
-			if r.Instance == nil {
-				return nil, r.ReadAt, errNotListed
-			}
+		case r.Listed && r.Instance != nil:
 			// The listing is shared by every reconcile: work on a copy.
 			inst, err := copyInstance(r.Instance)
 			return inst, r.ReadAt, err
+		case r.Listed && r.Complete && e.absenceIsProof(mg):
+			return nil, r.ReadAt, errNotListed
 		}
 	}
 	readAt := time.Now()
@@ -162,6 +166,20 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 		return nil, readAt, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
 	return inst, readAt, err
+}
+
+// absenceIsProof says whether an instance missing from a complete listing that
+// began after the provider's last change of it is surely gone. It is for an
+// object that never had an instance (never observed one, never tried to create
+// one: at worst its first insert meets the name and takes the name-conflict
+// path), and for a deleted object whose instance was seen PENDING_DELETE. In
+// every other case (an insert whose answer was lost, an instance deleted out of
+// band, a listing that skipped it) instances.get decides.
+func (e *external) absenceIsProof(mg *v1alpha1.PostgresqlInstance) bool {
+	if meta.WasDeleted(mg) {
+		return e.pacing.sawDeleting(mg.GetName())
+	}
+	return mg.Status.AtProvider.SelfLink == "" && meta.GetExternalCreatePending(mg).IsZero()
 }
 
 // errNotListed is a 404, for an instance that a recent listing lacks.
@@ -201,6 +219,9 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 			return managed.ExternalCreation{}, err
 		}
 	}
+	// Marked before the insert too: whatever its answer (or none), only what is
+	// read after it began can tell whether the instance exists.
+	e.pacing.markChanged(mg.GetName(), true)
 	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, desired(mg), pw.value)).Context(ctx).Do()
 	if cloudsql.IsAlreadyExists(err) {
 		return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
@@ -208,7 +229,7 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
-	e.pacing.markChanged(mg.GetName())
+	e.pacing.markChanged(mg.GetName(), true)
 	return managed.ExternalCreation{}, nil
 }
 
@@ -261,7 +282,7 @@ func (e *external) nameConflict(ctx context.Context, mg *v1alpha1.PostgresqlInst
 		return err
 	}
 	// Ours: the next Observe finds it.
-	e.pacing.markChanged(mg.GetName())
+	e.pacing.markChanged(mg.GetName(), false)
 	return nil
 }
 
@@ -298,13 +319,13 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
-			e.pacing.markChanged(mg.GetName())
+			e.pacing.markChanged(mg.GetName(), false)
 			return managed.ExternalUpdate{}, nil
 		}
 		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
 		}
-		e.pacing.markChanged(mg.GetName())
+		e.pacing.markChanged(mg.GetName(), true)
 	}
 	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.markStalled(mg.GetName())
@@ -338,19 +359,23 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if err := e.secrets.store(ctx, mg, pw, false); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	e.pacing.markChanged(mg.GetName())
+	// A password change does not show in the instance: only operations.list can
+	// tell when it is over.
+	e.pacing.markChanged(mg.GetName(), false)
 	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
 }
 
 // operationRunning reports whether an operation on the instance is not done yet.
 // Cloud SQL lists operations newest first, and a running one is among the newest.
-// It asks only while a change of the provider's may still be under way (one not
-// yet seen to take effect): another's operation, rarer, costs a 409 that the
-// caller takes as "busy", where asking every time would cost a request per patch.
+// It asks unless this process knows that no operation of the provider's can
+// run (its last change was seen to take effect, or operations.list said so
+// since): another's operation, rarer, then costs a 409 that the caller takes as
+// "busy", where asking every time would cost a request per patch.
 func (e *external) operationRunning(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (bool, error) {
-	if e.pacing.lastActive(mg.GetName()).IsZero() {
+	if e.pacing.isIdle(mg.GetName()) {
 		return false, nil
 	}
+
 	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
 	if err != nil {
 		return false, errors.Wrapf(err, errListOperations, name, e.project)
@@ -360,6 +385,7 @@ func (e *external) operationRunning(ctx context.Context, mg *v1alpha1.Postgresql
 			return true, nil
 		}
 	}
+	e.pacing.markIdle(mg.GetName())
 	return false, nil
 }
 
@@ -375,7 +401,7 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	name := cloudsql.InstanceName(mg)
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
-		e.pacing.markChanged(mg.GetName())
+		e.pacing.markChanged(mg.GetName(), false)
 	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil

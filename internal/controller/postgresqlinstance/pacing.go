@@ -17,8 +17,12 @@ import (
 
 // pollShare is the share of the request budget that polling may plan for: the
 // rest is headroom for creates, updates, deletes, password changes and the
-// webhook's lookups (which the budget also serves first).
+// webhook's lookups.
 const pollShare = 0.5
+
+// logEvery bounds how often the provider says that it observes less often than
+// poll_interval, while it does.
+const logEvery = 10 * time.Minute
 
 // pollJitter spreads observations by up to this share of the interval either way,
 // so that instances created together are not all observed together ever after.
@@ -43,7 +47,12 @@ type pacing struct {
 	reconcileRate int
 	listed        bool
 	log           logging.Logger
-	lastReported  time.Duration
+	// pages is what listing every project once costs (observer.TotalPages);
+	// nil counts N/500 pages.
+	pages func() int
+
+	lastReported time.Duration
+	lastLogged   time.Time
 
 	mu      sync.Mutex
 	busy    map[string]bool
@@ -55,6 +64,17 @@ type pacing struct {
 	// provider's, PENDING_CREATE, PENDING_DELETE): a listing serves them only
 	// while it is younger than the busy poll interval.
 	hurry map[string]bool
+	// visible says the provider's last change of the instance shows in the
+	// instance itself (an insert, a patch): an up-to-date observation then
+	// proves its operation over. A password change or a delete does not.
+	visible map[string]bool
+	// idle marks instances on which no operation of the provider's can still
+	// run, as far as this process knows: a patch then needs no operations.list
+	// first. Unknown after a start.
+	idle map[string]bool
+	// deleting marks instances seen PENDING_DELETE after their object was
+	// deleted: once a complete listing lacks them, they are gone.
+	deleting map[string]bool
 	// seen is when each instance was last observed, to size the fleet.
 	seen      map[string]time.Time
 	lastPrune time.Time
@@ -70,6 +90,7 @@ type pacingConfig struct {
 	reconcileRate int
 	listed        bool // observe = list
 	log           logging.Logger
+	pages         func() int
 }
 
 func newPacing(c pacingConfig) *pacing {
@@ -78,8 +99,10 @@ func newPacing(c pacingConfig) *pacing {
 		log = logging.NewNopLogger()
 	}
 	return &pacing{
-		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate, listed: c.listed, log: log,
+		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
+		listed: c.listed, log: log, pages: c.pages,
 		busy: map[string]bool{}, stalled: map[string]bool{}, hurry: map[string]bool{},
+		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{},
 	}
 }
@@ -93,14 +116,49 @@ func (p *pacing) markBusy(name string) {
 	p.hurry[name] = true
 }
 
-// markChanged is markBusy after the provider changed the instance (or learned
-// that its copy is stale): only what is read after now can tell how it is.
-func (p *pacing) markChanged(name string) {
+// markChanged is markBusy after the provider changed the instance, or may have
+// (an answer lost), or learned that its copy is stale: only what is read after
+// now can tell how it is, and an operation of the provider's may run. visible
+// says the change will show in the instance (an insert, a patch).
+func (p *pacing) markChanged(name string, visible bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.busy[name] = true
 	p.hurry[name] = true
 	p.active[name] = p.now()
+	p.visible[name] = visible
+	delete(p.idle, name)
+}
+
+// markIdle records that no operation runs on the instance (operations.list
+// said so).
+func (p *pacing) markIdle(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle[name] = true
+}
+
+// isIdle says whether no operation of the provider's can run on the instance.
+func (p *pacing) isIdle(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idle[name]
+}
+
+// markDeleting records that the instance was seen PENDING_DELETE after its
+// object was deleted.
+func (p *pacing) markDeleting(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleting[name] = true
+}
+
+// sawDeleting says whether the instance was seen PENDING_DELETE since its object
+// was deleted.
+func (p *pacing) sawDeleting(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.deleting[name]
 }
 
 // markStalled says the last error will repeat until the spec changes.
@@ -118,16 +176,22 @@ func (p *pacing) lastActive(name string) time.Time {
 	return p.active[name]
 }
 
-// settled forgets the instance's activity once a listing newer than it has shown
-// the instance steady.
-func (p *pacing) settled(name string, listedAt time.Time) {
+// settled forgets the instance's activity once an observation read after it
+// (at readAt) has shown the instance up to date. When the last change was one
+// that shows in the instance, its operation is then over.
+func (p *pacing) settled(name string, readAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if a, ok := p.active[name]; ok && !listedAt.After(a) {
+	a, ok := p.active[name]
+	if ok && !readAt.After(a) {
 		return
+	}
+	if ok && p.visible[name] {
+		p.idle[name] = true
 	}
 	delete(p.active, name)
 	delete(p.hurry, name)
+	delete(p.visible, name)
 }
 
 // forget drops everything known of an instance whose object is gone.
@@ -138,6 +202,9 @@ func (p *pacing) forget(name string) {
 	delete(p.stalled, name)
 	delete(p.active, name)
 	delete(p.hurry, name)
+	delete(p.visible, name)
+	delete(p.idle, name)
+	delete(p.deleting, name)
 	delete(p.seen, name)
 }
 
@@ -149,10 +216,10 @@ func (p *pacing) take(m map[string]bool, name string) bool {
 	return v
 }
 
-// interval is the time between two observations of a steady instance: the poll
-// interval, or longer when observing the fleet that often would cost more than
-// pollShare of the budget. It also prunes instances not seen for a few
-// intervals from the fleet's count.
+// interval is the least time between two observations of a steady instance
+// that the budget and the reconcile rate allow for the fleet (observing it that
+// often costs pollShare of the budget), never less than the poll interval. It
+// also prunes instances not seen for a few intervals from the fleet's count.
 func (p *pacing) interval(name string) time.Duration {
 	p.mu.Lock()
 	now := p.now()
@@ -166,7 +233,11 @@ func (p *pacing) interval(name string) time.Duration {
 
 	d := p.poll
 	if p.perMinute > 0 {
-		need := time.Duration(float64(readsPerInterval(n, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
+		pages := 0
+		if p.pages != nil {
+			pages = p.pages()
+		}
+		need := time.Duration(float64(readsPerInterval(n, pages, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
 		d = max(d, need)
 	}
 	if p.reconcileRate > 0 {
@@ -181,12 +252,13 @@ func (p *pacing) interval(name string) time.Duration {
 // pruneEvery bounds how often the fleet's count is pruned: pruning walks it all.
 const pruneEvery = time.Minute
 
-// readsPerInterval is what observing n instances once costs in requests.
-func readsPerInterval(n int, listed bool) int {
+// readsPerInterval is what observing n instances once costs in requests: n
+// gets, or two listings of every project (pages, at least n/500).
+func readsPerInterval(n, pages int, listed bool) int {
 	if !listed {
 		return n
 	}
-	return listingsPerInterval * int(math.Ceil(float64(n)/observer.PageSize))
+	return listingsPerInterval * max(pages, int(math.Ceil(float64(n)/observer.PageSize)))
 }
 
 func (p *pacing) prune(now time.Time, older time.Duration) {
@@ -209,10 +281,14 @@ func (p *pacing) report(d time.Duration, n int) {
 	metrics.PollInterval.Set(d.Seconds())
 	metrics.FleetSize.Set(float64(n))
 	p.mu.Lock()
-	changed := d != p.lastReported
+	now := p.now()
+	above := d > p.poll && (p.lastReported <= p.poll || now.Sub(p.lastLogged) >= logEvery)
 	p.lastReported = d
+	if above {
+		p.lastLogged = now
+	}
 	p.mu.Unlock()
-	if changed && d > p.poll {
+	if above {
 		p.log.Info("observing instances less often than reconcile.poll_interval: the request budget or the reconcile rate cannot afford more; raise cloudsql.requests_per_minute (within the project's quota) or reconcile.max_reconcile_rate, use reconcile.observe = \"list\", or split the fleet across projects",
 			"effective-interval", d.Round(time.Second).String(), "poll-interval", p.poll.String(), "instances", n,
 			"requests-per-minute", p.perMinute, "max-reconcile-rate", p.reconcileRate)
@@ -223,11 +299,22 @@ func (p *pacing) report(d time.Duration, n int) {
 // others by the budget, with jitter.
 func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
-		if p.take(p.busy, mg.GetName()) {
+		name := mg.GetName()
+		if p.take(p.busy, name) {
 			return min(busyInterval, poll)
 		}
-		d := max(poll, p.interval(mg.GetName()))
-		return jitter(d)
+		// Not in the middle of anything any more (a state that no
+		// observation settles, such as SUSPENDED, must not keep listings young).
+		p.mu.Lock()
+		delete(p.hurry, name)
+		p.mu.Unlock()
+		// poll may be shorter than the configured interval (the object's
+		// crossplane.io/poll-interval annotation): the budget still bounds it.
+		need := p.interval(name)
+		if need == p.poll {
+			need = 0
+		}
+		return jitter(max(poll, need))
 	}
 }
 

@@ -81,7 +81,7 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	p.markBusy("a")
 	g.Expect(p.lastActive("a")).To(BeZero(), "an operation seen is not a change of the provider's")
 	g.Expect(p.maxListingAge("a")).To(Equal(15*time.Second), "in the middle of something: a recent listing only")
-	p.markChanged("a")
+	p.markChanged("a", true)
 	g.Expect(p.lastActive("a")).To(Equal(now))
 	p.settled("a", now.Add(-time.Second))
 	g.Expect(p.lastActive("a")).To(Equal(now), "a listing older than the change does not settle it")
@@ -89,7 +89,7 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	g.Expect(p.lastActive("a")).To(BeZero())
 	g.Expect(p.maxListingAge("a")).To(Equal(30*time.Second), "steady again: half the poll interval")
 
-	p.markChanged("b")
+	p.markChanged("b", false)
 	p.markStalled("b")
 	p.interval("b")
 	p.forget("b")

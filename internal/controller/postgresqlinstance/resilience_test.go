@@ -72,6 +72,29 @@ func TestUpdatesWaitForRunningOperations(t *testing.T) {
 	h.g.Expect(h.get("busy").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
 }
 
+// A spec change that comes while the provider's own password change still runs
+// waits for it: a password change does not show in the instance, so only
+// operations.list can tell that it is over.
+func TestPatchWaitsForARunningPasswordChange(t *testing.T) {
+	h := newHarness(t, withEmulator(emulator.WithDelays(0, 2*time.Second, 0)))
+	pi := h.create(h.instance("pw"))
+	s := h.secret(pi)
+	delete(s.Data, cloudsql.ConnectionKeyPassword)
+	h.g.Expect(env.Client.Update(h.ctx, s)).To(Succeed())
+	h.poke("pw", 1)
+	h.g.Eventually(func() int { return h.calls(emulator.MethodUsersUpdate, "pw") }, 10*time.Second, 10*time.Millisecond).Should(Equal(1))
+	h.update("pw", func(p *v1alpha1.PostgresqlInstance) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" })
+
+	h.g.Eventually(func(g Gomega) {
+		inst, err := h.emu.Instance(h.project, "pw")
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(inst.Settings.Tier).To(Equal("db-custom-2-7680"))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.settle()
+	h.g.Expect(h.statuses(409)).To(Equal(0), "the patch collided with the running password change")
+	h.g.Expect(h.calls(emulator.MethodOperationsList, "")).To(BeNumerically(">=", 1), "operations.list (project-wide, ?instance=pw) was asked")
+}
+
 // Storms of 429s and 30% server errors slow the provider down but do not stop it,
 // and never make it create an instance twice.
 func TestFaultStormsConvergeWithoutDuplicates(t *testing.T) {

@@ -60,9 +60,15 @@ type Options struct {
 // Setup adds the PostgresqlInstance controller to mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
 	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
+	var obs *observer.Observer
+	var pages func() int
+	if o.ObserveByList {
+		obs = observer.New()
+		pages = obs.TotalPages
+	}
 	p := newPacing(pacingConfig{
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
-		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger,
+		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages,
 	})
 	c := &connector{
 		kube:     mgr.GetClient(),
@@ -72,9 +78,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		pacing:   p,
 		fs:       afero.NewOsFs(),
 	}
-	if o.ObserveByList {
-		c.observer = observer.New()
-	}
+	c.observer = obs
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
