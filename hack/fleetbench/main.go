@@ -132,9 +132,11 @@ func run(o options) error {
 				return fmt.Errorf("%d instances, observe = %s: %w", n, mode, err)
 			}
 			rows = append(rows, r)
+			// The table so far, in case a later configuration takes long: the
+			// last one printed is the whole table.
+			print(o, rows)
 		}
 	}
-	print(o, rows)
 	return nil
 }
 

@@ -73,6 +73,7 @@ type external struct {
 // instances.get.
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
+	e.pacing.observing(mg.GetName())
 	inst, readAt, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil

@@ -216,20 +216,32 @@ func (p *pacing) take(m map[string]bool, name string) bool {
 	return v
 }
 
-// interval is the least time between two observations of a steady instance
-// that the budget and the reconcile rate allow for the fleet (observing it that
-// often costs pollShare of the budget), never less than the poll interval. It
-// also prunes instances not seen for a few intervals from the fleet's count.
-func (p *pacing) interval(name string) time.Duration {
+// observing counts an observation of the instance as it begins: the fleet's
+// size is known from the first reconcile of each object, before any waits for
+// the budget, and the time since its last observation goes to the gap metric.
+func (p *pacing) observing(name string) {
 	p.mu.Lock()
 	now := p.now()
 	last, ok := p.seen[name]
 	p.seen[name] = now
-	n := len(p.seen)
 	p.mu.Unlock()
 	if ok {
 		metrics.ObservationGap.Observe(now.Sub(last).Seconds())
 	}
+}
+
+// interval is the least time between two observations of a steady instance
+// that the budget and the reconcile rate allow for the fleet (observing it that
+// often costs pollShare of the budget), never less than the poll interval. It
+// also prunes instances not observed for a few intervals from the fleet's count.
+func (p *pacing) interval(name string) time.Duration {
+	p.mu.Lock()
+	now := p.now()
+	if _, ok := p.seen[name]; !ok {
+		p.seen[name] = now
+	}
+	n := len(p.seen)
+	p.mu.Unlock()
 
 	d := p.poll
 	if p.perMinute > 0 {
