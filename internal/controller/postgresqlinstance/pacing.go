@@ -50,6 +50,10 @@ type pacing struct {
 	// pages is what listing every project once costs (observer.TotalPages);
 	// nil counts N/500 pages.
 	pages func() int
+	// objects is how many PostgresqlInstances exist (the informer's count), so
+	// that the fleet is known whole while most of it still waits for a first
+	// reconcile; nil counts the instances observed.
+	objects func() int
 
 	lastReported time.Duration
 	lastLogged   time.Time
@@ -91,6 +95,7 @@ type pacingConfig struct {
 	listed        bool // observe = list
 	log           logging.Logger
 	pages         func() int
+	objects       func() int
 }
 
 func newPacing(c pacingConfig) *pacing {
@@ -100,7 +105,7 @@ func newPacing(c pacingConfig) *pacing {
 	}
 	return &pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
-		listed: c.listed, log: log, pages: c.pages,
+		listed: c.listed, log: log, pages: c.pages, objects: c.objects,
 		busy: map[string]bool{}, stalled: map[string]bool{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{},
@@ -242,6 +247,9 @@ func (p *pacing) interval(name string) time.Duration {
 	}
 	n := len(p.seen)
 	p.mu.Unlock()
+	if p.objects != nil {
+		n = max(n, p.objects())
+	}
 
 	d := p.poll
 	if p.perMinute > 0 {

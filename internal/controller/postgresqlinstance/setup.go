@@ -5,6 +5,7 @@ package postgresqlinstance
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +34,7 @@ const (
 	errListReplicas  = "cannot list the secrets copied into other namespaces for this instance"
 	errDeleteReplica = "cannot delete secret %s/%s copied for this instance"
 	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
+	errInformer      = "cannot watch PostgresqlInstances to size the fleet"
 	errReleaseSecret = "cannot release connection secret %s/%s from the deleted PostgresqlInstance (deletionPolicy Orphan keeps the instance, so its password must stay)"
 )
 
@@ -66,9 +69,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		obs = observer.New()
 		pages = obs.TotalPages
 	}
+	objects, err := countObjects(mgr)
+	if err != nil {
+		return err
+	}
 	p := newPacing(pacingConfig{
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
-		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages,
+		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: objects,
 	})
 	c := &connector{
 		kube:     mgr.GetClient(),
@@ -112,6 +119,23 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		WithEventFilter(resource.DesiredStateChanged()).
 		For(&v1alpha1.PostgresqlInstance{}).
 		Complete(ratelimiter.NewReconciler(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
+}
+
+// countObjects keeps a count of the PostgresqlInstances in the manager's cache,
+// from its informer's events, without listing them.
+func countObjects(mgr ctrl.Manager) (func() int, error) {
+	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha1.PostgresqlInstance{})
+	if err != nil {
+		return nil, errors.Wrap(err, errInformer)
+	}
+	var n atomic.Int64
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { n.Add(1) },
+		DeleteFunc: func(any) { n.Add(-1) },
+	}); err != nil {
+		return nil, errors.Wrap(err, errInformer)
+	}
+	return func() int { return int(n.Load()) }, nil
 }
 
 // externalNameInitializer records the effective instance name in the
