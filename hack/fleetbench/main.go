@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -88,7 +89,11 @@ func main() {
 		o.sizes = append(o.sizes, n)
 	}
 	o.modes = strings.Split(modes, ",")
-	if err := run(o); err != nil {
+	// Ctrl-C stops the run through its deferred cleanups: the control plane and
+	// the provider do not outlive it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetbench:", err)
 		os.Exit(1)
 	}
@@ -110,7 +115,7 @@ type row struct {
 	warmup              time.Duration
 }
 
-func run(o options) error {
+func run(ctx context.Context, o options) error {
 	root := controlplane.RepoRoot()
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
@@ -127,7 +132,7 @@ func run(o options) error {
 	for _, n := range o.sizes {
 		for _, mode := range o.modes {
 			fmt.Fprintf(os.Stderr, "==> %d instances, observe = %s\n", n, mode)
-			r, err := measure(o, bin, dir, n, strings.TrimSpace(mode))
+			r, err := measure(ctx, o, bin, dir, n, strings.TrimSpace(mode))
 			if err != nil {
 				return fmt.Errorf("%d instances, observe = %s: %w", n, mode, err)
 			}
@@ -140,9 +145,8 @@ func run(o options) error {
 	return nil
 }
 
-func measure(o options, bin, dir string, n int, mode string) (row, error) {
+func measure(ctx context.Context, o options, bin, dir string, n int, mode string) (row, error) {
 	r := row{n: n, mode: mode}
-	ctx := context.Background()
 	env, err := controlplane.Start()
 	if err != nil {
 		return r, err
@@ -209,7 +213,9 @@ func measure(o options, bin, dir string, n int, mode string) (row, error) {
 	// itself paced by the quota.
 	start := time.Now()
 	for synced := 0; synced < n; {
-		time.Sleep(5 * time.Second)
+		if err := pause(ctx, 5*time.Second); err != nil {
+			return r, err
+		}
 		l := &v1alpha1.PostgresqlInstanceList{}
 		if err := c.List(ctx, l); err != nil {
 			return r, err
@@ -235,7 +241,9 @@ func measure(o options, bin, dir string, n int, mode string) (row, error) {
 	reverts := []time.Duration{}
 	changed := false
 	for time.Since(t0) < o.measure {
-		time.Sleep(time.Second)
+		if err := pause(ctx, time.Second); err != nil {
+			return r, err
+		}
 		if !changed && time.Since(t0) > o.measure/3 {
 			changed = true
 			for i := 0; i < n; i += 100 {
@@ -283,7 +291,9 @@ func measure(o options, bin, dir string, n int, mode string) (row, error) {
 			return r, err
 		}
 		for ready := 0; ready < o.create; {
-			time.Sleep(5 * time.Second)
+			if err := pause(ctx, 5*time.Second); err != nil {
+				return r, err
+			}
 			ready = 0
 			for i := range o.create {
 				pi := &v1alpha1.PostgresqlInstance{}
@@ -298,6 +308,16 @@ func measure(o options, bin, dir string, n int, mode string) (row, error) {
 		r.createSeconds = time.Since(t).Seconds()
 	}
 	return r, nil
+}
+
+// pause waits d, or returns the context's error when it ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // importInstance creates a PostgresqlInstance, its connection secret, and the

@@ -348,6 +348,8 @@ func (w *world) connect(ctx context.Context, pod *corev1.Pod, why string) *local
 	}
 	lp, err := localpod.Load(ctx, w.c, pod, localpod.WithImage(configfile.ProxyImageRepository, w.proxyBin))
 	g.Expect(err).NotTo(HaveOccurred())
+	// Removed with the test even when a step below fails.
+	w.t.Cleanup(func() { _ = lp.Close() })
 	var proxyOut bytes.Buffer
 	proxy, err := lp.StartProxy(ctx, w.endpoint, &proxyOut)
 	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", proxyOut.String())
