@@ -27,6 +27,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
 // Pod is a stored pod whose volumes exist as local directories. Close removes them.
@@ -208,7 +210,7 @@ func (p *Pod) Command(ctx context.Context, name string, extraArgs ...string) (*e
 	}
 	argv := append(append([]string{}, c.Command...), c.Args...)
 	if len(c.Command) == 0 {
-		ep, ok := p.images[repository(c.Image)]
+		ep, ok := p.images[podinject.Repository(c.Image)]
 		if !ok {
 			return nil, fmt.Errorf("container %s sets no command and image %s has no local entrypoint (localpod.WithImage)", name, c.Image)
 		}
@@ -336,17 +338,6 @@ func (p *Pod) rewrite(c *corev1.Container, s string) string {
 
 func pathChar(c byte) bool {
 	return c == '/' || c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// repository is an image reference without its tag and digest.
-func repository(image string) string {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image = image[:i]
-	}
-	return image
 }
 
 // WaitStarted polls the HTTP startup probe of container name, on 127.0.0.1 (where a

@@ -41,7 +41,7 @@ var (
 	FleetSize = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "cloudsql_postgres",
 		Name:      "observed_instances",
-		Help:      "PostgresqlInstances observed within the last poll intervals, which the pacing of observations is computed for.",
+		Help:      "PostgresqlInstances the pacing of observations is computed for: those that exist, or those observed within the last intervals if more.",
 	})
 
 	// Injections counts pod admissions by namespace and outcome (injected,

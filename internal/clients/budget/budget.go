@@ -28,7 +28,8 @@ type Window struct {
 }
 
 // DefaultWriteReserve is the share of a window that reads leave to writes, so that
-// creates, updates, deletes and password changes never wait behind polling.
+// creates, updates, deletes and password changes keep a share of the quota however
+// much there is to poll.
 const DefaultWriteReserve = 0.2
 
 // WithWriteReserve keeps share (0 to 0.9) of every window for writes: reads wait

@@ -237,8 +237,9 @@ func (p *pacing) observing(name string) {
 
 // interval is the least time between two observations of a steady instance
 // that the budget and the reconcile rate allow for the fleet (observing it that
-// often costs pollShare of the budget), never less than the poll interval. It
-// also prunes instances not observed for a few intervals from the fleet's count.
+// often costs pollShare of the budget); zero when they set no bound. It reports
+// the effective interval (at least the poll interval) and prunes instances not
+// observed for a few intervals from the fleet's count.
 func (p *pacing) interval(name string) time.Duration {
 	p.mu.Lock()
 	now := p.now()
@@ -251,7 +252,7 @@ func (p *pacing) interval(name string) time.Duration {
 		n = max(n, p.objects())
 	}
 
-	d := p.poll
+	var d time.Duration
 	if p.perMinute > 0 {
 		pages := 0
 		if p.pages != nil {
@@ -264,8 +265,9 @@ func (p *pacing) interval(name string) time.Duration {
 		// Every observation is a reconcile; they start at most this fast.
 		d = max(d, time.Duration(float64(n)/float64(p.reconcileRate)*float64(time.Second)))
 	}
-	p.prune(now, 3*d)
-	p.report(d, n)
+	effective := max(p.poll, d)
+	p.prune(now, 3*effective)
+	p.report(effective, n)
 	return d
 }
 
@@ -330,11 +332,7 @@ func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Mana
 		p.mu.Unlock()
 		// poll may be shorter than the configured interval (the object's
 		// crossplane.io/poll-interval annotation): the budget still bounds it.
-		need := p.interval(name)
-		if need == p.poll {
-			need = 0
-		}
-		return jitter(max(poll, need))
+		return jitter(max(poll, p.interval(name)))
 	}
 }
 

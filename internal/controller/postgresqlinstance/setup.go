@@ -84,8 +84,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		services: providerconfig.NewServiceCache(o.Transport),
 		pacing:   p,
 		fs:       afero.NewOsFs(),
+		observer: obs,
 	}
-	c.observer = obs
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),

@@ -230,10 +230,10 @@ func findContainer(pod *corev1.Pod, name string) *corev1.Container {
 // runsProxy reports whether a container of the pod runs a Cloud SQL Auth Proxy
 // (v1 or v2, or the configured image), in which case the pod brought its own.
 func runsProxy(pod *corev1.Pod, configured string) bool {
-	want := repository(configured)
+	want := Repository(configured)
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
-			repo := repository(c.Image)
+			repo := Repository(c.Image)
 			base := repo[strings.LastIndex(repo, "/")+1:]
 			if repo == want || base == "cloud-sql-proxy" || base == "gce-proxy" {
 				return true
@@ -243,8 +243,8 @@ func runsProxy(pod *corev1.Pod, configured string) bool {
 	return false
 }
 
-// repository is an image reference without its tag and digest.
-func repository(image string) string {
+// Repository is an image reference without its tag and digest.
+func Repository(image string) string {
 	if i := strings.Index(image, "@"); i >= 0 {
 		image = image[:i]
 	}
