@@ -29,13 +29,21 @@ var (
 		Help:      "Effective time between two observations of an instance: reconcile.poll_interval, or longer when the request budget cannot afford observing the fleet that often.",
 	})
 
-	// ObservationGap is the time between two observations of a steady instance.
+	// ObservationGap is the time between two reads of an instance from Cloud SQL.
 	ObservationGap = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "cloudsql_postgres",
 		Name:      "observation_gap_seconds",
-		Help:      "Time between two successive observations of an instance that is not in the middle of an operation: how late an out-of-band change can be noticed.",
-		Buckets:   []float64{15, 30, 60, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
+		Help:      "Time between two successive reads of an instance from Cloud SQL (a listing of its project, or an instances.get): how late an out-of-band change can be noticed.",
+		Buckets:   []float64{15, 30, 45, 60, 90, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
 	})
+
+	// Observations counts the reconciles that observed an instance, by where the
+	// observation came from.
+	Observations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "observations_total",
+		Help:      "Reconciles that observed an instance, by source: listing (a shared instances.list of its project, no request of its own) or get (an instances.get).",
+	}, []string{"source"})
 
 	// FleetSize is how many PostgresqlInstances the provider observes.
 	FleetSize = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -64,7 +72,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize, ObservationGap} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize, ObservationGap, Observations} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -2,14 +2,18 @@
 // read with instances.list: one page of up to 500 instances observes what 500
 // instances.get would, so a fleet's polling costs grow with N/500 instead of N.
 //
-// A view is refreshed on demand, by the first reconcile that finds it too old; the
-// others wait for that one listing instead of starting their own. When no reconcile
-// asks, nothing is listed: the lister runs only while some instance of the project
-// needs observing.
+// A view is refreshed on demand, by the first reconcile that finds it too old (the
+// others wait for that one listing instead of starting their own), and on a
+// schedule while some object watches an instance of the project (Watch, Run): each
+// scheduled listing is compared with the one before, and the objects whose
+// instances changed are reported, so that an out-of-band change is noticed within
+// one listing period however many objects share the project and however seldom
+// each is reconciled. When no object watches a project, nothing lists it.
 package observer
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 
@@ -32,13 +36,43 @@ const retryAfter = 30 * time.Second
 // started it: many wait for it, and one of them ending must not fail it for all.
 const refreshTimeout = 5 * time.Minute
 
+// tick is how often Run looks for views due for a scheduled listing.
+const tick = time.Second
+
 // Observer holds the views, one per source (a ProviderConfig: one project's
 // endpoint and credentials) and project.
 type Observer struct {
 	now func() time.Time
+	// period is how often Run lists a watched project; nil never.
+	period func() time.Duration
+	// expiry is how long a watch lasts without being renewed; nil forever.
+	expiry func() time.Duration
+	// onListing hears of every successful listing of a watched project.
+	onListing func(context.Context, Listing)
 
-	mu    sync.Mutex
-	views map[key]*view
+	mu      sync.Mutex
+	views   map[key]*view
+	watches map[string]watch // by object
+	expired time.Time        // when watches were last expired
+}
+
+// watch is an object's interest in one instance of a view.
+type watch struct {
+	view     key
+	instance string
+	renewed  time.Time
+}
+
+// Listing is what a listing of a watched project tells about the objects that
+// watch its instances.
+type Listing struct {
+	// ReadAt is when the listing began.
+	ReadAt time.Time
+	// Objects watch an instance that the listing includes: each was observed.
+	Objects []string
+	// Changed watch an instance that differs from the previous listing of the
+	// project: it changed, appeared or vanished since.
+	Changed []string
 }
 
 type key struct {
@@ -61,6 +95,11 @@ type view struct {
 	// complete is false when a page warned that the result may lack instances
 	// (an unreachable region, say): then absence proves nothing.
 	complete bool
+	// watched counts the objects that watch an instance of the view, and svc is
+	// the client the latest of them was given, for scheduled listings. Both are
+	// guarded by the Observer's mu.
+	watched int
+	svc     *sqladmin.Service
 }
 
 // An Option configures an Observer.
@@ -71,9 +110,21 @@ func WithClock(now func() time.Time) Option {
 	return func(o *Observer) { o.now = now }
 }
 
+// WithSchedule lists every watched project again when its view is period old
+// (Run does), and ends a watch that was not renewed for expiry.
+func WithSchedule(period, expiry func() time.Duration) Option {
+	return func(o *Observer) { o.period, o.expiry = period, expiry }
+}
+
+// WithOnListing calls fn after every successful listing of a watched project.
+// fn may block until ctx ends; no reconcile waits for it.
+func WithOnListing(fn func(ctx context.Context, l Listing)) Option {
+	return func(o *Observer) { o.onListing = fn }
+}
+
 // New returns an Observer with no views.
 func New(opts ...Option) *Observer {
-	o := &Observer{now: time.Now, views: map[key]*view{}}
+	o := &Observer{now: time.Now, views: map[key]*view{}, watches: map[string]watch{}}
 	for _, fn := range opts {
 		fn(o)
 	}
@@ -126,13 +177,7 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		wait := v.refreshing
 		if wait == nil {
 			// This caller starts the listing for everyone.
-			v.refreshing = make(chan struct{})
-			wait = v.refreshing
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
-			go func() {
-				defer cancel()
-				o.refresh(rctx, svc, project, v)
-			}()
+			wait = o.startLocked(context.WithoutCancel(ctx), svc, key{source: source, project: project}, v)
 		}
 		v.mu.Unlock()
 		select {
@@ -149,6 +194,117 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		}
 	}
 	return Result{}, nil
+}
+
+// startLocked starts a listing of v, which runs apart from whoever asked for it;
+// v.mu must be held. It returns what closes when the listing ends.
+func (o *Observer) startLocked(ctx context.Context, svc *sqladmin.Service, k key, v *view) chan struct{} {
+	v.refreshing = make(chan struct{})
+	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	go func() {
+		defer cancel()
+		o.refresh(rctx, svc, k, v)
+	}()
+	return v.refreshing
+}
+
+// Watch records that object needs instance of source's project observed: while
+// any object watches one of its instances, Run lists the project every period,
+// with svc (the latest given), and reports the objects whose instances changed.
+// A watch is renewed by calling Watch again, and moves when the object names
+// another instance or project.
+func (o *Observer) Watch(svc *sqladmin.Service, source, project, instance, object string) {
+	k := key{source: source, project: project}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.watches[object]; ok {
+		o.unwatchLocked(object, w)
+	}
+	v := o.viewLocked(k)
+	v.watched++
+	v.svc = svc
+	o.watches[object] = watch{view: k, instance: instance, renewed: o.now()}
+}
+
+// Unwatch ends object's watch, if any: its object is gone.
+func (o *Observer) Unwatch(object string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.watches[object]; ok {
+		o.unwatchLocked(object, w)
+	}
+}
+
+func (o *Observer) unwatchLocked(object string, w watch) {
+	delete(o.watches, object)
+	if v, ok := o.views[w.view]; ok {
+		v.watched--
+	}
+}
+
+// Watched is how many objects watch an instance.
+func (o *Observer) Watched() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.watches)
+}
+
+// Run lists every watched project once a period, until ctx ends. It is the only
+// scheduler: one goroutine for every view, and one more per listing under way.
+func (o *Observer) Run(ctx context.Context) error {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			o.schedule(ctx)
+		}
+	}
+}
+
+// expireEvery bounds how often schedule walks every watch for expired ones.
+const expireEvery = time.Minute
+
+// schedule starts a listing of every watched view that is a period old, and
+// ends the watches not renewed within the expiry.
+func (o *Observer) schedule(ctx context.Context) {
+	if o.period == nil {
+		return
+	}
+	period := o.period()
+	type due struct {
+		k   key
+		v   *view
+		svc *sqladmin.Service
+	}
+	var views []due
+	o.mu.Lock()
+	now := o.now()
+	if o.expiry != nil && now.Sub(o.expired) >= expireEvery {
+		o.expired = now
+		expiry := o.expiry()
+		for obj, w := range o.watches {
+			if now.Sub(w.renewed) > expiry {
+				o.unwatchLocked(obj, w)
+			}
+		}
+	}
+	for k, v := range o.views {
+		if v.watched > 0 && v.svc != nil {
+			views = append(views, due{k, v, v.svc})
+		}
+	}
+	o.mu.Unlock()
+	for _, d := range views {
+		d.v.mu.Lock()
+		failing := d.v.err != nil && now.Sub(d.v.failedAt) < retryAfter
+		if d.v.refreshing == nil && !failing && now.Sub(d.v.started) >= period {
+			o.startLocked(ctx, d.svc, d.k, d.v)
+		}
+		d.v.mu.Unlock()
+	}
 }
 
 // Pages is how many instances.list pages the last listing of source's project
@@ -181,7 +337,10 @@ func (o *Observer) TotalPages() int {
 func (o *Observer) view(source, project string) *view {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	k := key{source: source, project: project}
+	return o.viewLocked(key{source: source, project: project})
+}
+
+func (o *Observer) viewLocked(k key) *view {
 	v, ok := o.views[k]
 	if !ok {
 		v = &view{}
@@ -193,11 +352,11 @@ func (o *Observer) view(source, project string) *view {
 // refresh lists every instance of the project, page by page, and replaces the
 // view when the whole listing succeeded. A failed listing keeps the previous view
 // (callers that need a newer one get the error).
-func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, project string, v *view) {
+func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v *view) {
 	started := o.now()
 	all := map[string]*sqladmin.DatabaseInstance{}
 	pages, complete := 0, true
-	err := svc.Instances.List(project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
+	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
 		if len(page.Warnings) > 0 {
 			complete = false
@@ -210,12 +369,48 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, project s
 		return nil
 	})
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	previous := v.instances
 	if err != nil {
-		v.err, v.failedAt = errors.Wrapf(err, errList, project), o.now()
+		v.err, v.failedAt = errors.Wrapf(err, errList, k.project), o.now()
 	} else {
 		v.err, v.instances, v.started, v.pages, v.complete = nil, all, started, pages, complete
 	}
 	close(v.refreshing)
 	v.refreshing = nil
+	v.mu.Unlock()
+	if err == nil && o.onListing != nil {
+		if l := o.compare(k, previous, all, started); len(l.Objects)+len(l.Changed) > 0 {
+			o.onListing(ctx, l)
+		}
+	}
+}
+
+// compare tells, of the objects that watch an instance of view k, which a
+// listing observed and which watch an instance that is not as the previous
+// listing had it. After the first listing, nothing is reported changed: every
+// object is reconciled once anyway when the provider starts.
+func (o *Observer) compare(k key, previous, current map[string]*sqladmin.DatabaseInstance, readAt time.Time) Listing {
+	type watcher struct{ object, instance string }
+	var watchers []watcher
+	o.mu.Lock()
+	for obj, w := range o.watches {
+		if w.view == k {
+			watchers = append(watchers, watcher{obj, w.instance})
+		}
+	}
+	o.mu.Unlock()
+	l := Listing{ReadAt: readAt}
+	for _, w := range watchers {
+		cur, listed := current[w.instance]
+		if listed {
+			l.Objects = append(l.Objects, w.object)
+		}
+		if previous == nil {
+			continue
+		}
+		if prev, ok := previous[w.instance]; ok != listed || !reflect.DeepEqual(prev, cur) {
+			l.Changed = append(l.Changed, w.object)
+		}
+	}
+	return l
 }

@@ -157,3 +157,104 @@ func TestInstanceReportsAFailedListing(t *testing.T) {
 	g.Expect(r.Instance).NotTo(BeNil())
 	g.Expect(r.ReadAt).To(Equal(f.clock()))
 }
+
+func TestScheduledListingsReportWhatChanged(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	listings := make(chan Listing, 10)
+	o := New(WithClock(f.clock),
+		WithSchedule(func() time.Duration { return time.Minute }, func() time.Duration { return 10 * time.Minute }),
+		WithOnListing(func(_ context.Context, l Listing) { listings <- l }))
+	ctx := context.Background()
+
+	o.schedule(ctx)
+	g.Consistently(f.lists, 200*time.Millisecond).Should(BeZero(), "nothing watched: nothing listed")
+
+	o.Watch(f.svc, "pc", project, "db-0000", "a")
+	o.Watch(f.svc, "pc", project, "db-0001", "b")
+	o.Watch(f.svc, "pc", project, "not-there", "c")
+	g.Expect(o.Watched()).To(Equal(3))
+	o.schedule(ctx)
+	var l Listing
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Objects).To(ConsistOf("a", "b"), "c's instance is not listed")
+	g.Expect(l.Changed).To(BeEmpty(), "a first listing has nothing to compare with")
+	g.Expect(l.ReadAt).To(Equal(f.clock()))
+
+	o.schedule(ctx)
+	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(1), "the view is younger than the period")
+
+	g.Expect(f.emu.MutateInstance(project, "db-0001", func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" })).To(Succeed())
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Objects).To(ConsistOf("a", "b"))
+	g.Expect(l.Changed).To(ConsistOf("b"), "only the instance edited since the previous listing")
+
+	// A watch that moves to another instance is counted once; the reconcile
+	// that moved it observed the instance, which has not changed since.
+	o.Watch(f.svc, "pc", project, "db-0002", "a")
+	g.Expect(o.Watched()).To(Equal(3))
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Objects).To(ConsistOf("a", "b"))
+	g.Expect(l.Changed).To(BeEmpty())
+
+	o.Unwatch("a")
+	o.Unwatch("b")
+	o.Unwatch("c")
+	o.Unwatch("never-watched")
+	g.Expect(o.Watched()).To(BeZero())
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(3), "nothing watched any more: nothing listed")
+}
+
+func TestUnrenewedWatchesExpire(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 1)
+	o := New(WithClock(f.clock), WithSchedule(func() time.Duration { return time.Minute }, func() time.Duration { return 10 * time.Minute }))
+	ctx := context.Background()
+	o.Watch(f.svc, "pc", project, "db-0000", "gone")
+	o.Watch(f.svc, "pc", project, "db-0000", "renewed")
+	o.schedule(ctx)
+	g.Eventually(f.lists).Should(Equal(1))
+
+	for range 11 {
+		f.advance(time.Minute)
+		o.Watch(f.svc, "pc", project, "db-0000", "renewed")
+		o.schedule(ctx)
+	}
+	g.Expect(o.Watched()).To(Equal(1), "the watch not renewed for ten minutes is over")
+	o.Unwatch("renewed")
+	f.advance(time.Minute)
+	g.Eventually(func() bool { return listing(o, "pc") }).Should(BeFalse())
+	before := f.lists()
+	o.schedule(ctx)
+	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(before))
+}
+
+func TestRunListsWatchedProjectsUntilItsContextEnds(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 1)
+	// The real clock: Run ticks every second, and a listing is due every 1.5s.
+	o := New(WithSchedule(func() time.Duration { return 1500 * time.Millisecond }, nil))
+	o.Watch(f.svc, "pc", project, "db-0000", "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- o.Run(ctx) }()
+	g.Eventually(f.lists, 10*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 2))
+	cancel()
+	g.Eventually(done).Should(Receive(BeNil()))
+	after := f.lists()
+	g.Consistently(f.lists, 2500*time.Millisecond, 250*time.Millisecond).Should(Equal(after), "Run has stopped")
+}
+
+// listing says whether a listing of source's project is under way.
+func listing(o *Observer, source string) bool {
+	v := o.view(source, project)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.refreshing != nil
+}

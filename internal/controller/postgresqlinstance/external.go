@@ -19,6 +19,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
 const (
@@ -142,6 +143,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 // absenceIsProof); otherwise instances.get confirms it.
 func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
 	if e.observer != nil {
+		// Scheduled listings of the project observe this instance from now on,
+		// and bring a reconcile when it changes.
+		e.observer.Watch(e.svc, e.source, e.project, name, mg.GetName())
 		age := e.pacing.maxListingAge(mg.GetName())
 		if specChanged(mg) {
 			age = min(age, e.pacing.busyPoll)
@@ -154,10 +158,12 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 		case err != nil:
 			return nil, time.Time{}, err
 		case r.Listed && r.Instance != nil:
+			metrics.Observations.WithLabelValues(sourceListing).Inc()
 			// The listing is shared by every reconcile: work on a copy.
 			inst, err := copyInstance(r.Instance)
 			return inst, r.ReadAt, err
 		case r.Listed && r.Complete && e.absenceIsProof(mg):
+			metrics.Observations.WithLabelValues(sourceListing).Inc()
 			return nil, r.ReadAt, errNotListed
 		}
 	}
@@ -166,6 +172,8 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 	if err != nil && !cloudsql.IsNotFound(err) {
 		return nil, readAt, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
+	metrics.Observations.WithLabelValues(sourceGet).Inc()
+	e.pacing.observed(readAt, mg.GetName())
 	return inst, readAt, err
 }
 
@@ -182,6 +190,12 @@ func (e *external) absenceIsProof(mg *v1alpha1.PostgresqlInstance) bool {
 	}
 	return mg.Status.AtProvider.SelfLink == "" && meta.GetExternalCreatePending(mg).IsZero()
 }
+
+// Values of the observations metric's source label.
+const (
+	sourceListing = "listing"
+	sourceGet     = "get"
+)
 
 // errNotListed is a 404, for an instance that a recent listing lacks.
 var errNotListed = &googleapi.Error{Code: http.StatusNotFound, Message: "not in a listing of the project that began after the provider's last change"}

@@ -57,6 +57,8 @@ type pacing struct {
 
 	lastReported time.Duration
 	lastLogged   time.Time
+	// budgetBound is the least interval that the request budget alone allows.
+	budgetBound time.Duration
 
 	mu      sync.Mutex
 	busy    map[string]bool
@@ -79,7 +81,9 @@ type pacing struct {
 	// deleting marks instances seen PENDING_DELETE after their object was
 	// deleted: once a complete listing lacks them, they are gone.
 	deleting map[string]bool
-	// seen is when each instance was last observed, to size the fleet.
+	// seen is when each instance was last read from Cloud SQL (by a listing or
+	// an instances.get), or first reconciled, to size the fleet and measure the
+	// gaps between observations.
 	seen      map[string]time.Time
 	lastPrune time.Time
 }
@@ -221,17 +225,35 @@ func (p *pacing) take(m map[string]bool, name string) bool {
 	return v
 }
 
-// observing counts an observation of the instance as it begins: the fleet's
-// size is known from the first reconcile of each object, before any waits for
-// the budget, and the time since its last observation goes to the gap metric.
+// observing counts the instance in the fleet as its observation begins, before
+// any waits for the budget.
 func (p *pacing) observing(name string) {
 	p.mu.Lock()
-	now := p.now()
-	last, ok := p.seen[name]
-	p.seen[name] = now
+	defer p.mu.Unlock()
+	if _, ok := p.seen[name]; !ok {
+		p.seen[name] = p.now()
+	}
+}
+
+// observed records that the instances of the objects named were read from Cloud
+// SQL at readAt (one instances.get, or a listing), and the time since each was
+// last read goes to the gap metric.
+func (p *pacing) observed(readAt time.Time, names ...string) {
+	p.mu.Lock()
+	gaps := make([]float64, 0, len(names))
+	for _, n := range names {
+		last, ok := p.seen[n]
+		if ok && !readAt.After(last) {
+			continue
+		}
+		p.seen[n] = readAt
+		if ok {
+			gaps = append(gaps, readAt.Sub(last).Seconds())
+		}
+	}
 	p.mu.Unlock()
-	if ok {
-		metrics.ObservationGap.Observe(now.Sub(last).Seconds())
+	for _, g := range gaps {
+		metrics.ObservationGap.Observe(g)
 	}
 }
 
@@ -258,8 +280,10 @@ func (p *pacing) interval(name string) time.Duration {
 		if p.pages != nil {
 			pages = p.pages()
 		}
-		need := time.Duration(float64(readsPerInterval(n, pages, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
-		d = max(d, need)
+		d = time.Duration(float64(readsPerInterval(n, pages, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
+		p.mu.Lock()
+		p.budgetBound = d
+		p.mu.Unlock()
 	}
 	if p.reconcileRate > 0 {
 		// Every observation is a reconcile; they start at most this fast.
@@ -337,16 +361,37 @@ func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Mana
 }
 
 // maxListingAge is how old a listing may be to serve an observation of name:
-// for an instance in the middle of something, the busy poll interval; else half
-// the effective interval, so that an instance is seen at most 1.5 intervals after
-// a change, and a project is listed about twice an interval whatever its size.
+// for an instance in the middle of something, the busy poll interval; else the
+// listing period.
 func (p *pacing) maxListingAge(name string) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hurry[name] && p.busyPoll > 0 {
 		return p.busyPoll
 	}
-	return max(p.poll, p.lastReported) / listingsPerInterval
+	return p.listPeriodLocked()
+}
+
+// listPeriod is how often a watched project is listed: twice a poll interval,
+// or as often as the budget allows. It does not wait for the reconcile rate: a
+// listing observes every instance of the project at once, and only those that
+// changed are reconciled for it.
+func (p *pacing) listPeriod() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listPeriodLocked()
+}
+
+func (p *pacing) listPeriodLocked() time.Duration {
+	return max(p.poll, p.budgetBound) / listingsPerInterval
+}
+
+// watchExpiry is how long an object's watch of its instance lasts unrenewed: a
+// few effective intervals, after which its object is surely gone or moved.
+func (p *pacing) watchExpiry() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return 3 * max(p.poll, p.lastReported)
 }
 
 func jitter(d time.Duration) time.Duration {

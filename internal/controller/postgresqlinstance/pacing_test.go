@@ -1,6 +1,7 @@
 package postgresqlinstance
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 	"time"
@@ -20,23 +21,26 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		perMinute int
 		rate      int
 		want      time.Duration
+		// listEvery is how often a project is listed; half the poll interval
+		// unless set.
+		listEvery time.Duration
 	}{
 		"a small fleet polls at the poll interval": {
 			instances: 100, perMinute: 180, want: 5 * time.Minute,
 		},
 		"get mode: 1,000 gets need 1,000/90 minutes of half the budget": {
-			instances: 1000, perMinute: 180, want: getModeInterval,
+			instances: 1000, perMinute: 180, want: getModeInterval, listEvery: getModeInterval / 2,
 		},
 		"list mode: 10,000 instances are 20 pages, twice an interval": {
 			listed: true, instances: 10000, perMinute: 180, want: 5 * time.Minute,
 		},
 		"list mode still spaces a fleet too big for a tiny budget": {
-			listed: true, instances: 10000, perMinute: 10, want: 8 * time.Minute,
+			listed: true, instances: 10000, perMinute: 10, want: 8 * time.Minute, listEvery: 4 * time.Minute,
 		},
 		"no budget: the poll interval": {
 			instances: 100000, want: 5 * time.Minute,
 		},
-		"the reconcile rate limits too: 10,000 at 10 a second take 1000s": {
+		"the reconcile rate spaces reconciles, not listings: 10,000 at 10 a second take 1000s": {
 			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 1000 * time.Second,
 		},
 	}
@@ -49,7 +53,8 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 				got = max(5*time.Minute, p.interval(fmt.Sprintf("i-%d", i)))
 			}
 			g.Expect(got).To(Equal(tc.want))
-			g.Expect(p.maxListingAge("i-0")).To(Equal(max(got, 5*time.Minute) / 2))
+			g.Expect(p.maxListingAge("i-0")).To(Equal(cmp.Or(tc.listEvery, 150*time.Second)))
+			g.Expect(p.listPeriod()).To(Equal(cmp.Or(tc.listEvery, 150*time.Second)))
 		})
 	}
 }

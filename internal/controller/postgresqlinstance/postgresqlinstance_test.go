@@ -121,7 +121,7 @@ func TestSteadyStatePollsCostOneReadAndNoWrite(t *testing.T) {
 		seen := observations(h.g)
 		h.poke(pi.Name, i)
 		// The poke was observed (in list mode nothing else shows it).
-		h.g.Eventually(func() uint64 { return observations(h.g) }, 10*time.Second, 20*time.Millisecond).Should(BeNumerically(">", seen))
+		h.g.Eventually(func() float64 { return observations(h.g) }, 10*time.Second, 20*time.Millisecond).Should(BeNumerically(">", seen))
 		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + perPoll*i))
 	}
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(gets + perPoll*10))
@@ -203,6 +203,42 @@ func TestOutOfBandChangeIsReverted(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
 	h.poke(pi.Name, 2)
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, "drift") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(patches + 1))
+}
+
+// In list mode, the project's scheduled listings observe every instance without
+// a reconcile each, and an out-of-band change they notice brings a reconcile at
+// once: the object's own poll (an hour here) is not waited for.
+func TestScheduledListingNoticesAnOutOfBandChange(t *testing.T) {
+	h := newHarness(t, withObserve(configfile.ObserveList), withIntervals(4*time.Second, 100*time.Millisecond))
+	hourly := func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Annotations = map[string]string{meta.AnnotationKeyPollInterval: "1h"}
+	}
+	h.create(h.instance("noticed", hourly))
+	h.create(h.instance("untouched", hourly))
+	h.settle()
+
+	// The listings that saw the creates end have brought their reconciles; then
+	// it is quiet: listings every 2s read both instances, no reconcile observes
+	// them.
+	h.g.Eventually(func() float64 {
+		before := observations(h.g)
+		time.Sleep(3 * time.Second)
+		return observations(h.g) - before
+	}, 30*time.Second).Should(BeZero())
+	reconciled, gaps, lists := observations(h.g), gapSamples(h.g), h.calls(emulator.MethodInstancesList, "")
+	h.g.Eventually(func() uint64 { return gapSamples(h.g) }, 10*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", gaps+4))
+	h.g.Expect(h.calls(emulator.MethodInstancesList, "")).To(BeNumerically(">=", lists+2))
+	h.g.Expect(observations(h.g)).To(Equal(reconciled), "nothing changed: nothing reconciled")
+
+	writes := h.writes()
+	h.g.Expect(h.emu.MutateInstance(h.project, "noticed", func(i *sqladmin.DatabaseInstance) { i.Settings.Tier = "db-custom-4-15360" })).To(Succeed())
+	h.g.Eventually(func(g Gomega) {
+		inst, err := h.emu.Instance(h.project, "noticed")
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(inst.Settings.Tier).To(Equal("db-custom-1-3840"))
+	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, "noticed") }, 3*time.Second, 100*time.Millisecond).Should(Equal(1))
+	h.g.Expect(h.writes()).To(Equal(writes+1), "only the changed instance was written to, once")
 }
 
 func TestDeletion(t *testing.T) {
@@ -302,8 +338,21 @@ func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
 
 // observations counts the provider's observations of instances seen before (the
 // samples of its observation-gap histogram), in every test so far.
-func observations(g Gomega) uint64 {
+// gapSamples counts the reads of instances from Cloud SQL that had a read before.
+func gapSamples(g Gomega) uint64 {
 	m := &dto.Metric{}
 	g.Expect(metrics.ObservationGap.Write(m)).To(Succeed())
 	return m.GetHistogram().GetSampleCount()
+}
+
+// observations counts the reconciles that observed an instance, from a listing
+// or with instances.get.
+func observations(g Gomega) float64 {
+	n := 0.0
+	for _, source := range []string{"listing", "get"} {
+		m := &dto.Metric{}
+		g.Expect(metrics.Observations.WithLabelValues(source).Write(m)).To(Succeed())
+		n += m.GetCounter().GetValue()
+	}
+	return n
 }

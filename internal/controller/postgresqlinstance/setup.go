@@ -23,6 +23,10 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -35,6 +39,7 @@ const (
 	errDeleteReplica = "cannot delete secret %s/%s copied for this instance"
 	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
 	errInformer      = "cannot watch PostgresqlInstances to size the fleet"
+	errObserver      = "cannot start the scheduled listings of Cloud SQL projects"
 	errReleaseSecret = "cannot release connection secret %s/%s from the deleted PostgresqlInstance (deletionPolicy Orphan keeps the instance, so its password must stay)"
 )
 
@@ -66,8 +71,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	var obs *observer.Observer
 	var pages func() int
 	if o.ObserveByList {
-		obs = observer.New()
-		pages = obs.TotalPages
+		pages = func() int { return obs.TotalPages() }
 	}
 	objects, err := countObjects(mgr)
 	if err != nil {
@@ -77,6 +81,28 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
 		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: objects,
 	})
+	// Objects whose instances a scheduled listing found changed: reconciled at
+	// once, not at their next poll.
+	changed := make(chan ctrlevent.GenericEvent, 1024)
+	if o.ObserveByList {
+		obs = observer.New(
+			observer.WithSchedule(p.listPeriod, p.watchExpiry),
+			observer.WithOnListing(func(ctx context.Context, l observer.Listing) {
+				p.observed(l.ReadAt, l.Objects...)
+				for _, n := range l.Changed {
+					pi := &v1alpha1.PostgresqlInstance{}
+					pi.SetName(n)
+					select {
+					case changed <- ctrlevent.GenericEvent{Object: pi}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}))
+		if err := mgr.Add(manager.RunnableFunc(obs.Run)); err != nil {
+			return errors.Wrap(err, errObserver)
+		}
+	}
 	c := &connector{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
@@ -107,6 +133,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			kube:         mgr.GetClient(),
 			reader:       mgr.GetAPIReader(),
 			pacing:       p,
+			observer:     obs,
 		}),
 	}
 	if o.MetricOptions != nil {
@@ -118,6 +145,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(resource.DesiredStateChanged()).
 		For(&v1alpha1.PostgresqlInstance{}).
+		WatchesRawSource(source.Channel(changed, &handler.EnqueueRequestForObject{})).
 		Complete(ratelimiter.NewReconciler(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
 }
 
@@ -168,6 +196,8 @@ type replicaCleaner struct {
 	// reader reads secrets without caching every secret of the cluster.
 	reader client.Reader
 	pacing *pacing
+	// observer, when observing by listing, stops listing for the object.
+	observer *observer.Observer
 }
 
 // RemoveFinalizer cleans up, then removes the finalizer.
@@ -192,6 +222,9 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 		}
 	}
 	f.pacing.forget(obj.GetName())
+	if f.observer != nil {
+		f.observer.Unwatch(obj.GetName())
+	}
 	return f.APIFinalizer.RemoveFinalizer(ctx, obj)
 }
 
