@@ -39,6 +39,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -123,6 +124,10 @@ func (c *common) setup() (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the Kubernetes API server: pass --kubeconfig or run in a cluster: %w", err)
 	}
+	// The API server warns about the same thing for every object (the
+	// crossplane-runtime finalizer's name, say): once each is enough, not once
+	// for each of 10,000 instances.
+	restConfig.WarningHandlerWithContext = ctrllog.NewKubeAPIWarningLogger(ctrllog.KubeAPIWarningLoggerOptions{Deduplicate: true})
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err

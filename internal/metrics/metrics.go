@@ -20,13 +20,21 @@ var (
 		Help:      "Cloud SQL Admin API requests sent, retries included, by API method and HTTP status (error: no answer).",
 	}, []string{"method", "code"})
 
-	// PollInterval is the time between two observations of an instance that the
-	// request budget allows for the fleet: poll_interval, or longer when checking
-	// every instance that often would not fit.
+	// PollInterval is the time between two reconciles of an unchanged instance
+	// that the request budget and the reconcile rate allow for the fleet:
+	// poll_interval, or longer when reconciling every instance that often would
+	// not fit.
 	PollInterval = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "cloudsql_postgres",
 		Name:      "poll_interval_seconds",
-		Help:      "Effective time between two observations of an instance: reconcile.poll_interval, or longer when the request budget cannot afford observing the fleet that often.",
+		Help:      "Effective time between two reconciles of an unchanged instance: reconcile.poll_interval, or longer when the request budget or reconcile.max_reconcile_rate cannot afford reconciling the fleet that often. With reconcile.observe = list, listings observe every instance more often (listing_period_seconds).",
+	})
+
+	// ListPeriod is how often each watched project is listed (observe = list).
+	ListPeriod = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "listing_period_seconds",
+		Help:      "How often each project with PostgresqlInstances is listed (reconcile.observe = list): half of reconcile.poll_interval, or longer when the request budget cannot afford more.",
 	})
 
 	// ObservationGap is the time between two reads of an instance from Cloud SQL.
@@ -72,7 +80,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, FleetSize, ObservationGap, Observations} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, Observations} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

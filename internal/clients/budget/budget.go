@@ -6,6 +6,8 @@ package budget
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -58,10 +60,17 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 	return w
 }
 
-// PerMinute admits at most n requests in any minute, DefaultWriteReserve of them
-// for writes only.
+// arrivalSkew lengthens the window that PerMinute mirrors. A request is counted
+// here when it is admitted, and by Cloud SQL when it arrives: on a busy machine,
+// with a body to send or a connection to open, one admitted earlier may arrive
+// later than the next, and a window of exactly a minute would then let Cloud SQL
+// count one request too many in its minute (a 429).
+const arrivalSkew = 2 * time.Second
+
+// PerMinute admits at most n requests in any minute (give or take arrivalSkew),
+// DefaultWriteReserve of them for writes only.
 func PerMinute(n int) *Window {
-	return NewWindow(n, time.Minute, WithWriteReserve(DefaultWriteReserve))
+	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve))
 }
 
 // Wait blocks until a write may happen, and records it; it returns the context's
@@ -71,11 +80,25 @@ func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, 0) }
 // WaitRead is Wait for a read, which leaves the window's write reserve alone.
 func (w *Window) WaitRead(ctx context.Context) error { return w.wait(ctx, w.reserve) }
 
+// errSpent says why a call was not sent: waiting for the budget would outlast
+// the caller, which is better told at once than at its deadline.
+const errSpent = "the Cloud SQL request budget (cloudsql.requests_per_minute: %d a minute) is spent for the next %s, " +
+	"longer than this call may wait (reconcile.timeout): it is retried later; if this persists, raise the budget within the project's quota " +
+	"or reduce the calls (reconcile.observe = \"list\", a longer reconcile.poll_interval)"
+
+// ErrSpent is what Wait and WaitRead return when the budget cannot admit a call
+// before its context's deadline.
+var ErrSpent = errors.New("request budget spent")
+
 func (w *Window) wait(ctx context.Context, keep int) error {
 	for {
 		d := w.admit(keep)
 		if d <= 0 {
 			return nil
+		}
+		// Deadlines are on the wall clock, whatever clock the window counts by.
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			return fmt.Errorf(errSpent+": %w", w.limit, d.Round(time.Second), ErrSpent)
 		}
 		if err := w.sleep(ctx, d); err != nil {
 			return err

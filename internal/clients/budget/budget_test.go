@@ -119,3 +119,54 @@ func TestWindowIsSafeForConcurrentUse(t *testing.T) {
 	// 100 events at 50 a minute take at least one full minute of (fake) waiting.
 	g.Expect(clk.Now().Sub(time.Unix(0, 0))).To(BeNumerically(">=", time.Minute))
 }
+
+// Requests admitted a second apart may reach Cloud SQL in the other order: a
+// PerMinute window still keeps every minute Cloud SQL counts under the quota.
+func TestPerMinuteLeavesRoomForRequestsThatArriveLate(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := PerMinute(180)
+	w.now, w.sleep = clk.Now, clk.Sleep
+	ctx := context.Background()
+	var arrived []time.Time
+	for i := range 400 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+		// Of the first minute's requests, every tenth is slow to arrive, by a
+		// second; the next minute's are not.
+		late := time.Duration(0)
+		if i < 180 && i%10 == 1 {
+			late = time.Second
+		}
+		arrived = append(arrived, clk.Now().Add(late))
+	}
+	for _, from := range arrived {
+		n := 0
+		for _, a := range arrived {
+			if !a.Before(from) && a.Sub(from) < time.Minute {
+				n++
+			}
+		}
+		g.Expect(n).To(BeNumerically("<=", 180), "Cloud SQL counted more than 180 in the minute from %s", from)
+	}
+}
+
+// A call whose deadline comes before the budget could admit it is told so at
+// once, instead of holding its worker until the deadline.
+func TestWaitSaysAtOnceWhenTheBudgetOutlastsTheDeadline(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(1, time.Minute, WithClock(clk.Now, clk.Sleep))
+	g.Expect(w.Wait(context.Background())).To(Succeed())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := w.Wait(ctx)
+	g.Expect(err).To(MatchError(ErrSpent))
+	g.Expect(err).To(MatchError(ContainSubstring("cloudsql.requests_per_minute: 1 a minute) is spent for the next 1m0s")))
+	g.Expect(clk.slept).To(BeEmpty(), "nothing waited")
+
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g.Expect(w.Wait(ctx)).To(Succeed(), "a deadline after the next slot waits for it")
+	g.Expect(clk.slept).To(Equal([]time.Duration{time.Minute}))
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
@@ -333,8 +335,19 @@ func (p *pacing) report(d time.Duration, n int) {
 	if above {
 		p.lastLogged = now
 	}
+	listEvery := p.listPeriodLocked()
 	p.mu.Unlock()
-	if above {
+	if p.listed {
+		metrics.ListPeriod.Set(listEvery.Seconds())
+	}
+	switch {
+	case above && p.listed:
+		p.log.Info("reconciling unchanged instances less often than reconcile.poll_interval: the reconcile rate or the request budget cannot afford more; "+
+			"each project is still listed every listing-period, which observes all its instances and reconciles at once those that changed; "+
+			"for faster reconciles of unchanged instances raise reconcile.max_reconcile_rate, or cloudsql.requests_per_minute (within the project's quota)",
+			"effective-interval", d.Round(time.Second).String(), "listing-period", listEvery.Round(time.Second).String(), "poll-interval", p.poll.String(),
+			"instances", n, "requests-per-minute", p.perMinute, "max-reconcile-rate", p.reconcileRate)
+	case above:
 		p.log.Info("observing instances less often than reconcile.poll_interval: the request budget or the reconcile rate cannot afford more; raise cloudsql.requests_per_minute (within the project's quota) or reconcile.max_reconcile_rate, use reconcile.observe = \"list\", or split the fleet across projects",
 			"effective-interval", d.Round(time.Second).String(), "poll-interval", p.poll.String(), "instances", n,
 			"requests-per-minute", p.perMinute, "max-reconcile-rate", p.reconcileRate)
@@ -373,12 +386,17 @@ func (p *pacing) maxListingAge(name string) time.Duration {
 }
 
 // listPeriod is how often a watched project is listed: twice a poll interval,
-// or as often as the budget allows. It does not wait for the reconcile rate: a
-// listing observes every instance of the project at once, and only those that
-// changed are reconciled for it.
+// or every busy poll interval while an instance is in the middle of something
+// (its end shows in the next listing, which reconciles it), and never more often
+// than the budget allows. It does not wait for the reconcile rate: a listing
+// observes every instance of the project at once, and only those that changed
+// are reconciled for it.
 func (p *pacing) listPeriod() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.hurry) > 0 && p.busyPoll > 0 {
+		return max(p.busyPoll, p.budgetBound/listingsPerInterval)
+	}
 	return p.listPeriodLocked()
 }
 
@@ -412,11 +430,17 @@ type backoffToPoll struct {
 	poll   time.Duration
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements reconcile.Reconciler. A visit to a steady instance comes
+// back at low priority: when the fleet's polls are more than the provider can
+// reconcile in time, new objects, spec changes, changes a listing noticed and
+// instances in the middle of an operation go first.
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := b.inner.Reconcile(ctx, req)
 	if b.pacing.take(b.pacing.stalled, req.Name) {
-		return reconcile.Result{RequeueAfter: b.poll}, nil
+		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
+	}
+	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
+		res.Priority = ptr.To(handler.LowPriority)
 	}
 	return res, err
 }

@@ -2,11 +2,17 @@ package postgresqlinstance
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
@@ -86,6 +92,7 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	p.markBusy("a")
 	g.Expect(p.lastActive("a")).To(BeZero(), "an operation seen is not a change of the provider's")
 	g.Expect(p.maxListingAge("a")).To(Equal(15*time.Second), "in the middle of something: a recent listing only")
+	g.Expect(p.listPeriod()).To(Equal(15*time.Second), "while one is, projects are listed every busy poll interval")
 	p.markChanged("a", true)
 	g.Expect(p.lastActive("a")).To(Equal(now))
 	p.settled("a", now.Add(-time.Second))
@@ -93,6 +100,7 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	p.settled("a", now.Add(time.Second))
 	g.Expect(p.lastActive("a")).To(BeZero())
 	g.Expect(p.maxListingAge("a")).To(Equal(30*time.Second), "steady again: half the poll interval")
+	g.Expect(p.listPeriod()).To(Equal(30 * time.Second))
 
 	p.markChanged("b", false)
 	p.markStalled("b")
@@ -103,4 +111,42 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	g.Expect(p.stalled).NotTo(HaveKey("b"))
 	g.Expect(p.hurry).NotTo(HaveKey("b"))
 	g.Expect(p.seen).NotTo(HaveKey("b"))
+}
+
+// fixedResult is a reconciler that answers what it is told.
+type fixedResult struct {
+	res reconcile.Result
+	err error
+}
+
+func (f fixedResult) Reconcile(context.Context, reconcile.Request) (reconcile.Result, error) {
+	return f.res, f.err
+}
+
+func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
+	low := ptr.To(handler.LowPriority)
+	cases := map[string]struct {
+		inner   fixedResult
+		stalled bool
+		want    *int
+	}{
+		"a steady instance's next poll waits behind other work": {inner: fixedResult{res: reconcile.Result{RequeueAfter: 5 * time.Minute}}, want: low},
+		"a busy instance keeps its priority":                    {inner: fixedResult{res: reconcile.Result{RequeueAfter: 15 * time.Second}}},
+		"an error keeps its priority":                           {inner: fixedResult{err: errors.New("boom")}},
+		"a stalled instance waits for its next poll, behind other work": {
+			inner: fixedResult{err: errors.New("reserved name")}, stalled: true, want: low,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+			if tc.stalled {
+				p.markStalled("a")
+			}
+			b := &backoffToPoll{inner: tc.inner, pacing: p, poll: 5 * time.Minute}
+			res, _ := b.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "a"}})
+			g.Expect(res.Priority).To(Equal(tc.want))
+		})
+	}
 }
