@@ -90,7 +90,7 @@ func main() {
 	flag.IntVar(&o.create, "create", 0, "then create this many new instances and time them to Ready (0: skip)")
 	flag.StringVar(&createModes, "create-modes", "list", "comma-separated observe modes in which -create runs")
 	flag.IntVar(&o.quota, "quota", emulator.DefaultRequestBudget, "the emulator's requests per minute (and the provider's budget)")
-	flag.IntVar(&o.rate, "rate", 50, "reconcile.max_reconcile_rate of the provider")
+	flag.IntVar(&o.rate, "rate", 25, "reconcile.max_reconcile_rate of the provider")
 	flag.DurationVar(&o.warmupLimit, "warmup-limit", 20*time.Minute, "how long to wait for the first pass over the fleet before measuring anyway")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -121,6 +121,7 @@ type row struct {
 	throttled           int
 	gapP50, gapP99      string
 	effective           string
+	listEvery           string
 	revertP50, revertMx time.Duration
 	reverted, changed   int
 	rssMiB              float64
@@ -288,7 +289,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	if len(reverts) > 0 {
 		r.revertP50, r.revertMx = reverts[len(reverts)/2], reverts[len(reverts)-1]
 	}
-	r.gapP50, r.gapP99, r.effective, err = scrape(metricsAddr)
+	r.gapP50, r.gapP99, r.effective, r.listEvery, err = scrape(metricsAddr)
 	if err != nil {
 		return r, err
 	}
@@ -394,13 +395,14 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// scrape reads the observation-gap histogram and the effective poll interval from
-// the provider's /metrics.
-func scrape(addr string) (p50, p99, effective string, err error) {
+// scrape reads the observation-gap histogram, the effective poll interval and
+// the listing period from the provider's /metrics.
+func scrape(addr string) (p50, p99, effective, listEvery string, err error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
+	listEvery = "-"
 	defer resp.Body.Close()
 	type bucket struct {
 		le    float64
@@ -423,10 +425,13 @@ func scrape(addr string) (p50, p99, effective string, err error) {
 		case strings.HasPrefix(line, "cloudsql_postgres_poll_interval_seconds "):
 			v, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
 			effective = (time.Duration(v) * time.Second).String()
+		case strings.HasPrefix(line, "cloudsql_postgres_listing_period_seconds "):
+			v, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			listEvery = (time.Duration(v) * time.Second).String()
 		}
 	}
 	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {
-		return "none", "none", effective, nil
+		return "none", "none", effective, listEvery, nil
 	}
 	total := buckets[len(buckets)-1].count
 	quantile := func(q float64) string {
@@ -440,7 +445,7 @@ func scrape(addr string) (p50, p99, effective string, err error) {
 		}
 		return "?"
 	}
-	return quantile(0.5), quantile(0.99), effective, sc.Err()
+	return quantile(0.5), quantile(0.99), effective, listEvery, sc.Err()
 }
 
 // cpuSeconds is the user and system CPU time of a process.
@@ -474,7 +479,7 @@ func peakRSSMiB(pid int) (float64, error) {
 func print(o options, rows []row) {
 	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s\n\n", o.quota, o.poll, o.rate, o.measure)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\teffective interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
+	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {
 		other := 0.0
 		for m, v := range r.perMinute {
@@ -490,9 +495,9 @@ func print(o options, rows []row) {
 		if r.synced < r.n {
 			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
+		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
 			r.n, r.mode, warmup, r.perMinute[emulator.MethodInstancesList], r.perMinute[emulator.MethodInstancesGet], other,
-			r.throttled, r.gapP50, r.gapP99, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
+			r.throttled, r.gapP50, r.gapP99, r.listEvery, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
 			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
 	}
 	_ = w.Flush()

@@ -5,7 +5,8 @@
 //     sidecar (an init container with restartPolicy Always) on Kubernetes 1.29 and
 //     later or as a regular container before (configurable);
 //   - PGHOST=127.0.0.1, PGPORT=<port>, PGUSER=postgres and PGPASSFILE on every
-//     container and init container, except where the container sets one itself;
+//     container and init container, except where the container sets one itself
+//     (PGHOST and PGPORT as a pair: a container that sets either gets neither);
 //   - a password file per user the containers run as, mode 0600 and owned by that
 //     user (libpq reads no other), written at start by an init container from a
 //     copy of the instance's password in the pod's namespace;

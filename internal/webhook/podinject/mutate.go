@@ -491,20 +491,25 @@ func ensureMount(c *corev1.Container) error {
 
 // ensureEnv adds the libpq variables that the container does not set in env.
 // A variable the container sets keeps its value, so that an application that
-// chose another user, port or file keeps its choice; variables from envFrom are
-// overridden, because env takes precedence over envFrom.
+// chose another user or file keeps its choice; variables from envFrom are
+// overridden, because env takes precedence over envFrom. PGHOST and PGPORT are
+// one address: a container that sets either keeps its own and gets neither,
+// since the proxy's port on another host (or another port on the proxy's
+// host) reaches nothing.
 func ensureEnv(c *corev1.Container, port int32, uid int64) {
 	set := map[string]bool{}
 	for _, e := range c.Env {
 		set[e.Name] = true
 	}
+	ownAddress := set[EnvHost] || set[EnvPort]
 	for _, e := range []corev1.EnvVar{
 		{Name: EnvHost, Value: ProxyAddress},
 		{Name: EnvPort, Value: strconv.Itoa(int(port))},
 		{Name: EnvUser, Value: cloudsql.RootUser},
 		{Name: EnvPassFile, Value: PgpassFile(uid)},
 	} {
-		if !set[e.Name] {
+		address := e.Name == EnvHost || e.Name == EnvPort
+		if !set[e.Name] && !(address && ownAddress) {
 			c.Env = append(c.Env, e)
 		}
 	}

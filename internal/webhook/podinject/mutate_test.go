@@ -197,14 +197,37 @@ func TestMutate(t *testing.T) {
 		},
 		"variables the container sets keep their values": {
 			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGUSER", Value: "app"}, {Name: "PGPORT", Value: "5432"}, {Name: "OTHER", Value: "x"}}
+				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGUSER", Value: "app"}, {Name: "PGPASSFILE", Value: "/etc/app/pgpass"}, {Name: "OTHER", Value: "x"}}
 			}),
 			in: inputs(),
 			check: func(g Gomega, _, out *corev1.Pod) {
 				c := out.Spec.Containers[0]
+				port, _ := ports(g, out)
 				g.Expect(c.Env).To(HaveLen(5), "no variable may appear twice")
 				g.Expect(env(c)).To(Equal(map[string]string{
-					"PGUSER": "app", "PGPORT": "5432", "OTHER": "x", EnvHost: ProxyAddress, EnvPassFile: PgpassDir + "/pgpass-0",
+					"PGUSER": "app", "PGPASSFILE": "/etc/app/pgpass", "OTHER": "x", EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)),
+				}))
+			},
+		},
+		"a container that sets PGPORT keeps its address: no PGHOST": {
+			pod: pod(func(p *corev1.Pod) {
+				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGPORT", Value: "5432"}}
+			}),
+			in: inputs(),
+			check: func(g Gomega, _, out *corev1.Pod) {
+				g.Expect(env(out.Spec.Containers[0])).To(Equal(map[string]string{
+					"PGPORT": "5432", EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
+				}))
+			},
+		},
+		"a container that sets PGHOST keeps its address: no PGPORT": {
+			pod: pod(func(p *corev1.Pod) {
+				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGHOST", Value: "db.example.com"}}
+			}),
+			in: inputs(),
+			check: func(g Gomega, _, out *corev1.Pod) {
+				g.Expect(env(out.Spec.Containers[0])).To(Equal(map[string]string{
+					"PGHOST": "db.example.com", EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
 				}))
 			},
 		},
