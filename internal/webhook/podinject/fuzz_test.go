@@ -360,6 +360,9 @@ func genPod(g *gen) *corev1.Pod {
 	if g.intn(32) == 31 {
 		p.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	}
+	if g.intn(32) == 31 {
+		p.Spec.HostNetwork = true
+	}
 	var volumes []string
 	for range g.intn(4) {
 		n := g.rare(volumeNamePool, reservedVols)

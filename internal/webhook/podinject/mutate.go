@@ -78,6 +78,9 @@ const injectedValue = "true"
 // Auth Proxy: ...", so each says what to change.
 const (
 	errWindows        = "the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support"
+	errHostNetwork    = "the pod uses the node's network (spec.hostNetwork: true): the Cloud SQL Auth Proxy sidecar would listen on the node's loopback, " +
+		"on a port that other pods and services of the node may use, and serve its health checks on every address of the node; " +
+		"run the pod without hostNetwork, or run a proxy of your own and remove the annotation"
 	errContainerTaken = "container name %s is reserved for the injector: rename the pod's container"
 	errVolumeTaken    = "volume name %s is reserved for the injector: rename the pod's volume"
 	errMountTaken     = "container %s already mounts volume %s at %s, where the injector mounts the password file: move that mount"
@@ -131,6 +134,9 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 	proxy := findContainer(pod, ProxyContainerName)
 	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
 		return nil, errors.New(errWindows)
+	}
+	if pod.Spec.HostNetwork {
+		return nil, errors.New(errHostNetwork)
 	}
 
 	var port, healthPort int32

@@ -351,6 +351,11 @@ func TestMutate(t *testing.T) {
 			in:  inputs(),
 			err: "the pod runs on Windows",
 		},
+		"host network": {
+			pod: pod(func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
+			in:  inputs(),
+			err: "the pod uses the node's network (spec.hostNetwork: true)",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
