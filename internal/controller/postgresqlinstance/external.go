@@ -110,6 +110,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	}
 
 	if e.password, err = e.secrets.password(ctx, mg); err != nil {
+		if isUnusablePassword(err) {
+			e.pacing.markStalled(mg.GetName())
+		}
 		return managed.ExternalObservation{}, err
 	}
 	obs := managed.ExternalObservation{
@@ -223,6 +226,9 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	name := cloudsql.InstanceName(mg)
 	pw, err := e.secrets.password(ctx, mg)
 	if err != nil {
+		if isUnusablePassword(err) {
+			e.pacing.markStalled(mg.GetName())
+		}
 		return managed.ExternalCreation{}, err
 	}
 	if pw.value == "" {

@@ -3,6 +3,7 @@ package postgresqlinstance_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -236,6 +238,47 @@ func TestForeignConnectionSecretIsRefused(t *testing.T) {
 	h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(0))
 	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 	h.g.Expect(string(foreign.Data["password"])).To(Equal("someone-elses"))
+}
+
+// A password put in the connection secret that a .pgpass entry cannot carry (a
+// line break) is refused with a condition that says so, and is not retried in a
+// loop.
+func TestPasswordWithALineBreakIsRefused(t *testing.T) {
+	h := newHarness(t, withIntervals(time.Hour, 100*time.Millisecond))
+	pi := h.create(h.instance("linebreak"))
+	writes := h.writes()
+	sec := h.secret(pi)
+	sec.Data["password"] = []byte("first-line\nsecond-line")
+	h.g.Expect(env.Client.Update(h.ctx, sec)).To(Succeed())
+	h.poke(pi.Name, 1)
+	h.g.Eventually(func() string { return h.get("linebreak").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
+		ContainSubstring("connection secret " + secretNamespace + "/linebreak-postgres: key password holds a line break"))
+	// The error backoff would try again after about 1s, 2s and 4s; the poll
+	// interval is an hour.
+	before := reconciles(h.g)
+	h.g.Consistently(func() float64 { return reconciles(h.g) }, 8*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", before+1), "retried in a loop")
+	h.g.Expect(h.writes()).To(Equal(writes), "nothing was sent to Cloud SQL for it")
+}
+
+// reconciles counts the reconciles of PostgresqlInstances that ended with an
+// error or a requeue, from controller-runtime's metrics.
+func reconciles(g Gomega) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).ToNot(HaveOccurred())
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && strings.HasPrefix(l.GetValue(), "managed/postgresqlinstance") {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // Credentials that cannot work give a condition that names the ProviderConfig,

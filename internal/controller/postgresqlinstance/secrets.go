@@ -2,6 +2,8 @@ package postgresqlinstance
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -21,7 +23,21 @@ const (
 	errReadSecret         = "cannot read connection secret %s/%s"
 	errWriteSecret        = "cannot store the password of the postgres user in connection secret %s/%s"
 	errSecretNotOurs      = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
+	errPasswordUnusable   = "connection secret %s/%s: key password holds a line break or a NUL character, which a .pgpass entry (key pgpass) cannot carry: " +
+		"store a password without them there, or remove the key to have the provider set a new one; this is retried at the poll interval"
 )
+
+// unusablePassword is a stored password that cannot be published: only an edit
+// of the secret fixes it.
+type unusablePassword struct{ msg string }
+
+func (e unusablePassword) Error() string { return e.msg }
+
+// isUnusablePassword says whether err is, or wraps, an unusablePassword.
+func isUnusablePassword(err error) bool {
+	var u unusablePassword
+	return errors.As(err, &u)
+}
 
 // A secretStore keeps the postgres password in the connection secret. The password
 // is written there before Cloud SQL is told about it, so that no crash can leave an
@@ -61,8 +77,12 @@ func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if c := metav1.GetControllerOf(sec); c != nil && c.UID != mg.GetUID() {
 		return storedPassword{}, errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
 	}
+	value := string(sec.Data[cloudsql.ConnectionKeyPassword])
+	if strings.ContainsAny(value, "\n\r\x00") {
+		return storedPassword{}, unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, ref.Namespace, ref.Name)}
+	}
 	return storedPassword{
-		value:       string(sec.Data[cloudsql.ConnectionKeyPassword]),
+		value:       value,
 		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true",
 	}, nil
 }

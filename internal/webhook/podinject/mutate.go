@@ -77,8 +77,8 @@ const injectedValue = "true"
 // Errors that deny a pod. They complete the sentence "cannot inject the Cloud SQL
 // Auth Proxy: ...", so each says what to change.
 const (
-	errWindows        = "the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support"
-	errHostNetwork    = "the pod uses the node's network (spec.hostNetwork: true): the Cloud SQL Auth Proxy sidecar would listen on the node's loopback, " +
+	errWindows     = "the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support"
+	errHostNetwork = "the pod uses the node's network (spec.hostNetwork: true): the Cloud SQL Auth Proxy sidecar would listen on the node's loopback, " +
 		"on a port that other pods and services of the node may use, and serve its health checks on every address of the node; " +
 		"run the pod without hostNetwork, or run a proxy of your own and remove the annotation"
 	errContainerTaken = "container name %s is reserved for the injector: rename the pod's container"
