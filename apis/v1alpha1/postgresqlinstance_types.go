@@ -122,9 +122,11 @@ type PostgresqlInstanceParameters struct {
 	// Labels are user-defined labels set on the Cloud SQL instance (not the
 	// Kubernetes object). Keys start with a lowercase letter; keys and values
 	// hold at most 63 lowercase letters, digits, '_' or '-'. The provider adds
-	// owner=cloudsql-postgres-operator itself.
+	// owner=cloudsql-postgres-operator and owner-uid itself, and Cloud SQL
+	// allows 64 labels: at most 62 others.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=63
+	// +kubebuilder:validation:XValidation:rule="size(self) + ('owner' in self ? 0 : 1) <= 63",message="at most 62 labels besides owner: Cloud SQL allows 64 labels on an instance, and the provider sets owner and owner-uid itself; remove some"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z][a-z0-9_-]{0,62}$'))",message="label keys must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'"
 	// +kubebuilder:validation:XValidation:rule="!('owner' in self) || self['owner'] == 'cloudsql-postgres-operator'",message="the owner label is reserved: the provider sets owner=cloudsql-postgres-operator itself; remove it or use another key"
 	// +kubebuilder:validation:XValidation:rule="!('owner-uid' in self)",message="the owner-uid label is reserved: the provider records there which PostgresqlInstance manages the Cloud SQL instance; use another key"

@@ -172,6 +172,12 @@ func TestCreateValidation(t *testing.T) {
 		"labels-value-long": {mutate: func(p *params) {
 			p.Labels = map[string]v1alpha1.LabelValue{"team": v1alpha1.LabelValue(strings.Repeat("a", 64))}
 		}, want: []string{fp + "labels.team", "63"}},
+		"labels-62": {mutate: func(p *params) { p.Labels = labels(62) }},
+		"labels-62-and-owner": {mutate: func(p *params) {
+			p.Labels = labels(62)
+			p.Labels["owner"] = "cloudsql-postgres-operator"
+		}},
+		"labels-63": {mutate: func(p *params) { p.Labels = labels(63) }, want: []string{fp + "labels", "at most 62 labels besides owner: Cloud SQL allows 64 labels"}},
 		"labels-too-many-key": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"k" + strings.Repeat("a", 63): "v"} }, want: []string{fp + "labels", "at most 63"}},
 
 		// location
@@ -491,4 +497,13 @@ func TestMaintenanceEffectiveHour(t *testing.T) {
 			NewWithT(t).Expect(tc.m.EffectiveHour()).To(Equal(tc.want))
 		})
 	}
+}
+
+// labels is n distinct valid labels.
+func labels(n int) map[string]v1alpha1.LabelValue {
+	l := map[string]v1alpha1.LabelValue{}
+	for i := range n {
+		l[fmt.Sprintf("label-%d", i)] = "v"
+	}
+	return l
 }

@@ -21,6 +21,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -254,6 +255,23 @@ func TestInsertRejectsInvalidRequests(t *testing.T) {
 		"flag set twice": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "work_mem", Value: "4096"}, {Name: "work_mem", Value: "8192"}}
 		}, "invalidFlagValue"},
+		"65 labels": {func(db *sqladmin.DatabaseInstance) {
+			db.Settings.UserLabels = map[string]string{}
+			for i := range 65 {
+				db.Settings.UserLabels[fmt.Sprintf("l%d", i)] = "v"
+			}
+		}, "invalid"},
+		"label key with a capital": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"Team": "a"} }, "invalid"},
+		"label key starting with a digit": {func(db *sqladmin.DatabaseInstance) {
+			db.Settings.UserLabels = map[string]string{"1team": "a"}
+		}, "invalid"},
+		"label key of 64 characters": {func(db *sqladmin.DatabaseInstance) {
+			db.Settings.UserLabels = map[string]string{"k" + strings.Repeat("a", 63): "a"}
+		}, "invalid"},
+		"label value with a dot": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"team": "a.b"} }, "invalid"},
+		"label value of 64 characters": {func(db *sqladmin.DatabaseInstance) {
+			db.Settings.UserLabels = map[string]string{"team": strings.Repeat("a", 64)}
+		}, "invalid"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

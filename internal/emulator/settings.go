@@ -196,7 +196,36 @@ func validateSettings(st, old *sqladmin.Settings, region string) error {
 	if err := validateIPConfiguration(st.IpConfiguration, old); err != nil {
 		return err
 	}
+	if err := validateLabels(st.UserLabels); err != nil {
+		return err
+	}
 	return validateFlags(st.DatabaseFlags)
+}
+
+// maxLabels is how many labels a Google Cloud resource may carry.
+const maxLabels = 64
+
+var (
+	labelKeyRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValueRE = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+// validateLabels applies Google Cloud's rules for labels: at most 64; keys
+// start with a lowercase letter; keys and values hold at most 63 lowercase
+// letters, digits, '_' or '-'.
+func validateLabels(labels map[string]string) error {
+	if len(labels) > maxLabels {
+		return errInvalid("Invalid settings.userLabels: %d labels, at most %d are allowed.", len(labels), maxLabels)
+	}
+	for k, v := range labels {
+		if !labelKeyRE.MatchString(k) {
+			return errInvalid("Invalid settings.userLabels key %q: start with a lowercase letter and use at most 63 lowercase letters, digits, '_' or '-'.", k)
+		}
+		if !labelValueRE.MatchString(v) {
+			return errInvalid("Invalid settings.userLabels value %q for key %q: use at most 63 lowercase letters, digits, '_' or '-'.", v, k)
+		}
+	}
+	return nil
 }
 
 func oneOf(field, v string, allowed ...string) error {
