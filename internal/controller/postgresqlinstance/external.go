@@ -122,6 +122,11 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	}
 	if e.password.value != "" && !e.password.unconfirmed {
 		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)
+		if sec := e.password.completeHere; sec != nil {
+			if err := e.secrets.complete(ctx, sec, obs.ConnectionDetails); err != nil {
+				return managed.ExternalObservation{}, err
+			}
+		}
 	}
 	// An instance that is being created, deleted or maintained cannot be changed;
 	// asking would only earn 409s.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -238,6 +239,30 @@ func TestForeignConnectionSecretIsRefused(t *testing.T) {
 	h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(0))
 	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 	h.g.Expect(string(foreign.Data["password"])).To(Equal("someone-elses"))
+}
+
+// A connection secret of type Opaque that the instance controls (made by hand or
+// by another tool) is completed: crossplane-runtime does not publish into it, and
+// a secret's type cannot change.
+func TestOpaqueConnectionSecretIsCompleted(t *testing.T) {
+	h := newHarness(t)
+	pi := h.instance("opaque")
+	pi.Annotations = map[string]string{meta.AnnotationKeyReconciliationPaused: "true"}
+	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
+	opaque := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: "opaque-postgres",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind,
+			Name: pi.Name, UID: pi.UID, Controller: ptr.To(true)}}},
+		Type: corev1.SecretTypeOpaque}
+	h.g.Expect(env.Client.Create(h.ctx, opaque)).To(Succeed())
+	h.update(pi.Name, func(pi *v1alpha1.PostgresqlInstance) { delete(pi.Annotations, meta.AnnotationKeyReconciliationPaused) })
+	ready := h.waitReady(pi.Name)
+
+	sec := h.secret(ready)
+	h.g.Expect(sec.Type).To(Equal(corev1.SecretTypeOpaque))
+	for _, k := range []string{cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyPgpass, cloudsql.ConnectionKeyEndpoint, cloudsql.ConnectionKeyConnectionName} {
+		h.g.Expect(sec.Data).To(HaveKeyWithValue(k, Not(BeEmpty())), "key %s", k)
+	}
+	h.g.Expect(string(sec.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.RootUser, string(sec.Data[cloudsql.ConnectionKeyPassword]))))
 }
 
 // A password put in the connection secret that a .pgpass entry cannot carry (a

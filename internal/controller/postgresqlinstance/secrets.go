@@ -1,6 +1,7 @@
 package postgresqlinstance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -23,6 +24,7 @@ const (
 	errReadSecret         = "cannot read connection secret %s/%s"
 	errWriteSecret        = "cannot store the password of the postgres user in connection secret %s/%s"
 	errSecretNotOurs      = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
+	errCompleteSecret     = "cannot write the connection details into connection secret %s/%s (of type %s)"
 	errPasswordUnusable   = "connection secret %s/%s: key password holds a line break or a NUL character, which a .pgpass entry (key pgpass) cannot carry: " +
 		"store a password without them there, or remove the key to have the provider set a new one; this is retried at the poll interval"
 )
@@ -56,6 +58,11 @@ func newSecretStore(kube client.Client, reader client.Reader) *secretStore {
 type storedPassword struct {
 	value       string
 	unconfirmed bool
+	// completeHere holds the connection secret when this object controls it
+	// but it is not of crossplane's connection-secret type (Opaque, say):
+	// crossplane-runtime publishes nothing into such a secret, and a secret's
+	// type cannot change, so Observe completes it.
+	completeHere *corev1.Secret
 }
 
 // password returns the stored password; an empty value when there is no secret or
@@ -81,10 +88,34 @@ func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if strings.ContainsAny(value, "\n\r\x00") {
 		return storedPassword{}, unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, ref.Namespace, ref.Name)}
 	}
-	return storedPassword{
+	pw := storedPassword{
 		value:       value,
 		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true",
-	}, nil
+	}
+	if c := metav1.GetControllerOf(sec); c != nil && sec.Type != resource.SecretTypeConnection {
+		pw.completeHere = sec
+	}
+	return pw, nil
+}
+
+// complete writes the connection details into a connection secret that
+// crossplane-runtime does not publish into (see storedPassword.completeHere),
+// when any differs.
+func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details map[string][]byte) error {
+	changed := false
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	for k, v := range details {
+		if !bytes.Equal(sec.Data[k], v) {
+			sec.Data[k] = v
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return errors.Wrapf(s.kube.Update(ctx, sec), errCompleteSecret, sec.Namespace, sec.Name, sec.Type)
 }
 
 // store writes the password (with the username and pgpass entries derived from it)
