@@ -33,6 +33,12 @@ const LabelInstance = Group + "/postgresqlinstance"
 // provider sets it again until it is.
 const AnnotationPasswordUnconfirmed = Group + "/password-unconfirmed"
 
+// AnnotationPasswordSHA256 holds, on a connection secret, a SHA-256 fingerprint
+// of the password the provider last set on the Cloud SQL instance (with the
+// PostgresqlInstance's metadata.uid): a password in the secret that does not
+// match it was edited there, and the provider sets it on the instance.
+const AnnotationPasswordSHA256 = Group + "/password-sha256"
+
 // OwnerLabelKey and OwnerLabelValue form the label that the provider adds
 // to every Cloud SQL instance it manages, so that they can be told apart
 // in the console.

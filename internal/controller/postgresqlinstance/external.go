@@ -120,6 +120,13 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 		ResourceUpToDate:        true,
 		ResourceLateInitialized: cloudsql.LateInitialize(&mg.Spec.ForProvider, inst),
 	}
+	if e.password.unrecorded && !e.password.unconfirmed {
+		// A secret from before fingerprints were kept: its password is the
+		// one set, as far as anyone can tell.
+		if err := e.secrets.store(ctx, mg, e.password.value, false); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+	}
 	if e.password.value != "" && !e.password.unconfirmed {
 		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)
 		if sec := e.password.completeHere; sec != nil {

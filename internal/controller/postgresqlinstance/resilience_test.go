@@ -241,6 +241,38 @@ func TestForeignConnectionSecretIsRefused(t *testing.T) {
 	h.g.Expect(string(foreign.Data["password"])).To(Equal("someone-elses"))
 }
 
+// A password edited in the connection secret (by hand, or an old secret applied
+// again) is set on the instance, through the same crash-safe path as a lost one:
+// the secret is the source of the password, and Cloud SQL follows it.
+func TestEditedPasswordIsSetOnTheInstance(t *testing.T) {
+	h := newHarness(t)
+	pi := h.create(h.instance("edited"))
+	sec := h.secret(pi)
+	h.g.Expect(sec.Annotations).To(HaveKey(v1alpha1.AnnotationPasswordSHA256))
+	old := string(sec.Data[cloudsql.ConnectionKeyPassword])
+	sec.Data[cloudsql.ConnectionKeyPassword] = []byte("edited-by-hand-0123456789")
+	h.g.Expect(env.Client.Update(h.ctx, sec)).To(Succeed())
+	h.poke(pi.Name, 1)
+
+	h.g.Eventually(func(g Gomega) {
+		g.Expect(h.emu.PasswordIs(h.project, "edited", "postgres", "edited-by-hand-0123456789")).To(BeTrue())
+		s := h.secret(pi)
+		g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.RootUser, "edited-by-hand-0123456789")))
+		g.Expect(s.Annotations).ToNot(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
+		g.Expect(h.get("edited").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.g.Expect(h.emu.PasswordIs(h.project, "edited", "postgres", old)).To(BeFalse())
+	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "edited")).To(Equal(1))
+
+	// A secret written before fingerprints were kept is taken as it is.
+	sec = h.secret(pi)
+	delete(sec.Annotations, v1alpha1.AnnotationPasswordSHA256)
+	h.g.Expect(env.Client.Update(h.ctx, sec)).To(Succeed())
+	h.poke(pi.Name, 2)
+	h.g.Eventually(func() map[string]string { return h.secret(pi).Annotations }, 30*time.Second, 50*time.Millisecond).Should(HaveKey(v1alpha1.AnnotationPasswordSHA256))
+	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "edited")).To(Equal(1))
+}
+
 // A connection secret of type Opaque that the instance controls (made by hand or
 // by another tool) is completed: crossplane-runtime does not publish into it, and
 // a secret's type cannot change.

@@ -3,6 +3,8 @@ package postgresqlinstance
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -56,8 +58,14 @@ func newSecretStore(kube client.Client, reader client.Reader) *secretStore {
 // A storedPassword is the password in the connection secret, and whether it is
 // known to be set on the instance.
 type storedPassword struct {
-	value       string
+	value string
+	// unconfirmed is true when the password is not known to be set on the
+	// instance: generated and not yet set, or edited in the secret since the
+	// provider set it.
 	unconfirmed bool
+	// unrecorded is true for a secret written before fingerprints were kept:
+	// its password is taken as set, and its fingerprint recorded.
+	unrecorded bool
 	// completeHere holds the connection secret when this object controls it
 	// but it is not of crossplane's connection-secret type (Opaque, say):
 	// crossplane-runtime publishes nothing into such a secret, and a secret's
@@ -88,9 +96,11 @@ func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	if strings.ContainsAny(value, "\n\r\x00") {
 		return storedPassword{}, unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, ref.Namespace, ref.Name)}
 	}
+	fp, recorded := sec.GetAnnotations()[v1alpha1.AnnotationPasswordSHA256]
 	pw := storedPassword{
 		value:       value,
-		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true",
+		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || (recorded && value != "" && fp != fingerprint(mg, value)),
+		unrecorded:  !recorded && value != "",
 	}
 	if c := metav1.GetControllerOf(sec); c != nil && sec.Type != resource.SecretTypeConnection {
 		pw.completeHere = sec
@@ -139,6 +149,8 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 		sec.Data = data
 		if unconfirmed {
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
+		} else {
+			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
 		}
 		return errors.Wrapf(s.kube.Create(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
 	case err != nil:
@@ -157,6 +169,15 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
 	} else {
 		meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordUnconfirmed)
+		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
 	}
 	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
+}
+
+// fingerprint identifies a password set on mg's instance without revealing it to
+// whoever may read the secret's annotations but not its data: the password is
+// 190 random bits unless someone chose it.
+func fingerprint(mg *v1alpha1.PostgresqlInstance, password string) string {
+	sum := sha256.Sum256([]byte("cloudsql-postgres\x00" + string(mg.GetUID()) + "\x00" + password))
+	return hex.EncodeToString(sum[:])
 }
