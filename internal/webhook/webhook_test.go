@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,12 +20,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -356,6 +362,37 @@ func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
 	free := pi.DeepCopy()
 	free.Name, free.Spec.ForProvider.Name = "wants-free", ptr.To("free-db")
 	g.Expect(env.Client.Create(ctx, free)).To(Succeed())
+}
+
+// A name check made while the controllers have spent the budget's share for
+// reads and writes still runs: admission lookups keep a reserve of their own.
+func TestNameCheckUsesTheAdmissionReserve(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "taken-while-busy", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+	w := budget.NewWindow(20, time.Hour, budget.WithWriteReserve(0.2), budget.WithAdmissionReserve(0.1))
+	for range 16 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed(), "the controllers' polls")
+	}
+	for range 2 {
+		g.Expect(w.Wait(ctx)).To(Succeed(), "the controllers' writes")
+	}
+	v := instance.New(env.Client, env.Client, env.Scheme, providerconfig.NewServiceCache(budget.NewTransport(nil, w)), instance.WithTimeout(2*time.Second))
+
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "taken-while-busy"}}
+	pi.SetGroupVersionKind(v1alpha1.PostgresqlInstanceGroupVersionKind)
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcDefault}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	raw, err := json.Marshal(pi)
+	g.Expect(err).NotTo(HaveOccurred())
+	resp := v.Handle(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Name: pi.Name, Object: runtime.RawExtension{Raw: raw},
+	}})
+	g.Expect(resp.Allowed).To(BeFalse(), "admitted unchecked: %v", resp.Warnings)
+	g.Expect(resp.Result.Message).To(ContainSubstring("a Cloud SQL instance named taken-while-busy already exists"))
 }
 
 func TestNameAndProjectTooLongIsDenied(t *testing.T) {

@@ -21,8 +21,10 @@ type Window struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 
-	// reserve is how many events of a window only writes may use.
-	reserve int
+	// reserve is how many events of a window only writes and admission
+	// lookups may use; admission how many of those only admission lookups may.
+	reserve   int
+	admission int
 
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
@@ -38,6 +40,21 @@ const DefaultWriteReserve = 0.2
 // once the rest is spent.
 func WithWriteReserve(share float64) WindowOption {
 	return func(w *Window) { w.reserve = int(float64(w.limit) * min(max(share, 0), 0.9)) }
+}
+
+// DefaultAdmissionReserve is the share of a window that only the admission
+// webhook's lookups may use, so that a check of a new PostgresqlInstance's name
+// finds a request free however busy the controllers are.
+const DefaultAdmissionReserve = 0.1
+
+// WithAdmissionReserve keeps share (0 to 0.5) of every window for admission
+// lookups (WaitAdmission); it is part of the write reserve, which grows to
+// hold it when smaller.
+func WithAdmissionReserve(share float64) WindowOption {
+	return func(w *Window) {
+		w.admission = int(float64(w.limit) * min(max(share, 0), 0.5))
+		w.reserve = max(w.reserve, w.admission)
+	}
 }
 
 // A WindowOption configures a Window.
@@ -68,27 +85,37 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 const arrivalSkew = 2 * time.Second
 
 // PerMinute admits at most n requests in any minute (give or take arrivalSkew),
-// DefaultWriteReserve of them for writes only.
+// DefaultWriteReserve of them for writes and admission lookups only, and
+// DefaultAdmissionReserve for admission lookups only.
 func PerMinute(n int) *Window {
-	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve))
+	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve), WithAdmissionReserve(DefaultAdmissionReserve))
 }
 
 // Wait blocks until a write may happen, and records it; it returns the context's
-// error if the context ends first.
-func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, 0) }
+// error if the context ends first. A write leaves the admission reserve alone.
+func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, w.admission) }
 
 // WaitRead is Wait for a read, which leaves the window's write reserve alone.
 func (w *Window) WaitRead(ctx context.Context) error { return w.wait(ctx, w.reserve) }
 
+// WaitAdmission is Wait for an admission webhook's lookup, which may use the
+// whole window.
+func (w *Window) WaitAdmission(ctx context.Context) error { return w.wait(ctx, 0) }
+
 // errSpent says why a call was not sent: waiting for the budget would outlast
 // the caller, which is better told at once than at its deadline.
-const errSpent = "the Cloud SQL request budget (cloudsql.requests_per_minute: %d a minute) is spent for the next %s, " +
-	"longer than this call may wait (reconcile.timeout): it is retried later; if this persists, raise the budget within the project's quota " +
-	"or reduce the calls (reconcile.observe = \"list\", a longer reconcile.poll_interval)"
+const errSpent = "the Cloud SQL request budget (cloudsql.requests_per_minute = %d) has no request free for this call for the next %s, " +
+	"longer than it may wait; if this persists, raise cloudsql.requests_per_minute within the project's quota, " +
+	"or make fewer calls (reconcile.observe = \"list\", a longer reconcile.poll_interval)"
 
 // ErrSpent is what Wait and WaitRead return when the budget cannot admit a call
-// before its context's deadline.
+// before its context's deadline (errors.Is).
 var ErrSpent = errors.New("request budget spent")
+
+type spentError struct{ msg string }
+
+func (e spentError) Error() string        { return e.msg }
+func (e spentError) Is(target error) bool { return target == ErrSpent }
 
 func (w *Window) wait(ctx context.Context, keep int) error {
 	for {
@@ -98,7 +125,7 @@ func (w *Window) wait(ctx context.Context, keep int) error {
 		}
 		// Deadlines are on the wall clock, whatever clock the window counts by.
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return fmt.Errorf(errSpent+": %w", w.limit, d.Round(time.Second), ErrSpent)
+			return spentError{msg: fmt.Sprintf(errSpent, w.limit, d.Round(time.Second))}
 		}
 		if err := w.sleep(ctx, d); err != nil {
 			return err

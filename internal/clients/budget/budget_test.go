@@ -2,6 +2,8 @@ package budget
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -162,11 +164,55 @@ func TestWaitSaysAtOnceWhenTheBudgetOutlastsTheDeadline(t *testing.T) {
 	defer cancel()
 	err := w.Wait(ctx)
 	g.Expect(err).To(MatchError(ErrSpent))
-	g.Expect(err).To(MatchError(ContainSubstring("cloudsql.requests_per_minute: 1 a minute) is spent for the next 1m0s")))
+	g.Expect(err).To(MatchError(ContainSubstring("the Cloud SQL request budget (cloudsql.requests_per_minute = 1) has no request free for this call for the next 1m0s")))
 	g.Expect(clk.slept).To(BeEmpty(), "nothing waited")
 
 	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	g.Expect(w.Wait(ctx)).To(Succeed(), "a deadline after the next slot waits for it")
 	g.Expect(clk.slept).To(Equal([]time.Duration{time.Minute}))
+}
+
+// Of a window of 10 with a write reserve of 3 and an admission reserve of 1:
+// reads stop at 7, writes at 9, and admission lookups may use the 10th.
+func TestAdmissionLookupsKeepAReserveOfTheirOwn(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithWriteReserve(0.3), WithAdmissionReserve(0.1))
+	ctx := context.Background()
+	for range 7 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	for range 2 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+	}
+	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	g.Expect(clk.slept).To(BeEmpty(), "ten in the first minute, each within its share")
+
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(time.Unix(1060, 0)), "the window is full: the next write waits a minute")
+
+	g.Expect(PerMinute(180).admission).To(Equal(18))
+	g.Expect(NewWindow(10, time.Minute, WithWriteReserve(0), WithAdmissionReserve(0.2)).reserve).To(Equal(2), "the write reserve holds the admission reserve")
+}
+
+func TestForAdmissionMarksLookups(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(2, time.Minute, WithClock(clk.Now, clk.Sleep), WithAdmissionReserve(0.5))
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	c := &http.Client{Transport: NewTransport(nil, w, WithSleep(clk.Sleep))}
+	get := func(ctx context.Context) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp, err := c.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+	}
+	get(context.Background())
+	get(ForAdmission(context.Background()))
+	g.Expect(clk.slept).To(BeEmpty(), "the admission lookup used its reserve")
+	get(context.Background())
+	g.Expect(clk.slept).NotTo(BeEmpty(), "a read never does")
 }

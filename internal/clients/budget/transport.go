@@ -64,7 +64,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
 		admitted := t.window.Wait
-		if req.Method == http.MethodGet {
+		switch {
+		case ctx.Value(admissionKey{}) != nil:
+			admitted = t.window.WaitAdmission
+		case req.Method == http.MethodGet:
 			admitted = t.window.WaitRead
 		}
 		if err := admitted(ctx); err != nil {
@@ -130,4 +133,13 @@ func retryable(code int, err error) bool {
 		return true
 	}
 	return false
+}
+
+type admissionKey struct{}
+
+// ForAdmission marks the calls made with ctx as an admission webhook's lookups,
+// which draw on a reserve of the budget that the controllers leave alone: a
+// check made while someone waits for kubectl must not queue behind polling.
+func ForAdmission(ctx context.Context) context.Context {
+	return context.WithValue(ctx, admissionKey{}, true)
 }

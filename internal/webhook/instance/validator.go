@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
@@ -210,7 +211,9 @@ func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance)
 	if err != nil {
 		return v.unchecked(pi, name, project, err)
 	}
-	lctx, cancel := context.WithTimeout(ctx, v.timeout)
+	// The lookup draws on the budget's admission reserve: someone waits for
+	// kubectl, and the controllers' polling must not make the check time out.
+	lctx, cancel := context.WithTimeout(budget.ForAdmission(ctx), v.timeout)
 	defer cancel()
 	_, err = svc.Instances.Get(project, name).Context(lctx).Do()
 	switch {
