@@ -329,13 +329,19 @@ func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
 	g.Consistently(absent("dropped-app", podinject.ReplicaName(podinject.ReplicaPgpass, "dropped")), time.Second, poll).Should(BeFalse(), "the password stays")
 }
 
+// seedInstance puts an instance named name in the test project, as if created
+// outside Kubernetes.
+func seedInstance(g Gomega, name string) {
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: name, DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+}
+
 func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
-		Name: "taken-db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
-		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
-	})).To(Succeed())
+	seedInstance(g, "taken-db")
 
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "wants-taken"}}
 	pi.Spec.ForProvider.Name = ptr.To("taken-db")
@@ -369,10 +375,7 @@ func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
 func TestNameCheckUsesTheAdmissionReserve(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
-		Name: "taken-while-busy", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
-		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
-	})).To(Succeed())
+	seedInstance(g, "taken-while-busy")
 	w := budget.NewWindow(20, time.Hour, budget.WithWriteReserve(0.2), budget.WithAdmissionReserve(0.1))
 	for range 16 {
 		g.Expect(w.WaitRead(ctx)).To(Succeed(), "the controllers' polls")
