@@ -18,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -47,6 +49,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budgetlease"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
@@ -83,6 +86,7 @@ type common struct {
 	healthAddr     *string
 	kubeconfig     *string
 	webhookHosts   *string
+	namespace      *string
 }
 
 func commonFlags(fs *flag.FlagSet) *common {
@@ -95,7 +99,25 @@ func commonFlags(fs *flag.FlagSet) *common {
 		// controller-runtime registers --kubeconfig on the default flag set.
 		kubeconfig:   fs.String("kubeconfig", "", "kubeconfig file of the API server (default: $KUBECONFIG, else in-cluster)"),
 		webhookHosts: fs.String("webhook-hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs of the self-signed webhook certificate, made only when neither [webhook] cert_dir nor $WEBHOOK_TLS_CERT_DIR names one (for example <service>.<namespace>.svc)"),
+		namespace:    fs.String("namespace", "", "the provider's own namespace, where it elects a leader and keeps the request budget's record (a Lease) across restarts (default: the pod's namespace in a cluster, else "+defaultNamespace+")"),
 	}
+}
+
+// defaultNamespace is the provider's namespace out of a cluster: Crossplane's.
+const defaultNamespace = "crossplane-system"
+
+// serviceAccountNamespace is where a pod finds its namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is --namespace, else the pod's namespace, else defaultNamespace.
+func (c *common) ownNamespace() string {
+	if *c.namespace != "" {
+		return *c.namespace
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return defaultNamespace
 }
 
 // setup is what both commands start from.
@@ -145,11 +167,12 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		Scheme: s.scheme,
 		// Secrets are read when needed, never cached: a cache would hold every
 		// secret of the cluster in the provider's memory.
-		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		LeaderElection:         *c.leaderElection,
-		LeaderElectionID:       leaderElectionID,
-		Metrics:                metricsserver.Options{BindAddress: *c.metricsAddr},
-		HealthProbeBindAddress: *c.healthAddr,
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		LeaderElection:          *c.leaderElection,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: c.ownNamespace(),
+		Metrics:                 metricsserver.Options{BindAddress: *c.metricsAddr},
+		HealthProbeBindAddress:  *c.healthAddr,
 	}
 	if serve {
 		hosts := strings.Split(*c.webhookHosts, ",")
@@ -228,7 +251,17 @@ func runProvider(args []string) error {
 		return err
 	}
 
-	transport := budget.NewTransport(nil, budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute), budget.WithObserver(providermetrics.ObserveCloudSQL))
+	window := budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute)
+	// What the previous process spent of the quota counts in this one's first
+	// minute: a crash loop must not send a minute's requests at every start.
+	keeper := budgetlease.New(mgr.GetAPIReader(), mgr.GetClient(), types.NamespacedName{Namespace: c.ownNamespace(), Name: budgetlease.DefaultName}, window, s.log)
+	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	keeper.Restore(rctx)
+	cancel()
+	if err := mgr.Add(keeper); err != nil {
+		return fmt.Errorf("cannot keep the request budget's record: %w", err)
+	}
+	transport := budget.NewTransport(nil, window, budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
 	o := postgresqlinstance.Options{

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -29,6 +30,21 @@ type Window struct {
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
 	next int
+
+	// burst bounds how many events any second admits (0: no bound), so that
+	// what a killed process admitted after its last Record is bounded too;
+	// recent holds the last burst admission times, oldest at rnext.
+	burst  int
+	recent []time.Time
+	rnext  int
+}
+
+// WithBurst admits at most n events in any second.
+func WithBurst(n int) WindowOption {
+	return func(w *Window) {
+		w.burst = max(n, 0)
+		w.recent = make([]time.Time, w.burst)
+	}
 }
 
 // DefaultWriteReserve is the share of a window that reads leave to writes, so that
@@ -86,9 +102,11 @@ const arrivalSkew = 2 * time.Second
 
 // PerMinute admits at most n requests in any minute (give or take arrivalSkew),
 // DefaultWriteReserve of them for writes and admission lookups only, and
-// DefaultAdmissionReserve for admission lookups only.
+// DefaultAdmissionReserve for admission lookups only; and at most a twentieth of
+// them in any second (9 of 180: three times the average rate).
 func PerMinute(n int) *Window {
-	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve), WithAdmissionReserve(DefaultAdmissionReserve))
+	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve), WithAdmissionReserve(DefaultAdmissionReserve),
+		WithBurst(max(1, n/20)))
 }
 
 // Wait blocks until a write may happen, and records it; it returns the context's
@@ -145,9 +163,71 @@ func (w *Window) admit(keep int) time.Duration {
 	if !oldest.IsZero() && now.Sub(oldest) < w.period {
 		return w.period - now.Sub(oldest)
 	}
-	w.ring[w.next] = now
-	w.next = (w.next + 1) % w.limit
+	if w.burst > 0 {
+		if o := w.recent[w.rnext]; !o.IsZero() && now.Sub(o) < time.Second {
+			return time.Second - now.Sub(o)
+		}
+	}
+	w.pushLocked(now)
 	return 0
+}
+
+func (w *Window) pushLocked(t time.Time) {
+	w.ring[w.next] = t
+	w.next = (w.next + 1) % w.limit
+	if w.burst > 0 {
+		w.recent[w.rnext] = t
+		w.rnext = (w.rnext + 1) % w.burst
+	}
+}
+
+// A Record is what a Window admitted in its last period, kept so that a new
+// process (after a crash, a restart, a new leader) does not spend again what
+// the previous one spent (Restore).
+type Record struct {
+	// Written is when the record was taken.
+	Written time.Time `json:"written"`
+	// Admitted are the admission times within a period before Written, oldest
+	// first.
+	Admitted []time.Time `json:"admitted"`
+}
+
+// Record returns what the window admitted within its period.
+func (w *Window) Record() Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	r := Record{Written: now}
+	for i := range w.limit {
+		t := w.ring[(w.next+i)%w.limit]
+		if !t.IsZero() && now.Sub(t) < w.period {
+			r.Admitted = append(r.Admitted, t)
+		}
+	}
+	return r
+}
+
+// Restore counts in the window what a previous process admitted: its record,
+// and as many more as the burst bound lets a process admit in unrecorded (the
+// longest it may have run after the record was written), as if admitted just
+// now, since nobody knows when it stopped; without a burst bound, a whole
+// window. Call it before the window admits anything.
+func (w *Window) Restore(r Record, unrecorded time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	for _, t := range r.Admitted {
+		if now.Sub(t) < w.period && !t.After(now) {
+			w.pushLocked(t)
+		}
+	}
+	more := w.limit
+	if w.burst > 0 {
+		more = w.burst * int(math.Ceil(unrecorded.Seconds()))
+	}
+	for range min(more, w.limit) {
+		w.pushLocked(now)
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

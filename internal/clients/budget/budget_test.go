@@ -216,3 +216,60 @@ func TestForAdmissionMarksLookups(t *testing.T) {
 	get(context.Background())
 	g.Expect(clk.slept).NotTo(BeEmpty(), "a read never does")
 }
+
+func TestBurstBoundsEachSecond(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(100, time.Minute, WithClock(clk.Now, clk.Sleep), WithBurst(3))
+	for range 4 {
+		g.Expect(w.Wait(context.Background())).To(Succeed())
+	}
+	g.Expect(clk.slept).To(Equal([]time.Duration{time.Second}), "the fourth in a second waits for the first to be a second old")
+	g.Expect(PerMinute(180).burst).To(Equal(9))
+}
+
+// A process that records its window, admits more, and dies; a new process
+// restores the record and sends as fast as its window lets it: no minute, as
+// Cloud SQL counts them, holds more than the limit.
+func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
+	for _, lost := range []time.Duration{0, 500 * time.Millisecond, 2 * time.Second} {
+		t.Run(lost.String(), func(t *testing.T) {
+			g := NewWithT(t)
+			clk := &fakeClock{now: time.Unix(1000, 0)}
+			ctx := context.Background()
+			var sent []time.Time
+			old := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep), WithBurst(5))
+			for range 12 {
+				g.Expect(old.Wait(ctx)).To(Succeed())
+				sent = append(sent, clk.Now())
+			}
+			rec := old.Record()
+			g.Expect(rec.Admitted).To(HaveLen(12))
+			// After its last record, it sends what its burst allows until it
+			// is killed, lost later.
+			clk.now = clk.now.Add(lost)
+			for range 5 {
+				if d := old.admit(0); d == 0 {
+					sent = append(sent, clk.Now())
+				}
+			}
+
+			clk.now = clk.now.Add(100 * time.Millisecond)
+			fresh := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep), WithBurst(5))
+			fresh.Restore(rec, 2*time.Second)
+			for range 40 {
+				g.Expect(fresh.Wait(ctx)).To(Succeed())
+				sent = append(sent, clk.Now())
+			}
+			for _, from := range sent {
+				n := 0
+				for _, s := range sent {
+					if !s.Before(from) && s.Sub(from) < time.Minute {
+						n++
+					}
+				}
+				g.Expect(n).To(BeNumerically("<=", 20), "more than 20 in the minute from %s", from)
+			}
+		})
+	}
+}

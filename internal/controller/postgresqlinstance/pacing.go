@@ -22,6 +22,10 @@ import (
 // webhook's lookups.
 const pollShare = 0.5
 
+// reconcileShare is the share of max_reconcile_rate that polls of steady
+// instances may plan for.
+const reconcileShare = 0.5
+
 // logEvery bounds how often the provider says that it observes less often than
 // poll_interval, while it does.
 const logEvery = 10 * time.Minute
@@ -288,8 +292,11 @@ func (p *pacing) interval(name string) time.Duration {
 		p.mu.Unlock()
 	}
 	if p.reconcileRate > 0 {
-		// Every observation is a reconcile; they start at most this fast.
-		d = max(d, time.Duration(float64(n)/float64(p.reconcileRate)*float64(time.Second)))
+		// Every poll is a reconcile, and reconciles start at most this fast:
+		// polls may take only a share of them, or new objects, spec changes and
+		// busy instances would queue behind the fleet's polls in the rate
+		// limiter, which reserves its slots in order of asking.
+		d = max(d, time.Duration(float64(n)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
 	}
 	effective := max(p.poll, d)
 	p.prune(now, 3*effective)

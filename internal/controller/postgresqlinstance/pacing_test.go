@@ -46,8 +46,8 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		"no budget: the poll interval": {
 			instances: 100000, want: 5 * time.Minute,
 		},
-		"the reconcile rate spaces reconciles, not listings: 10,000 at 10 a second take 1000s": {
-			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 1000 * time.Second,
+		"the reconcile rate spaces reconciles, not listings: 10,000 at half of 10 a second take 2000s": {
+			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 2000 * time.Second,
 		},
 	}
 	for name, tc := range cases {
