@@ -142,6 +142,12 @@ bench: control-plane crossplane-cli ## Run the benchmarks and print their figure
 fleet-bench: control-plane ## A fleet of 1,000 instances in one project under the 180/min quota, both observe modes: requests, staleness, reverts, RSS (FLEET_FLAGS for more).
 	$(GO) run ./hack/fleetbench $(FLEET_FLAGS)
 
+SOAK_N ?= 50
+
+.PHONY: soak
+soak: control-plane ## The provider SIGKILLed every 5-20 s while SOAK_N instances (default 50) are created, changed, imported and deleted under faults and the quota: prints what went wrong (all zero).
+	$(GO) run ./hack/soak -instances $(SOAK_N)
+
 .PHONY: demo
 demo: control-plane cloud-sql-proxy postgres ## Run a local control plane with the CRDs and examples applied (Ctrl-C stops it).
 	$(GO) run ./hack/demo $(DEMO_FLAGS)

@@ -1,0 +1,53 @@
+// Command soak runs the provider binary under SIGKILLs every 5-20 s against a real
+// API server and the Cloud SQL emulator (5xx, 429 and slow inserts injected, the
+// quota enforced) while instances are created, changed, imported and deleted,
+// then prints what went wrong: every count must be zero, and no 60 seconds may
+// hold more requests than the quota.
+//
+//	go run ./hack/soak -instances 200
+//
+// `make soak` runs it (SOAK_N instances, default 50).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/soak"
+)
+
+func main() {
+	o := soak.Options{Log: os.Stderr}
+	flag.IntVar(&o.Instances, "instances", 50, "PostgresqlInstances to create (a third are changed)")
+	flag.IntVar(&o.Imports, "imports", 3, "instances made outside Kubernetes, imported")
+	flag.IntVar(&o.Quota, "quota", 180, "the emulator's requests per minute, and the provider's budget")
+	flag.DurationVar(&o.KillMin, "kill-min", 5*time.Second, "least time between two SIGKILLs of the provider")
+	flag.DurationVar(&o.KillMax, "kill-max", 20*time.Second, "most time between two SIGKILLs of the provider")
+	flag.IntVar(&o.MaxKills, "kills", 0, "stop killing after this many (0: until the end)")
+	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "how long each phase may take")
+	flag.Parse()
+	if o.Instances < 1 || o.KillMin <= 0 || o.KillMax < o.KillMin {
+		fmt.Fprintln(os.Stderr, "soak: -instances must be at least 1, and 0 < -kill-min <= -kill-max")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := soak.Run(ctx, o)
+	r.Print(os.Stdout)
+	for _, c := range r.Conditions {
+		fmt.Println("  condition:", c)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+	if err := soak.Check(r); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+}

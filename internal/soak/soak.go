@@ -1,0 +1,552 @@
+// Package soak runs the provider binary as a process of its own against a real
+// API server and the Cloud SQL emulator (injecting 5xx, 429 and slow inserts, and
+// enforcing the quota), kills it with SIGKILL every few seconds while instances
+// are created, changed, imported and deleted, and reports what went wrong:
+// duplicate creates, orphaned instances, passwords Cloud SQL does not accept,
+// the most requests Cloud SQL counted in any 60 seconds, 429s shown in
+// conditions, and secrets or finalizers left behind.
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const (
+	project   = "soak-123456"
+	secretNS  = "crossplane-system"
+	changedTo = "db-custom-2-7680"
+)
+
+// Options size a soak.
+type Options struct {
+	// Instances is how many PostgresqlInstances are created (a third changed).
+	Instances int
+	// Imports is how many instances made outside Kubernetes are imported.
+	Imports int
+	// Quota is the emulator's requests per minute, and the provider's budget.
+	Quota int
+	// KillEvery bounds the time between two SIGKILLs of the provider.
+	KillMin, KillMax time.Duration
+	// MaxKills stops the killing after this many (0: until the end).
+	MaxKills int
+	// Timeout bounds each phase.
+	Timeout time.Duration
+	// Log receives the progress.
+	Log io.Writer
+}
+
+// Report is what a soak found. Every count but MaxPerMinute must be zero;
+// MaxPerMinute must not exceed the quota.
+type Report struct {
+	Kills           int
+	Requests        int
+	MaxPerMinute    int
+	Quota           int
+	DuplicateCreate int
+	Orphans         int
+	BadPasswords    int
+	QuotaConditions int
+	SecretsLeft     int
+	ObjectsLeft     int
+	// Conditions are the condition messages that mentioned a 429, for the
+	// record.
+	Conditions []string
+}
+
+// Failed says what in the report is wrong, or nothing.
+func (r Report) Failed() []string {
+	var f []string
+	check := func(n int, what string) {
+		if n > 0 {
+			f = append(f, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	check(r.DuplicateCreate, "instances created twice")
+	check(r.Orphans, "instances left in Cloud SQL after their objects were deleted")
+	check(r.BadPasswords, "connection secrets whose password Cloud SQL does not accept")
+	check(r.QuotaConditions, "instances that showed a 429 in a condition")
+	check(r.SecretsLeft, "connection secrets left after deletion")
+	check(r.ObjectsLeft, "PostgresqlInstances left (finalizers) after deletion")
+	if r.MaxPerMinute > r.Quota {
+		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
+	}
+	return f
+}
+
+// Print writes the report as a table.
+func (r Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "provider SIGKILLed %d times; %d Cloud SQL requests\n", r.Kills, r.Requests)
+	rows := []struct {
+		what string
+		n    int
+	}{
+		{"instances created twice", r.DuplicateCreate},
+		{"orphaned instances", r.Orphans},
+		{"passwords Cloud SQL does not accept", r.BadPasswords},
+		{"instances with a 429 in a condition", r.QuotaConditions},
+		{"connection secrets left", r.SecretsLeft},
+		{"objects (finalizers) left", r.ObjectsLeft},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "  %-40s %d\n", row.what, row.n)
+	}
+	fmt.Fprintf(w, "  %-40s %d (quota %d)\n", "most requests in any 60 seconds", r.MaxPerMinute, r.Quota)
+}
+
+// world is the running soak.
+type world struct {
+	o    Options
+	env  *controlplane.Env
+	c    client.Client
+	emu  *emulator.Server
+	dir  string
+	bin  string
+	cfg  string
+	kube string
+
+	// all names every instance of the soak.
+	all []string
+
+	mu       sync.Mutex
+	provider *exec.Cmd
+	runs     int
+	kills    int
+	quota    map[string]string // instance -> a condition message that named a 429
+}
+
+// Run soaks the provider and reports what it found; an error means the soak
+// itself could not run or a phase did not finish within its timeout.
+func Run(ctx context.Context, o Options) (Report, error) {
+	w := &world{o: o, quota: map[string]string{}}
+	if w.o.Log == nil {
+		w.o.Log = io.Discard
+	}
+	var err error
+	if w.dir, err = os.MkdirTemp("", "soak-"); err != nil {
+		return Report{}, err
+	}
+	defer os.RemoveAll(w.dir)
+	w.logf("building cmd/provider")
+	w.bin = filepath.Join(w.dir, "provider")
+	build := exec.CommandContext(ctx, "go", "build", "-o", w.bin, "./cmd/provider")
+	build.Dir = controlplane.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return Report{}, fmt.Errorf("cannot build cmd/provider: %w\n%s", err, out)
+	}
+	if w.env, err = controlplane.Start(); err != nil {
+		return Report{}, err
+	}
+	defer func() { _ = w.env.Stop() }()
+	w.c = w.env.Client
+
+	// Cloud SQL at its quota, with a fifth of the answers 5xx, a tenth 429 and
+	// slow inserts.
+	w.emu = emulator.New(emulator.WithRequestBudget(o.Quota), emulator.WithDelays(3*time.Second, 2*time.Second, 2*time.Second))
+	for _, f := range []emulator.Fault{
+		{ServerErrorShare: 0.2}, {RateLimitShare: 0.1}, {Method: emulator.MethodInstancesInsert, Latency: 2 * time.Second},
+	} {
+		if err := w.emu.InjectFault(f); err != nil {
+			return Report{}, err
+		}
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Report{}, err
+	}
+	srv := &http.Server{Handler: w.emu, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	defer func() { _ = srv.Close() }()
+
+	if err := w.configure("http://" + lis.Addr().String() + "/"); err != nil {
+		return Report{}, err
+	}
+	if err := w.start(); err != nil {
+		return Report{}, err
+	}
+	defer w.stop()
+
+	kctx, stopKilling := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); w.killer(kctx) }()
+	go func() { defer bg.Done(); w.watchConditions(kctx) }()
+
+	r := Report{Quota: o.Quota}
+	err = w.phases(ctx, &r)
+	stopKilling()
+	bg.Wait()
+	if err != nil {
+		return r, err
+	}
+	w.stop()
+	w.tally(ctx, &r)
+	return r, nil
+}
+
+func (w *world) logf(format string, a ...any) {
+	fmt.Fprintf(w.o.Log, "    "+format+"\n", a...)
+}
+
+func (w *world) configure(endpoint string) error {
+	ctx := context.Background()
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
+			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		}},
+	} {
+		if err := w.c.Create(ctx, obj); err != nil {
+			return err
+		}
+	}
+	w.cfg = filepath.Join(w.dir, "config.toml")
+	if err := os.WriteFile(w.cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = \"30s\"\nbusy_poll_interval = \"5s\"\n\n[cloudsql]\nrequests_per_minute = %d\n", w.o.Quota), 0o600); err != nil {
+		return err
+	}
+	w.kube = filepath.Join(w.dir, "kubeconfig")
+	return os.WriteFile(w.kube, w.env.KubeConfig(), 0o600)
+}
+
+// start runs a new provider process, as a Deployment would after a crash.
+func (w *world) start() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.runs++
+	logf, err := os.Create(filepath.Join(w.dir, fmt.Sprintf("provider-%d.log", w.runs)))
+	if err != nil {
+		return err
+	}
+	p := exec.Command(w.bin, "--config", w.cfg, "--kubeconfig", w.kube, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--instance-webhook=false", "--pod-injector=false")
+	p.Stdout, p.Stderr = logf, logf
+	if err := p.Start(); err != nil {
+		_ = logf.Close()
+		return err
+	}
+	go func() { _ = p.Wait(); _ = logf.Close() }()
+	w.provider = p
+	return nil
+}
+
+func (w *world) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.provider != nil && w.provider.Process != nil {
+		_ = w.provider.Process.Signal(syscall.SIGTERM)
+		w.provider = nil
+	}
+}
+
+// killer SIGKILLs the provider every KillMin to KillMax and starts another one
+// a second later, until ctx ends or MaxKills were done.
+func (w *world) killer(ctx context.Context) {
+	for {
+		d := w.o.KillMin + time.Duration(rand.Int64N(int64(w.o.KillMax-w.o.KillMin)+1))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		w.mu.Lock()
+		if w.o.MaxKills > 0 && w.kills >= w.o.MaxKills {
+			w.mu.Unlock()
+			return
+		}
+		if w.provider != nil {
+			_ = w.provider.Process.Kill()
+		}
+		w.kills++
+		w.mu.Unlock()
+		time.Sleep(time.Second)
+		if err := w.start(); err != nil {
+			w.logf("cannot restart the provider: %v", err)
+			return
+		}
+	}
+}
+
+// watchConditions records every instance whose conditions speak of a 429.
+func (w *world) watchConditions(ctx context.Context) {
+	for {
+		l := &v1alpha1.PostgresqlInstanceList{}
+		if err := w.c.List(ctx, l); err == nil {
+			for i := range l.Items {
+				for _, c := range l.Items[i].Status.Conditions {
+					if strings.Contains(c.Message, "429") || strings.Contains(c.Message, "rateLimitExceeded") || strings.Contains(c.Message, "Quota exceeded") {
+						w.mu.Lock()
+						w.quota[l.Items[i].Name] = c.Message
+						w.mu.Unlock()
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func (w *world) phases(ctx context.Context, r *Report) error {
+	var names []string
+	for i := range w.o.Instances {
+		names = append(names, fmt.Sprintf("soak-%03d", i))
+	}
+	var imports []string
+	for i := range w.o.Imports {
+		n := fmt.Sprintf("import-%02d", i)
+		imports = append(imports, n)
+		if err := w.emu.Seed(project, &sqladmin.DatabaseInstance{Name: n, DatabaseVersion: "POSTGRES_18", Region: "europe-west1",
+			Settings: &sqladmin.Settings{Tier: "db-custom-1-3840", Edition: emulator.EditionEnterprise, IpConfiguration: &sqladmin.IpConfiguration{Ipv4Enabled: true}}}); err != nil {
+			return err
+		}
+	}
+
+	w.all = append(append([]string{}, names...), imports...)
+	w.logf("creating %d instances and importing %d (observe first), while the provider is killed every %s to %s", len(names), len(imports), w.o.KillMin, w.o.KillMax)
+	for _, n := range names {
+		if err := w.c.Create(ctx, newInstance(n)); err != nil {
+			return err
+		}
+	}
+	for _, n := range imports {
+		pi := newInstance(n)
+		pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+		pi.Spec.WriteConnectionSecretToReference = nil
+		if err := w.c.Create(ctx, pi); err != nil {
+			return err
+		}
+	}
+	if err := w.waitFor(ctx, "every instance Ready", func() (bool, error) { return w.allReady(ctx, append(names, imports...)) }); err != nil {
+		return err
+	}
+	w.logf("taking over the imported instances (managementPolicies [\"*\"], a connection secret)")
+	for _, n := range imports {
+		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) {
+			pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+			pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: n + "-postgres"}
+		}); err != nil {
+			return err
+		}
+	}
+
+	changed := names[:len(names)/3]
+	w.logf("changing the tier of %d instances", len(changed))
+	for _, n := range changed {
+		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Resources.InstanceType = changedTo }); err != nil {
+			return err
+		}
+	}
+	if err := w.waitFor(ctx, "every change made and every password known", func() (bool, error) {
+		for _, n := range changed {
+			if db, err := w.emu.Instance(project, n); err != nil || db.Settings.Tier != changedTo {
+				return false, nil
+			}
+		}
+		bad, err := w.badPasswords(ctx, append(names, imports...))
+		return bad == 0, err
+	}); err != nil {
+		return err
+	}
+	bad, err := w.badPasswords(ctx, append(names, imports...))
+	if err != nil {
+		return err
+	}
+	r.BadPasswords = bad
+
+	w.logf("deleting every instance")
+	for _, n := range append(names, imports...) {
+		pi := &v1alpha1.PostgresqlInstance{}
+		pi.SetName(n)
+		if err := w.c.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return w.waitFor(ctx, "every object gone", func() (bool, error) {
+		l := &v1alpha1.PostgresqlInstanceList{}
+		if err := w.c.List(ctx, l); err != nil {
+			return false, err
+		}
+		return len(l.Items) == 0, nil
+	})
+}
+
+func newInstance(name string) *v1alpha1.PostgresqlInstance {
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "default"}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	meta.AddAnnotations(pi, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	return pi
+}
+
+func (w *world) update(ctx context.Context, name string, fn func(*v1alpha1.PostgresqlInstance)) error {
+	for {
+		pi := &v1alpha1.PostgresqlInstance{}
+		if err := w.c.Get(ctx, client.ObjectKey{Name: name}, pi); err != nil {
+			return err
+		}
+		fn(pi)
+		err := w.c.Update(ctx, pi)
+		if !kerrors.IsConflict(err) {
+			return err
+		}
+	}
+}
+
+func (w *world) allReady(ctx context.Context, names []string) (bool, error) {
+	for _, n := range names {
+		pi := &v1alpha1.PostgresqlInstance{}
+		if err := w.c.Get(ctx, client.ObjectKey{Name: n}, pi); err != nil {
+			return false, err
+		}
+		if pi.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// badPasswords counts the connection secrets whose password Cloud SQL does not
+// accept, or that have none.
+func (w *world) badPasswords(ctx context.Context, names []string) (int, error) {
+	bad := 0
+	for _, n := range names {
+		s := &corev1.Secret{}
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: n + "-postgres"}, s)
+		if client.IgnoreNotFound(err) != nil {
+			return 0, err
+		}
+		pw := string(s.Data[cloudsql.ConnectionKeyPassword])
+		if err != nil || pw == "" || s.Annotations[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || !w.emu.PasswordIs(project, n, cloudsql.RootUser, pw) {
+			bad++
+		}
+	}
+	return bad, nil
+}
+
+func (w *world) waitFor(ctx context.Context, what string, done func() (bool, error)) error {
+	start := time.Now()
+	for {
+		ok, err := done()
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.logf("%s after %s", what, time.Since(start).Round(time.Second))
+			return nil
+		}
+		if time.Since(start) > w.o.Timeout {
+			return fmt.Errorf("not %s within %s", what, w.o.Timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// tally counts, from the emulator's log and what is left, what went wrong.
+func (w *world) tally(ctx context.Context, r *Report) {
+	w.mu.Lock()
+	r.Kills = w.kills
+	r.QuotaConditions = len(w.quota)
+	for n, m := range w.quota {
+		r.Conditions = append(r.Conditions, n+": "+m)
+	}
+	w.mu.Unlock()
+	sort.Strings(r.Conditions)
+
+	var times []time.Time
+	inserted := 0
+	for _, q := range w.emu.Requests() {
+		if q.Method == "" || q.Project != project {
+			continue
+		}
+		times = append(times, q.Time)
+		if q.Method == emulator.MethodInstancesInsert && q.Status == http.StatusOK {
+			inserted++
+		}
+	}
+	r.Requests = len(times)
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	for i, j := 0, 0; j < len(times); j++ {
+		for times[j].Sub(times[i]) >= time.Minute {
+			i++
+		}
+		r.MaxPerMinute = max(r.MaxPerMinute, j-i+1)
+	}
+	// Cloud SQL refuses a second insert of a name that exists, so more inserts
+	// accepted than instances to create means one was created, deleted and
+	// created again.
+	r.DuplicateCreate = max(0, inserted-w.o.Instances)
+	// Deleted instances may still be PENDING_DELETE for the emulator's delay.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r.Orphans = 0
+		for _, name := range w.all {
+			if db, err := w.emu.Instance(project, name); err == nil && db.State != emulator.StatePendingDelete {
+				r.Orphans++
+			}
+		}
+		if r.Orphans == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	secrets := &corev1.SecretList{}
+	if err := w.c.List(ctx, secrets, client.InNamespace(secretNS)); err == nil {
+		for _, s := range secrets.Items {
+			// Kubernetes' garbage collector deletes the secrets that name
+			// their instance as owner (this API server runs none); the others
+			// would stay.
+			if strings.HasSuffix(s.Name, "-postgres") && len(s.OwnerReferences) == 0 {
+				r.SecretsLeft++
+			}
+		}
+	}
+	objs := &v1alpha1.PostgresqlInstanceList{}
+	if err := w.c.List(ctx, objs); err == nil {
+		r.ObjectsLeft = len(objs.Items)
+	}
+}
+
+// ErrFailed is returned by Check when a report holds a failure.
+var ErrFailed = errors.New("the soak found failures")
+
+// Check returns ErrFailed, naming the failures, when the report holds any.
+func Check(r Report) error {
+	if f := r.Failed(); len(f) > 0 {
+		return fmt.Errorf("%w: %s", ErrFailed, strings.Join(f, "; "))
+	}
+	return nil
+}
