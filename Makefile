@@ -138,6 +138,18 @@ e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provid
 bench: control-plane crossplane-cli ## Run the benchmarks and print their figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Each fuzz target as package:target; `go test -fuzz` takes one package and one target
+# at a time. `make test` runs their seed corpora only.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./internal/clients/cloudsql:FuzzSpecRoundTrip ./internal/configfile:FuzzParse ./internal/webhook/podinject:FuzzMutate
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 30s) beyond its seeds; a failing input lands in the package's testdata/fuzz.
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzzing $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $(GO_TEST_FLAGS) $$pkg || exit 1; \
+	done
+
 .PHONY: fleet-bench
 fleet-bench: control-plane ## A fleet of 1,000 instances in one project under the 180/min quota, both observe modes: requests, staleness, reverts, RSS (FLEET_FLAGS for more).
 	$(GO) run ./hack/fleetbench $(FLEET_FLAGS)

@@ -26,7 +26,7 @@ type ProviderConfigSpec struct {
 	// (http://127.0.0.1:8085/). Empty means Google's public endpoint.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="isURL(self) && (url(self).getScheme() == 'https' || url(self).getScheme() == 'http')",message="must be an http:// or https:// URL such as https://sqladmin.googleapis.com/"
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (url(self).getScheme() == 'https' || url(self).getScheme() == 'http') && url(self).getHostname() != ''",message="must be an http:// or https:// URL with a host, such as https://sqladmin.googleapis.com/"
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// ProxyCredentials is a secret key holding the JSON key of a service
@@ -43,6 +43,9 @@ type ProviderConfigSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.source != 'Secret' || has(self.secretRef)",fieldPath=".secretRef",message="is required when source is Secret: name the namespace, name and key of the secret holding the service-account key JSON"
 // +kubebuilder:validation:XValidation:rule="self.source != 'Environment' || has(self.env)",fieldPath=".env",message="is required when source is Environment: name the environment variable holding the service-account key JSON"
 // +kubebuilder:validation:XValidation:rule="self.source != 'Filesystem' || has(self.fs)",fieldPath=".fs",message="is required when source is Filesystem: give the path of the file holding the service-account key JSON"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || (size(self.secretRef.name) > 0 && size(self.secretRef.namespace) > 0 && size(self.secretRef.key) > 0)",fieldPath=".secretRef",message="must give the namespace, name and key of the secret holding the service-account key JSON; none may be empty"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || size(self.env.name) > 0",fieldPath=".env.name",message="must name the environment variable holding the service-account key JSON"
+// +kubebuilder:validation:XValidation:rule="!has(self.fs) || self.fs.path.startsWith('/')",fieldPath=".fs.path",message="must be an absolute path (starting with /) to the file holding the service-account key JSON"
 type ProviderCredentials struct {
 	// Source of the credentials: Secret (a service-account key JSON in a
 	// secret), InjectedIdentity (the provider pod's own identity, for example

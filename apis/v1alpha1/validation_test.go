@@ -177,7 +177,7 @@ func TestCreateValidation(t *testing.T) {
 			p.Labels = labels(62)
 			p.Labels["owner"] = "cloudsql-postgres-operator"
 		}},
-		"labels-63": {mutate: func(p *params) { p.Labels = labels(63) }, want: []string{fp + "labels", "at most 62 labels besides owner: Cloud SQL allows 64 labels"}},
+		"labels-63":           {mutate: func(p *params) { p.Labels = labels(63) }, want: []string{fp + "labels", "at most 62 labels besides owner: Cloud SQL allows 64 labels"}},
 		"labels-too-many-key": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"k" + strings.Repeat("a", 63): "v"} }, want: []string{fp + "labels", "at most 63"}},
 
 		// location

@@ -103,6 +103,10 @@ func commonFlags(fs *flag.FlagSet) *common {
 	}
 }
 
+// workersPerReconcilePerSecond is how many reconciles may run at once for each
+// one that reconcile.max_reconcile_rate starts a second.
+const workersPerReconcilePerSecond = 4
+
 // defaultNamespace is the provider's namespace out of a cluster: Crossplane's.
 const defaultNamespace = "crossplane-system"
 
@@ -266,10 +270,13 @@ func runProvider(args []string) error {
 	metrics.Registry.MustRegister(mrMetrics)
 	o := postgresqlinstance.Options{
 		Options: controller.Options{
-			Logger:                  s.log,
-			GlobalRateLimiter:       ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),
-			PollInterval:            s.cfg.Reconcile.PollInterval.Duration,
-			MaxConcurrentReconciles: s.cfg.Reconcile.MaxReconcileRate,
+			Logger:            s.log,
+			GlobalRateLimiter: ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),
+			PollInterval:      s.cfg.Reconcile.PollInterval.Duration,
+			// Reconciles mostly wait (for a shared listing, for the request
+			// budget), and a waiting worker must not keep a ready object from
+			// starting: the rate limiter, not the workers, bounds the rate.
+			MaxConcurrentReconciles: workersPerReconcilePerSecond * s.cfg.Reconcile.MaxReconcileRate,
 			Features:                &feature.Flags{},
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},

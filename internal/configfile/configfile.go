@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -193,9 +195,17 @@ func Parse(text string) (Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return c, errors.New(pe.ErrorWithPosition())
+			return c, errors.New(positioned(pe))
 		}
 		return c, err
+	}
+	// The TOML library matches keys to settings without regard to case, but
+	// TOML keys are case-sensitive: Poll_Interval is not poll_interval, and two
+	// keys that differ only in case must not fill one setting.
+	for _, k := range md.Keys() {
+		if s := k.String(); s != strings.ToLower(s) {
+			return c, fmt.Errorf("unknown key %s: keys are lowercase, see examples/config.toml for every key", s)
+		}
 	}
 	if u := md.Undecoded(); len(u) > 0 {
 		keys := make([]string, 0, len(u))
@@ -207,6 +217,29 @@ func Parse(text string) (Config, error) {
 	}
 	return c, c.Validate()
 }
+
+// positioned is the parse error with the source line it is on. The TOML
+// library's ErrorWithPosition panics on some inputs (a file that ends inside a
+// string, a carriage return in one); its one-line form says where then.
+func positioned(pe toml.ParseError) (msg string) {
+	defer func() {
+		if recover() != nil {
+			msg = fmt.Sprintf("toml: after key %s: %s", pe.LastKey, pe.Message)
+			if pe.Position.Line > 0 {
+				msg = fmt.Sprintf("toml: line %d, after key %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
+			}
+		}
+	}()
+	return pe.ErrorWithPosition()
+}
+
+var (
+	// namespaceRE is a Kubernetes namespace name (an RFC 1123 label).
+	namespaceRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	// imageRE is an image reference: [host[:port]/]path[:tag][@digest], in
+	// the characters the API server accepts, without spaces.
+	imageRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[a-f0-9]{32,})?$`)
+)
 
 // Validate checks every value, naming the first key that is wrong.
 func (c Config) Validate() error {
@@ -238,11 +271,11 @@ func (c Config) Validate() error {
 	if t := c.Webhook.CloudSQLTimeout.Duration; t < time.Second || t > 8*time.Second {
 		bad("webhook.cloudsql_timeout", "must be between 1s and 8s (the API server waits 10s for the webhook), got %s", c.Webhook.CloudSQLTimeout)
 	}
-	if c.Injection.PgpassWriterImage == "" {
-		bad("injection.pgpass_writer_image", "must name an image with /bin/sh and cat, for example %s", Defaults().Injection.PgpassWriterImage)
+	if !imageRE.MatchString(c.Injection.PgpassWriterImage) {
+		bad("injection.pgpass_writer_image", "must name an image with /bin/sh and cat, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)
 	}
-	if c.Proxy.Image == "" {
-		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s", Defaults().Proxy.Image)
+	if !imageRE.MatchString(c.Proxy.Image) {
+		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s, got %q", Defaults().Proxy.Image, c.Proxy.Image)
 	}
 	switch c.Proxy.SidecarMode {
 	case SidecarAuto, SidecarNative, SidecarClassic:
@@ -253,14 +286,28 @@ func (c Config) Validate() error {
 		if q == "" && key == "proxy.memory_limit" {
 			continue
 		}
-		if _, err := resource.ParseQuantity(q); err != nil {
+		qty, err := resource.ParseQuantity(q)
+		switch {
+		case err != nil:
 			bad(key, "%q is not a Kubernetes quantity: write it like 50m or 64Mi", q)
+		case qty.Sign() < 0:
+			bad(key, "%q is negative: the API server refuses negative requests and limits", q)
+		}
+	}
+	if c.Proxy.MemoryLimit != "" {
+		req, rerr := resource.ParseQuantity(c.Proxy.MemoryRequest)
+		limit, lerr := resource.ParseQuantity(c.Proxy.MemoryLimit)
+		if rerr == nil && lerr == nil && limit.Cmp(req) < 0 {
+			bad("proxy.memory_limit", "%s is below proxy.memory_request (%s): the API server would refuse every injected pod", c.Proxy.MemoryLimit, c.Proxy.MemoryRequest)
 		}
 	}
 	for _, ns := range c.Injection.DefaultAllowedNamespaces {
-		if ns != "*" && (ns == "" || len(ns) > 63 || strings.Trim(ns, "abcdefghijklmnopqrstuvwxyz0123456789-") != "") {
+		if ns != "*" && !namespaceRE.MatchString(ns) {
 			bad("injection.default_allowed_namespaces", "%q is neither a namespace name nor \"*\"", ns)
 		}
+	}
+	if len(c.Injection.DefaultAllowedNamespaces) > 1 && slices.Contains(c.Injection.DefaultAllowedNamespaces, "*") {
+		bad("injection.default_allowed_namespaces", "'*' allows every namespace and must stand alone, got %q", c.Injection.DefaultAllowedNamespaces)
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)

@@ -162,10 +162,19 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 		// and bring a reconcile when it changes.
 		e.observer.Watch(e.svc, e.source, e.project, name, mg.GetName())
 		age := e.pacing.maxListingAge(mg.GetName())
-		if specChanged(mg) {
+		notBefore := e.pacing.lastActive(mg.GetName())
+		switch {
+		case neverSynced(mg):
+			// A new object: any listing that began after it was created
+			// shows whether its name is taken, and a thousand created
+			// together need not each wait for a listing of their own.
+			if c := mg.GetCreationTimestamp().Time; c.After(notBefore) {
+				notBefore = c.Add(-time.Second) // the API server's clock counts whole seconds
+			}
+		case specChanged(mg):
 			age = min(age, e.pacing.busyPoll)
 		}
-		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, e.pacing.lastActive(mg.GetName()), age)
+		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, notBefore, age)
 		switch {
 		case cloudsql.IsForbidden(err):
 			// Credentials without cloudsql.instances.list still observe, one get
@@ -214,6 +223,13 @@ const (
 
 // errNotListed is a 404, for an instance that a recent listing lacks.
 var errNotListed = &googleapi.Error{Code: http.StatusNotFound, Message: "not in a listing of the project that began after the provider's last change"}
+
+// neverSynced reports whether the provider never reconciled the object to the
+// end, and never began to create its instance.
+func neverSynced(mg *v1alpha1.PostgresqlInstance) bool {
+	return mg.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionUnknown && mg.Status.AtProvider.SelfLink == "" &&
+		meta.GetExternalCreatePending(mg).IsZero()
+}
 
 // specChanged reports whether the spec changed since the provider last synced
 // the object (or never did).

@@ -1,0 +1,390 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+)
+
+// The malformed-manifest tests send manifests as users write them, as text, through
+// the provider's manifest loader (internal/manifests) and the real API server, so that
+// what Go types cannot express is exercised too: a string where a number belongs, an
+// object where a list does, fields the schema does not know, fields left out. Every
+// case must be refused with a message that names the field and says what is wrong.
+
+// pgiBase is the smallest valid PostgresqlInstance; each case changes it.
+const pgiBase = `
+apiVersion: cloudsql.travelaudience.com/v1alpha1
+kind: PostgresqlInstance
+metadata:
+  name: replaced-by-the-test
+spec:
+  writeConnectionSecretToRef:
+    namespace: crossplane-system
+    name: malformed-postgres
+  forProvider:
+    networking:
+      publicIp:
+        enabled: true
+`
+
+// pcBase is a valid ProviderConfig; each case changes it.
+const pcBase = `
+apiVersion: cloudsql.travelaudience.com/v1alpha1
+kind: ProviderConfig
+metadata:
+  name: replaced-by-the-test
+spec:
+  projectID: my-project-123
+  credentials:
+    source: Secret
+    secretRef:
+      namespace: crossplane-system
+      name: gcp
+      key: key.json
+`
+
+// A malformed case is a manifest the API server must refuse.
+type malformed struct {
+	// patch is a JSON merge patch (RFC 7386), written in YAML, applied to the base
+	// manifest: objects merge, anything else replaces, null removes a field.
+	patch string
+	// doc, when set, is the whole manifest (YAML or JSON) instead.
+	doc string
+	// want are fragments of the refusal: the field's path, and what is wrong.
+	want []string
+}
+
+func TestMalformedPostgresqlInstances(t *testing.T) {
+	const fp = "spec.forProvider."
+	const typeString, typeInt, typeBool, typeObject, typeArray = "must be of type string", "must be of type integer", "must be of type boolean", "must be of type object", "must be of type array"
+	cases := map[string]malformed{
+		// Wrong types. YAML reads an unquoted 13 or 9.6 as a number, not a version.
+		"version-int":         {patch: `spec: {forProvider: {version: 13}}`, want: []string{fp + "version", typeString}},
+		"version-float":       {patch: `spec: {forProvider: {version: 9.6}}`, want: []string{fp + "version", typeString}},
+		"edition-bool":        {patch: `spec: {forProvider: {edition: true}}`, want: []string{fp + "edition", typeString}},
+		"backups-enabled-str": {patch: `spec: {forProvider: {backups: {daily: {enabled: "yes"}}}}`, want: []string{fp + "backups.daily.enabled", typeBool}},
+		"backups-start-int":   {patch: `spec: {forProvider: {backups: {daily: {startTime: 2200}}}}`, want: []string{fp + "backups.daily.startTime", typeString}},
+		"backups-list":        {patch: `spec: {forProvider: {backups: [daily]}}`, want: []string{fp + "backups", typeObject}},
+		"flags-string":        {patch: `spec: {forProvider: {flags: "autovacuum=on"}}`, want: []string{fp + "flags", typeArray}},
+		"flags-item-int":      {patch: `spec: {forProvider: {flags: [1]}}`, want: []string{fp + "flags[0]", typeString}},
+		// With strict field validation, an object where a string or list belongs is
+		// reported by its first unknown key rather than by its type.
+		"flags-item-object":  {patch: `spec: {forProvider: {flags: [{autovacuum: "on"}]}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.flags[0].autovacuum"`}},
+		"labels-list":        {patch: `spec: {forProvider: {labels: ["team=payments"]}}`, want: []string{fp + "labels", typeObject}},
+		"labels-value-int":   {patch: `spec: {forProvider: {labels: {cost: 42}}}`, want: []string{fp + "labels.cost", typeString}},
+		"location-string":    {patch: `spec: {forProvider: {location: europe-west1}}`, want: []string{fp + "location", typeObject}},
+		"region-bool":        {patch: `spec: {forProvider: {location: {region: no}}}`, want: []string{fp + "location.region", typeString}},
+		"public-enabled-str": {patch: `spec: {forProvider: {networking: {publicIp: {enabled: "true"}}}}`, want: []string{fp + "networking.publicIp.enabled", typeBool}},
+		"acl-object":         {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: {cidr: 10.0.0.0/8}}}}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.networking.publicIp.authorizedNetworks.cidr"`}},
+		"acl-item-string":    {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: [10.0.0.0/8]}}}}`, want: []string{fp + "networking.publicIp.authorizedNetworks[0]", typeObject}},
+		"disk-min-string":    {patch: `spec: {forProvider: {resources: {disk: {sizeMinimumGb: "20"}}}}`, want: []string{fp + "resources.disk.sizeMinimumGb", typeInt}},
+		"disk-min-fraction":  {patch: `spec: {forProvider: {resources: {disk: {sizeMinimumGb: 20.5}}}}`, want: []string{fp + "resources.disk.sizeMinimumGb", typeInt}},
+		"disk-max-quantity":  {patch: `spec: {forProvider: {resources: {disk: {sizeMaximumGb: 100Gi}}}}`, want: []string{fp + "resources.disk.sizeMaximumGb", typeInt}},
+		"for-provider-list":  {patch: `spec: {forProvider: [networking]}`, want: []string{fp[:len(fp)-1], typeObject}},
+		"spec-string":        {patch: `spec: small`, want: []string{"spec", typeObject}},
+		"deletion-int":       {patch: `spec: {deletionPolicy: 1}`, want: []string{"spec.deletionPolicy", typeString}},
+		"policies-string":    {patch: `spec: {managementPolicies: Observe}`, want: []string{"spec.managementPolicies", typeArray}},
+		"allowed-ns-string":  {patch: `spec: {injection: {allowedNamespaces: team-a}}`, want: []string{"spec.injection.allowedNamespaces", typeArray}},
+		"selector-label-int": {patch: `spec: {injection: {namespaceSelector: {matchLabels: {tier: 1}}}}`, want: []string{"spec.injection.namespaceSelector.matchLabels.tier", typeString}},
+
+		// Numbers and sizes out of range.
+		"disk-min-huge":     {patch: `spec: {forProvider: {resources: {disk: {sizeMinimumGb: 70000}}}}`, want: []string{fp + "resources.disk.sizeMinimumGb", "less than or equal to 65536"}},
+		"disk-min-int32":    {patch: `spec: {forProvider: {resources: {disk: {sizeMinimumGb: 4294967306}}}}`, want: []string{fp + "resources.disk.sizeMinimumGb", "less than or equal to 65536"}},
+		"disk-min-negative": {patch: `spec: {forProvider: {resources: {disk: {sizeMinimumGb: -10}}}}`, want: []string{fp + "resources.disk.sizeMinimumGb", "greater than or equal to 10"}},
+		"disk-max-huge":     {patch: `spec: {forProvider: {resources: {disk: {sizeMaximumGb: 65537}}}}`, want: []string{fp + "resources.disk.sizeMaximumGb", "less than or equal to 65536"}},
+		"flags-65":          {patch: `spec: {forProvider: {flags: ` + flagList(65) + `}}`, want: []string{fp + "flags", "must have at most 64 items"}},
+		"flag-257-chars":    {patch: `spec: {forProvider: {flags: ["search_path=` + strings.Repeat("s", 245) + `"]}}`, want: []string{fp + "flags[0]", "Too long"}},
+		"name-2-chars":      {patch: `spec: {forProvider: {name: ab}}`, want: []string{fp + "name", "at least 3 chars long"}},
+		"acl-name-129":      {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: [{cidr: 10.0.0.0/8, name: ` + strings.Repeat("n", 129) + `}]}}}}`, want: []string{fp + "networking.publicIp.authorizedNetworks[0].name", "Too long"}},
+		"acl-257":           {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: ` + aclList(257) + `}}}}`, want: []string{fp + "networking.publicIp.authorizedNetworks", "must have at most 256 items"}},
+		"allowed-ns-257":    {patch: `spec: {injection: {allowedNamespaces: ` + nsList(257) + `}}`, want: []string{"spec.injection.allowedNamespaces", "must have at most 256 items"}},
+
+		// Values outside an enumeration; enumerations are case-sensitive.
+		"version-19":          {patch: `spec: {forProvider: {version: "19"}}`, want: []string{fp + "version", `Unsupported value: "19"`}},
+		"version-patch-level": {patch: `spec: {forProvider: {version: "15.4"}}`, want: []string{fp + "version", `Unsupported value: "15.4"`}},
+		"edition-spaced":      {patch: `spec: {forProvider: {edition: Enterprise Plus}}`, want: []string{fp + "edition", `Unsupported value: "Enterprise Plus"`}},
+		"availability-lower":  {patch: `spec: {forProvider: {availability: {type: zonal}}}`, want: []string{fp + "availability.type", `Unsupported value: "zonal"`}},
+		"disk-type-lower":     {patch: `spec: {forProvider: {resources: {disk: {type: ssd}}}}`, want: []string{fp + "resources.disk.type", `Unsupported value: "ssd"`}},
+		"day-lower":           {patch: `spec: {forProvider: {maintenance: {day: monday}}}`, want: []string{fp + "maintenance.day", `Unsupported value: "monday"`}},
+		"day-number":          {patch: `spec: {forProvider: {maintenance: {day: 1}}}`, want: []string{fp + "maintenance.day", typeString}},
+		"deletion-retain":     {patch: `spec: {deletionPolicy: Retain}`, want: []string{"spec.deletionPolicy", `Unsupported value: "Retain"`}},
+		"policies-unknown":    {patch: `spec: {managementPolicies: [Observe, Destroy]}`, want: []string{"spec.managementPolicies[1]", `Unsupported value: "Destroy"`}},
+		"policies-lower":      {patch: `spec: {managementPolicies: [observe]}`, want: []string{"spec.managementPolicies[0]", `Unsupported value: "observe"`}},
+		"ref-resolution":      {patch: `spec: {providerConfigRef: {name: default, policy: {resolution: Sometimes}}}`, want: []string{"spec.providerConfigRef.policy.resolution", `Unsupported value: "Sometimes"`}},
+		"ref-resolve":         {patch: `spec: {providerConfigRef: {name: default, policy: {resolve: Never}}}`, want: []string{"spec.providerConfigRef.policy.resolve", `Unsupported value: "Never"`}},
+
+		// Authorized networks.
+		"cidr-prefix-33":    {patch: aclPatch("10.0.0.0/33"), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
+		"cidr-leading-zero": {patch: aclPatch("010.0.0.0/8"), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
+		"cidr-hostname":     {patch: aclPatch("db.example.com/32"), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
+		"cidr-range":        {patch: aclPatch("10.0.0.1-10.0.0.9"), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
+		"cidr-empty":        {patch: aclPatch(""), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
+		"cidr-too-long":     {patch: aclPatch("100.100.100.100/32 "), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "Too long"}},
+		"cidr-mapped-ipv6":  {patch: aclPatch("::ffff:a00:0/104"), want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network"}},
+		"cidr-missing":      {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: [{name: office}]}}}}`, want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "Required value"}},
+
+		// Labels.
+		"label-key-dot":     {patch: `spec: {forProvider: {labels: {team.name: payments}}}`, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
+		"label-key-empty":   {doc: pgiWith(`"labels": {"": "payments"}`), want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
+		"label-key-unicode": {patch: `spec: {forProvider: {labels: {équipe: payments}}}`, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
+		"label-key-64":      {patch: `spec: {forProvider: {labels: {` + strings.Repeat("k", 64) + `: v}}}`, want: []string{fp + "labels", "hold at most 63"}},
+		"label-value-space": {patch: `spec: {forProvider: {labels: {team: pay ments}}}`, want: []string{fp + "labels.team", "should match '^[a-z0-9_-]*$'"}},
+		"label-value-slash": {patch: `spec: {forProvider: {labels: {repo: org/repo}}}`, want: []string{fp + "labels.repo", "should match"}},
+		"labels-64":         {patch: `spec: {forProvider: {labels: ` + labelMap(64) + `}}`, want: []string{fp + "labels", "must have at most 63 items"}},
+		"labels-63":         {patch: `spec: {forProvider: {labels: ` + labelMap(63) + `}}`, want: []string{fp + "labels", "at most 62 labels besides owner"}},
+		"label-owner-empty": {patch: `spec: {forProvider: {labels: {owner: ""}}}`, want: []string{fp + "labels", "the owner label is reserved"}},
+		"label-owner-uid":   {patch: `spec: {forProvider: {labels: {owner-uid: 0b1c}}}`, want: []string{fp + "labels", "the owner-uid label is reserved"}},
+
+		// Flags.
+		"flag-no-name":     {patch: `spec: {forProvider: {flags: ["=on"]}}`, want: []string{fp + "flags[0]", "each flag must be written as name=value"}},
+		"flag-no-value":    {patch: `spec: {forProvider: {flags: ["autovacuum="]}}`, want: []string{fp + "flags[0]", "each flag must be written as name=value"}},
+		"flag-upper":       {patch: `spec: {forProvider: {flags: ["AUTOVACUUM=on"]}}`, want: []string{fp + "flags[0]", "names are lowercase letters"}},
+		"flag-spaces":      {patch: `spec: {forProvider: {flags: ["autovacuum = on"]}}`, want: []string{fp + "flags[0]", "name=value"}},
+		"flag-second-bad":  {patch: `spec: {forProvider: {flags: ["autovacuum=on", "-x=1"]}}`, want: []string{fp + "flags[1]", "name=value"}},
+		"flag-twice":       {patch: `spec: {forProvider: {flags: ["work_mem=4096", "log_connections=on", "work_mem=8192"]}}`, want: []string{fp + "flags", "each flag name may appear only once"}},
+		"flag-colon":       {patch: `spec: {forProvider: {flags: ["autovacuum: on"]}}`, want: []string{fp + "flags[0]", "name=value"}},
+		"flag-empty-entry": {patch: `spec: {forProvider: {flags: [""]}}`, want: []string{fp + "flags[0]", "name=value"}},
+
+		// Regions, zones and hours.
+		"region-no-number":   {patch: `spec: {forProvider: {location: {region: europe-west}}}`, want: []string{fp + "location.region", "must be a Google Cloud region such as europe-west1"}},
+		"region-underscore":  {patch: `spec: {forProvider: {location: {region: europe_west1}}}`, want: []string{fp + "location.region", "must be a Google Cloud region"}},
+		"region-is-zone":     {patch: `spec: {forProvider: {location: {region: europe-west1-b}}}`, want: []string{fp + "location.region", "must be a Google Cloud region"}},
+		"region-too-long":    {patch: `spec: {forProvider: {location: {region: ` + strings.Repeat("a", 20) + `-` + strings.Repeat("b", 11) + `1}}}`, want: []string{fp + "location.region", "Too long"}},
+		"zone-two-letters":   {patch: `spec: {forProvider: {location: {zone: europe-west1-bc}}}`, want: []string{fp + "location.zone", "must be Any or a Google Cloud zone"}},
+		"zone-any-lower":     {patch: `spec: {forProvider: {location: {zone: any}}}`, want: []string{fp + "location.zone", "must be Any or a Google Cloud zone"}},
+		"zone-other-region":  {patch: `spec: {forProvider: {location: {region: us-central1, zone: europe-west1-b}}}`, want: []string{fp + "location.zone", "must be Any or a zone of region us-central1"}},
+		"hour-25":            {patch: `spec: {forProvider: {maintenance: {day: Monday, hour: "25:00"}}}`, want: []string{fp + "maintenance.hour", "must be Any or a full hour"}},
+		"hour-half":          {patch: `spec: {forProvider: {maintenance: {day: Monday, hour: "16:30"}}}`, want: []string{fp + "maintenance.hour", "full hour"}},
+		"hour-int":           {patch: `spec: {forProvider: {maintenance: {day: Monday, hour: 16}}}`, want: []string{fp + "maintenance.hour", typeString}},
+		"backup-start-short": {patch: `spec: {forProvider: {backups: {daily: {startTime: "7:00"}}}}`, want: []string{fp + "backups.daily.startTime", "must be a full hour in 24-hour UTC time"}},
+		"backup-start-long":  {patch: `spec: {forProvider: {backups: {daily: {startTime: "07:00:00"}}}}`, want: []string{fp + "backups.daily.startTime", "Too long"}},
+
+		// Machine types.
+		"type-no-memory":      {patch: `spec: {forProvider: {resources: {instanceType: db-custom-2}}}`, want: []string{fp + "resources.instanceType", "must be db-f1-micro, db-g1-small, db-custom-<vCPUs>-<MiB>"}},
+		"type-upper":          {patch: `spec: {forProvider: {resources: {instanceType: DB-CUSTOM-1-3840}}}`, want: []string{fp + "resources.instanceType", "must be db-f1-micro"}},
+		"type-perf-6":         {patch: `spec: {forProvider: {edition: EnterprisePlus, resources: {instanceType: db-perf-optimized-N-6}}}`, want: []string{fp + "resources.instanceType", "Enterprise Plus machines have 2, 4, 8"}},
+		"type-custom-0-vcpus": {patch: `spec: {forProvider: {resources: {instanceType: db-custom-0-3840}}}`, want: []string{fp + "resources.instanceType", "has 0 vCPUs"}},
+
+		// Networking.
+		"networking-off":      {patch: `spec: {forProvider: {networking: {publicIp: {enabled: false}}}}`, want: []string{fp + "networking", "enable at least one of networking.publicIp and networking.privateIp"}},
+		"networking-empty":    {patch: `spec: {forProvider: {networking: {publicIp: null}}}`, want: []string{fp + "networking", "enable at least one"}},
+		"network-url":         {patch: `spec: {forProvider: {networking: {privateIp: {enabled: true, network: "https://www.googleapis.com/compute/v1/projects/my-project-123/global/networks/default"}}}}`, want: []string{fp + "networking.privateIp.network", "must be a VPC network resource link"}},
+		"network-no-project":  {patch: `spec: {forProvider: {networking: {privateIp: {enabled: true, network: "projects//global/networks/default"}}}}`, want: []string{fp + "networking.privateIp.network", "must be a VPC network resource link"}},
+		"network-enabled-str": {patch: `spec: {forProvider: {networking: {privateIp: {enabled: "false"}}}}`, want: []string{fp + "networking.privateIp.enabled", typeBool}},
+
+		// Required fields left out.
+		"spec-missing":         {patch: `spec: null`, want: []string{"spec", "Required value"}},
+		"for-provider-missing": {patch: `spec: {forProvider: null}`, want: []string{fp[:len(fp)-1], "Required value"}},
+		"networking-missing":   {patch: `spec: {forProvider: {networking: null}}`, want: []string{fp + "networking", "Required value"}},
+		"secret-ref-missing":   {patch: `spec: {writeConnectionSecretToRef: null}`, want: []string{"spec.writeConnectionSecretToRef", "is required when the provider may create the instance"}},
+		"secret-ns-missing":    {patch: `spec: {writeConnectionSecretToRef: {namespace: null}}`, want: []string{"spec.writeConnectionSecretToRef.namespace", "Required value"}},
+		"secret-name-missing":  {patch: `spec: {writeConnectionSecretToRef: {name: null}}`, want: []string{"spec.writeConnectionSecretToRef.name", "Required value"}},
+		"pc-ref-name-missing":  {patch: `spec: {providerConfigRef: {policy: {resolution: Required}}}`, want: []string{"spec.providerConfigRef.name", "Required value"}},
+		"selector-no-operator": {patch: `spec: {injection: {namespaceSelector: {matchExpressions: [{key: team, values: [a]}]}}}`, want: []string{"spec.injection.namespaceSelector.matchExpressions[0].operator", "Required value"}},
+
+		// Fields the schema does not know: kubectl sends manifests with strict field
+		// validation (its default), as this test does.
+		"unknown-tier":       {patch: `spec: {forProvider: {tier: db-custom-1-3840}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.tier"`}},
+		"unknown-disk-size":  {patch: `spec: {forProvider: {resources: {disk: {sizeGb: 20}}}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.resources.disk.sizeGb"`}},
+		"unknown-acl-value":  {patch: `spec: {forProvider: {networking: {publicIp: {authorizedNetworks: [{cidr: 10.0.0.0/8, value: 10.0.0.0/8}]}}}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.networking.publicIp.authorizedNetworks[0].value"`}},
+		"unknown-casing":     {patch: `spec: {forProvider: {networking: {publicIP: {enabled: true}}}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.networking.publicIP"`}},
+		"unknown-top-level":  {patch: `specs: {forProvider: {}}`, want: []string{"strict decoding error", `unknown field "specs"`}},
+		"unknown-secret-key": {patch: `spec: {writeConnectionSecretToRef: {key: password}}`, want: []string{"strict decoding error", `unknown field "spec.writeConnectionSecretToRef.key"`}},
+
+		// References.
+		"pc-ref-name-int":     {patch: `spec: {providerConfigRef: {name: 5}}`, want: []string{"spec.providerConfigRef.name", typeString}},
+		"pc-ref-string":       {patch: `spec: {providerConfigRef: default}`, want: []string{"spec.providerConfigRef", typeObject}},
+		"secret-ref-string":   {patch: `spec: {writeConnectionSecretToRef: malformed-postgres}`, want: []string{"spec.writeConnectionSecretToRef", typeObject}},
+		"allowed-ns-bad":      {patch: `spec: {injection: {allowedNamespaces: [Team_A]}}`, want: []string{"spec.injection.allowedNamespaces[0]", "must be a namespace name"}},
+		"allowed-ns-star-too": {patch: `spec: {injection: {allowedNamespaces: [team-a, "*"]}}`, want: []string{"spec.injection.allowedNamespaces", "list either '*' alone or namespace names"}},
+		"selector-operator":   {patch: `spec: {injection: {namespaceSelector: {matchExpressions: [{key: team, operator: Equals, values: [a]}]}}}`, want: []string{"spec.injection.namespaceSelector.matchExpressions", "each operator must be In, NotIn, Exists or DoesNotExist"}},
+
+		// Whole documents, as JSON and YAML.
+		"json-type-errors": {doc: `{"apiVersion": "cloudsql.travelaudience.com/v1alpha1", "kind": "PostgresqlInstance", "metadata": {"name": "x"},
+			"spec": {"writeConnectionSecretToRef": {"namespace": "crossplane-system", "name": "x"},
+			"forProvider": {"networking": {"publicIp": {"enabled": 1}}, "resources": {"disk": {"sizeMinimumGb": [10]}}}}}`,
+			want: []string{fp + "networking.publicIp.enabled", typeBool, fp + "resources.disk.sizeMinimumGb", typeInt}},
+		"yaml-norway": {doc: "apiVersion: cloudsql.travelaudience.com/v1alpha1\nkind: PostgresqlInstance\nmetadata:\n  name: x\nspec:\n" +
+			"  writeConnectionSecretToRef: {namespace: crossplane-system, name: x}\n  forProvider:\n    networking: {publicIp: {enabled: true}}\n    location: {region: europe-west1, zone: off}\n",
+			want: []string{fp + "location.zone", typeString}},
+
+		// References that cannot work.
+		"pc-ref-name-empty": {patch: `spec: {providerConfigRef: {name: ""}}`, want: []string{"spec.providerConfigRef.name", "must name a ProviderConfig"}},
+		"secret-ns-empty":   {patch: `spec: {writeConnectionSecretToRef: {namespace: ""}}`, want: []string{"spec.writeConnectionSecretToRef.namespace", "must be a namespace name"}},
+	}
+	runMalformed(t, pgiBase, "malformed-", cases)
+}
+
+func TestMalformedProviderConfigs(t *testing.T) {
+	const typeString, typeObject = "must be of type string", "must be of type object"
+	cases := map[string]malformed{
+		// Wrong types.
+		"project-int":        {patch: `spec: {projectID: 123456789}`, want: []string{"spec.projectID", typeString}},
+		"source-list":        {patch: `spec: {credentials: {source: [Secret]}}`, want: []string{"spec.credentials.source", typeString}},
+		"secret-ref-string":  {patch: `spec: {credentials: {secretRef: gcp}}`, want: []string{"spec.credentials.secretRef", typeObject}},
+		"fs-path-int":        {patch: `spec: {credentials: {source: Filesystem, secretRef: null, fs: {path: 7}}}`, want: []string{"spec.credentials.fs.path", typeString}},
+		"endpoint-int":       {patch: `spec: {endpoint: 8085}`, want: []string{"spec.endpoint", typeString}},
+		"credentials-string": {patch: `spec: {credentials: Secret}`, want: []string{"spec.credentials", typeObject}},
+		"spec-list":          {patch: `spec: [my-project-123]`, want: []string{"spec", typeObject}},
+
+		// Project IDs.
+		"project-short":      {patch: `spec: {projectID: abc}`, want: []string{"spec.projectID", "at least 6 chars long"}},
+		"project-long":       {patch: `spec: {projectID: ` + strings.Repeat("a", 95) + `}`, want: []string{"spec.projectID", "Too long"}},
+		"project-underscore": {patch: `spec: {projectID: my_project_123}`, want: []string{"spec.projectID", "must be a Google Cloud project ID"}},
+		"project-31-chars":   {patch: `spec: {projectID: ` + strings.Repeat("a", 31) + `}`, want: []string{"spec.projectID", "6 to 30 lowercase letters"}},
+		"project-hyphen-end": {patch: `spec: {projectID: my-project-}`, want: []string{"spec.projectID", "must be a Google Cloud project ID"}},
+
+		// Credentials.
+		"source-lower":      {patch: `spec: {credentials: {source: secret}}`, want: []string{"spec.credentials.source", `Unsupported value: "secret"`}},
+		"source-upbound":    {patch: `spec: {credentials: {source: Upbound}}`, want: []string{"spec.credentials.source", `Unsupported value: "Upbound"`}},
+		"source-missing":    {patch: `spec: {credentials: {source: null}}`, want: []string{"spec.credentials.source", "Required value"}},
+		"secret-key-miss":   {patch: `spec: {credentials: {secretRef: {key: null}}}`, want: []string{"spec.credentials.secretRef.key", "Required value"}},
+		"secret-ns-miss":    {patch: `spec: {credentials: {secretRef: {namespace: null}}}`, want: []string{"spec.credentials.secretRef.namespace", "Required value"}},
+		"secret-ref-miss":   {patch: `spec: {credentials: {secretRef: null}}`, want: []string{"spec.credentials.secretRef", "is required when source is Secret"}},
+		"env-no-name":       {patch: `spec: {credentials: {source: Environment, env: {}}}`, want: []string{"spec.credentials.env.name", "Required value"}},
+		"env-missing":       {patch: `spec: {credentials: {source: Environment, secretRef: null}}`, want: []string{"spec.credentials.env", "is required when source is Environment"}},
+		"fs-missing":        {patch: `spec: {credentials: {source: Filesystem}}`, want: []string{"spec.credentials.fs", "is required when source is Filesystem"}},
+		"none-no-endpoint":  {patch: `spec: {credentials: {source: None, secretRef: null}}`, want: []string{"spec.credentials.source", "None is only allowed together with spec.endpoint"}},
+		"proxy-no-key":      {patch: `spec: {proxyCredentials: {namespace: crossplane-system, name: proxy}}`, want: []string{"spec.proxyCredentials.key", "Required value"}},
+		"proxy-creds-str":   {patch: `spec: {proxyCredentials: proxy-key}`, want: []string{"spec.proxyCredentials", typeObject}},
+		"credentials-miss":  {patch: `spec: {credentials: null}`, want: []string{"spec.credentials", "Required value"}},
+		"project-miss":      {patch: `spec: {projectID: null}`, want: []string{"spec.projectID", "Required value"}},
+		"spec-missing":      {patch: `spec: null`, want: []string{"spec", "Required value"}},
+		"endpoint-no-http":  {patch: `spec: {endpoint: sqladmin.googleapis.com}`, want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
+		"endpoint-grpc":     {patch: `spec: {endpoint: "grpc://127.0.0.1:8085"}`, want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
+		"endpoint-empty":    {patch: `spec: {endpoint: ""}`, want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
+		"endpoint-too-long": {patch: `spec: {endpoint: "https://example.com/` + strings.Repeat("p", 2030) + `"}`, want: []string{"spec.endpoint", "Too long"}},
+
+		// Unknown fields.
+		"unknown-region":     {patch: `spec: {region: europe-west1}`, want: []string{"strict decoding error", `unknown field "spec.region"`}},
+		"unknown-key-file":   {patch: `spec: {credentials: {secretRef: {keyFile: key.json}}}`, want: []string{"strict decoding error", `unknown field "spec.credentials.secretRef.keyFile"`}},
+		"unknown-project-id": {patch: `spec: {projectId: my-project-123}`, want: []string{"strict decoding error", `unknown field "spec.projectId"`}},
+
+		// Credentials and endpoints that cannot work.
+		"secret-name-empty": {patch: `spec: {credentials: {secretRef: {name: ""}}}`, want: []string{"spec.credentials.secretRef", "none may be empty"}},
+		"env-name-empty":    {patch: `spec: {credentials: {source: Environment, secretRef: null, env: {name: ""}}}`, want: []string{"spec.credentials.env.name", "must name the environment variable"}},
+		"fs-path-relative":  {patch: `spec: {credentials: {source: Filesystem, secretRef: null, fs: {path: key.json}}}`, want: []string{"spec.credentials.fs.path", "absolute"}},
+		"endpoint-no-host":  {patch: `spec: {endpoint: "http:///sql/"}`, want: []string{"spec.endpoint", "with a host"}},
+	}
+	runMalformed(t, pcBase, "malformed-pc-", cases)
+}
+
+// runMalformed builds each case's manifest from base, reads it with the provider's
+// manifest loader and creates it with strict field validation, as kubectl does; the
+// loader or the API server must refuse it with a message holding every fragment of
+// want.
+func runMalformed(t *testing.T, base, prefix string, cases map[string]malformed) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			// Every case names the field and says what is wrong with it.
+			g.Expect(len(tc.want)).To(BeNumerically(">=", 2), "a case needs the field's path and what is wrong")
+			text := tc.doc
+			if text == "" {
+				text = mergeYAML(g, base, tc.patch)
+			}
+			// A manifest the loader refuses never reaches the API server; its message
+			// is checked the same way.
+			objs, err := manifests.Decode([]byte(text))
+			if err == nil {
+				g.Expect(objs).To(HaveLen(1))
+				u := objs[0]
+				// Objects of the other tests of this package live in the same API server.
+				u.SetName(prefix + name)
+				err = env.Client.Create(context.Background(), u, client.FieldValidation(metav1.FieldValidationStrict))
+			}
+			g.Expect(err).To(HaveOccurred(), "the loader and the API server accepted:\n%s", text)
+			denied(g, err, tc.want...)
+		})
+	}
+}
+
+// mergeYAML applies patch to base as a JSON merge patch and writes the result as
+// YAML, the form the loader reads.
+func mergeYAML(g Gomega, base, patch string) string {
+	var b, p map[string]any
+	g.ExpectWithOffset(1, yaml.Unmarshal([]byte(base), &b)).To(Succeed())
+	g.ExpectWithOffset(1, yaml.Unmarshal([]byte(patch), &p)).To(Succeed())
+	out, err := yaml.Marshal(mergePatch(b, p))
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return string(out)
+}
+
+// mergePatch is RFC 7386: objects merge key by key, null removes, anything else
+// replaces.
+func mergePatch(dst, patch map[string]any) map[string]any {
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case nil:
+			delete(dst, k)
+		case map[string]any:
+			dv, ok := dst[k].(map[string]any)
+			if !ok {
+				dv = map[string]any{}
+			}
+			dst[k] = mergePatch(dv, pv)
+		default:
+			dst[k] = v
+		}
+	}
+	return dst
+}
+
+// pgiWith is the base PostgresqlInstance as JSON with more fields of forProvider,
+// for inputs a merge patch cannot express (a null value, an empty key).
+func pgiWith(forProvider string) string {
+	return `{"apiVersion": "cloudsql.travelaudience.com/v1alpha1", "kind": "PostgresqlInstance", "metadata": {"name": "x"},
+		"spec": {"writeConnectionSecretToRef": {"namespace": "crossplane-system", "name": "x"},
+		"forProvider": {"networking": {"publicIp": {"enabled": true}}, ` + forProvider + `}}}`
+}
+
+// aclPatch authorizes one network, written as cidr.
+func aclPatch(cidr string) string {
+	return fmt.Sprintf(`spec: {forProvider: {networking: {publicIp: {authorizedNetworks: [{cidr: %q}]}}}}`, cidr)
+}
+
+// flagList is n distinct valid flags, as a YAML flow sequence.
+func flagList(n int) string {
+	fs := make([]string, n)
+	for i := range fs {
+		fs[i] = fmt.Sprintf("flag_%d=on", i)
+	}
+	return "[" + strings.Join(fs, ", ") + "]"
+}
+
+// aclList is n distinct valid authorized networks.
+func aclList(n int) string {
+	as := make([]string, n)
+	for i := range as {
+		as[i] = fmt.Sprintf("{cidr: 10.%d.%d.0/24}", i/256, i%256)
+	}
+	return "[" + strings.Join(as, ", ") + "]"
+}
+
+// nsList is n distinct namespace names.
+func nsList(n int) string {
+	ns := make([]string, n)
+	for i := range ns {
+		ns[i] = fmt.Sprintf("team-%d", i)
+	}
+	return "[" + strings.Join(ns, ", ") + "]"
+}
+
+// labelMap is n distinct valid labels, as a YAML flow mapping.
+func labelMap(n int) string {
+	ls := make([]string, n)
+	for i := range ls {
+		ls[i] = fmt.Sprintf("label-%d: v", i)
+	}
+	return "{" + strings.Join(ls, ", ") + "}"
+}
