@@ -205,7 +205,8 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 // began after the provider's last change of it is surely gone. It is for an
 // object that never had an instance (never observed one, never tried to create
 // one: at worst its first insert meets the name and takes the name-conflict
-// path), and for a deleted object whose instance was seen PENDING_DELETE. In
+// path), and for a deleted object whose instance was seen PENDING_DELETE or
+// whose instances.delete Cloud SQL accepted (this process knows both). In
 // every other case (an insert whose answer was lost, an instance deleted out of
 // band, a listing that skipped it) instances.get decides.
 func (e *external) absenceIsProof(mg *v1alpha1.PostgresqlInstance) bool {
@@ -451,6 +452,13 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
 		e.pacing.markChanged(mg.GetName(), false)
+	}
+	if err == nil {
+		// Cloud SQL took the delete: from now on the instance is listed
+		// PENDING_DELETE until it is gone, so a complete listing begun after
+		// this call that lacks it proves it gone, even if no observation ever
+		// saw it PENDING_DELETE (a delete quicker than the listing period).
+		e.pacing.markDeleting(mg.GetName())
 	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil

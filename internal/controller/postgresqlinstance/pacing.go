@@ -85,7 +85,8 @@ type pacing struct {
 	// first. Unknown after a start.
 	idle map[string]bool
 	// deleting marks instances seen PENDING_DELETE after their object was
-	// deleted: once a complete listing lacks them, they are gone.
+	// deleted, or whose delete Cloud SQL accepted: once a complete listing
+	// begun after the provider's last change lacks them, they are gone.
 	deleting map[string]bool
 	// seen is when each instance was last read from Cloud SQL (by a listing or
 	// an instances.get), or first reconciled, to size the fleet and measure the
