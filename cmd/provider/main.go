@@ -39,6 +39,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -171,7 +172,10 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		Scheme: s.scheme,
 		// Secrets are read when needed, never cached: a cache would hold every
 		// secret of the cluster in the provider's memory.
-		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// Managed fields are never read here, and would be a good part of the
+		// cache's memory with 10,000 instances.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:          *c.leaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: c.ownNamespace(),
