@@ -141,15 +141,7 @@ func TestPerMinuteLeavesRoomForRequestsThatArriveLate(t *testing.T) {
 		}
 		arrived = append(arrived, clk.Now().Add(late))
 	}
-	for _, from := range arrived {
-		n := 0
-		for _, a := range arrived {
-			if !a.Before(from) && a.Sub(from) < time.Minute {
-				n++
-			}
-		}
-		g.Expect(n).To(BeNumerically("<=", 180), "Cloud SQL counted more than 180 in the minute from %s", from)
-	}
+	g.Expect(busiestMinute(arrived)).To(BeNumerically("<=", 180), "Cloud SQL counted more than 180 in a minute")
 }
 
 // A call whose deadline comes before the budget could admit it is told so at
@@ -261,15 +253,22 @@ func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
 				g.Expect(fresh.Wait(ctx)).To(Succeed())
 				sent = append(sent, clk.Now())
 			}
-			for _, from := range sent {
-				n := 0
-				for _, s := range sent {
-					if !s.Before(from) && s.Sub(from) < time.Minute {
-						n++
-					}
-				}
-				g.Expect(n).To(BeNumerically("<=", 20), "more than 20 in the minute from %s", from)
-			}
+			g.Expect(busiestMinute(sent)).To(BeNumerically("<=", 20), "more than 20 in a minute")
 		})
 	}
+}
+
+// busiestMinute is the most events in any minute that begins at one of them.
+func busiestMinute(events []time.Time) int {
+	most := 0
+	for _, from := range events {
+		n := 0
+		for _, e := range events {
+			if !e.Before(from) && e.Sub(from) < time.Minute {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }

@@ -15,6 +15,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -92,18 +93,12 @@ func (k *Keeper) Restore(ctx context.Context) {
 // Start saves the record every second in which the window admitted something,
 // until ctx ends. It implements manager.Runnable.
 func (k *Keeper) Start(ctx context.Context) error {
-	t := time.NewTicker(saveEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := k.save(ctx); err != nil {
-				k.log.Debug("Cannot save the request budget's record", "error", err)
-			}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := k.save(ctx); err != nil {
+			k.log.Debug("Cannot save the request budget's record", "error", err)
 		}
-	}
+	}, saveEvery)
+	return nil
 }
 
 // NeedLeaderElection says that only the leader, which runs the controllers,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // PageSize is how many instances one instances.list page asks for: Cloud SQL's
@@ -252,16 +253,8 @@ func (o *Observer) Watched() int {
 // Run lists every watched project once a period, until ctx ends. It is the only
 // scheduler: one goroutine for every view, and one more per listing under way.
 func (o *Observer) Run(ctx context.Context) error {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			o.schedule(ctx)
-		}
-	}
+	wait.UntilWithContext(ctx, o.schedule, tick)
+	return nil
 }
 
 // expireEvery bounds how often schedule walks every watch for expired ones.
