@@ -126,15 +126,7 @@ var patchableSettings = []string{
 // stored is in as Cloud SQL keeps it: what goes on the wire, read back.
 func stored(t *testing.T, in *sqladmin.DatabaseInstance) *sqladmin.DatabaseInstance {
 	t.Helper()
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &sqladmin.DatabaseInstance{}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return fromWire(t, wire(t, in))
 }
 
 // show renders v for failure messages.

@@ -192,7 +192,13 @@ func applyPatch(t *testing.T, observed, patch *sqladmin.DatabaseInstance) *sqlad
 		base = wire(t, observed)
 	}
 	mergePatch(base, wire(t, patch))
-	b, err := json.Marshal(base)
+	return fromWire(t, base)
+}
+
+// fromWire decodes an instance from its JSON form, as the client would read it.
+func fromWire(t *testing.T, m map[string]any) *sqladmin.DatabaseInstance {
+	t.Helper()
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
