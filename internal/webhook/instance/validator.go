@@ -193,6 +193,11 @@ func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance)
 	pc := &v1alpha1.ProviderConfig{}
 	err := v.pcs.Get(ctx, types.NamespacedName{Name: pcName}, pc)
 	if kerrors.IsNotFound(err) {
+		// The cache may not have a ProviderConfig applied together with the
+		// instance yet (one kubectl apply): the API server decides.
+		err = v.secrets.Get(ctx, types.NamespacedName{Name: pcName}, pc)
+	}
+	if kerrors.IsNotFound(err) {
 		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, pi.Name, pcName, name))
 	}
 	if err != nil {
