@@ -88,6 +88,7 @@ type common struct {
 	kubeconfig     *string
 	webhookHosts   *string
 	namespace      *string
+	pprofAddr      *string
 }
 
 func commonFlags(fs *flag.FlagSet) *common {
@@ -100,6 +101,7 @@ func commonFlags(fs *flag.FlagSet) *common {
 		// controller-runtime registers --kubeconfig on the default flag set.
 		kubeconfig:   fs.String("kubeconfig", "", "kubeconfig file of the API server (default: $KUBECONFIG, else in-cluster)"),
 		webhookHosts: fs.String("webhook-hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs of the self-signed webhook certificate, made only when neither [webhook] cert_dir nor $WEBHOOK_TLS_CERT_DIR names one (for example <service>.<namespace>.svc)"),
+		pprofAddr:    fs.String("pprof-bind-address", "0", "address of Go's /debug/pprof endpoints, to profile a large fleet (0, the default, turns them off)"),
 		namespace:    fs.String("namespace", "", "the provider's own namespace, where it elects a leader and keeps the request budget's record (a Lease) across restarts (default: the pod's namespace in a cluster, else "+defaultNamespace+")"),
 	}
 }
@@ -181,6 +183,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		LeaderElectionNamespace: c.ownNamespace(),
 		Metrics:                 metricsserver.Options{BindAddress: *c.metricsAddr},
 		HealthProbeBindAddress:  *c.healthAddr,
+		PprofBindAddress:        *c.pprofAddr,
 	}
 	if serve {
 		hosts := strings.Split(*c.webhookHosts, ",")
@@ -277,9 +280,10 @@ func runProvider(args []string) error {
 			Logger:            s.log,
 			GlobalRateLimiter: ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),
 			PollInterval:      s.cfg.Reconcile.PollInterval.Duration,
-			// Reconciles mostly wait (for a shared listing, for the request
-			// budget), and a waiting worker must not keep a ready object from
-			// starting: the rate limiter, not the workers, bounds the rate.
+			// Reconciles mostly wait (for the rate limiter's slot, a shared
+			// listing, the request budget), and a waiting worker must not keep
+			// a ready object from starting: the rate limiter, not the workers,
+			// bounds the rate.
 			MaxConcurrentReconciles: workersPerReconcilePerSecond * s.cfg.Reconcile.MaxReconcileRate,
 			Features:                &feature.Flags{},
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},

@@ -203,6 +203,11 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	if err != nil {
 		return r, err
 	}
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", metricsAddr, pprofAddr)
 	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", n, mode))
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
 		o.poll.String(), o.rate, mode, o.quota), 0o600); err != nil {
@@ -218,7 +223,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	}
 	defer logf.Close()
 	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", "0", "--instance-webhook=false", "--pod-injector=false")
+		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false")
 	prov.Stdout, prov.Stderr = logf, logf
 	if err := prov.Start(); err != nil {
 		return r, err

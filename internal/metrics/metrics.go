@@ -45,6 +45,15 @@ var (
 		Buckets:   []float64{15, 30, 45, 60, 90, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
 	})
 
+	// ReconcileRateWait is how long a reconcile waited for the global rate
+	// limiter (reconcile.max_reconcile_rate) before it started.
+	ReconcileRateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "reconcile_rate_wait_seconds",
+		Help:      "Time a reconcile waited for reconcile.max_reconcile_rate before it started: steadily above a few seconds, the controllers are asked for more reconciles than the rate allows.",
+		Buckets:   []float64{0, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
+	})
+
 	// Observations counts the reconciles that observed an instance, by where the
 	// observation came from.
 	Observations = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -80,7 +89,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, Observations} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, Observations, ReconcileRateWait} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -12,8 +12,9 @@
 package observer
 
 import (
+	"bytes"
 	"context"
-	"reflect"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -26,7 +27,10 @@ import (
 // default and the most that keeps an answer small (its maximum is 1,000).
 const PageSize = 500
 
-const errList = "cannot list the Cloud SQL instances of project %s"
+const (
+	errList   = "cannot list the Cloud SQL instances of project %s"
+	errDecode = "cannot read Cloud SQL instance %s from a listing of its project"
+)
 
 // retryAfter is how long a failed listing answers for the listings it would
 // start: callers get its error (a 403 sends them to instances.get) instead of
@@ -86,8 +90,12 @@ type view struct {
 	mu sync.Mutex
 	// started is when the listing that produced instances began: a change made
 	// before then is in it.
-	started   time.Time
-	instances map[string]*sqladmin.DatabaseInstance
+	started time.Time
+	// instances holds each listed instance as JSON: a third of the memory of
+	// the decoded object (10,000 instances are about 27 MB rather than 85), a
+	// fresh copy for every caller, and a cheap comparison with the previous
+	// listing.
+	instances map[string][]byte
 	// refreshing is closed when the listing under way ends; nil when none runs.
 	refreshing chan struct{}
 	err        error
@@ -137,7 +145,8 @@ type Result struct {
 	// Listed is true when a listing that fits the call's bounds answered; false
 	// tells the caller to ask instances.get.
 	Listed bool
-	// Instance is the instance as listed; nil when the listing lacks it.
+	// Instance is the instance as listed, the caller's own copy; nil when the
+	// listing lacks it.
 	Instance *sqladmin.DatabaseInstance
 	// Complete says that Cloud SQL sent no warning that the listing may lack
 	// instances; only then may a caller read anything into an absence.
@@ -149,7 +158,6 @@ type Result struct {
 // Instance returns what the view of source's project says of instance name,
 // from a listing that began after notBefore and at most maxAge ago, listing the
 // project with svc again (once for every caller waiting) when the view is older.
-// The instance it returns is shared: callers must not change it.
 func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, project, name string, notBefore time.Time, maxAge time.Duration) (Result, error) {
 	if !notBefore.Before(o.now()) {
 		return Result{}, nil // nothing listed yet can show a change made now
@@ -166,9 +174,14 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		// however long its pages took.
 		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called)
 		if v.instances != nil && v.started.After(notBefore) && recent {
-			r := Result{Listed: true, Instance: v.instances[name], Complete: v.complete, ReadAt: v.started}
+			r := Result{Listed: true, Complete: v.complete, ReadAt: v.started}
+			raw := v.instances[name]
 			v.mu.Unlock()
-			return r, nil
+			if raw == nil {
+				return r, nil
+			}
+			r.Instance = &sqladmin.DatabaseInstance{}
+			return r, errors.Wrapf(json.Unmarshal(raw, r.Instance), errDecode, name)
 		}
 		if v.err != nil && now.Sub(v.failedAt) < retryAfter && v.refreshing == nil {
 			err := v.err
@@ -347,7 +360,7 @@ func (o *Observer) viewLocked(k key) *view {
 // (callers that need a newer one get the error).
 func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v *view) {
 	started := o.now()
-	all := map[string]*sqladmin.DatabaseInstance{}
+	all := map[string][]byte{}
 	pages, complete := 0, true
 	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
@@ -355,9 +368,14 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 			complete = false
 		}
 		for _, inst := range page.Items {
-			if inst != nil {
-				all[inst.Name] = inst
+			if inst == nil {
+				continue
 			}
+			raw, err := json.Marshal(inst)
+			if err != nil {
+				return errors.Wrapf(err, errDecode, inst.Name)
+			}
+			all[inst.Name] = raw
 		}
 		return nil
 	})
@@ -382,7 +400,7 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 // listing observed and which watch an instance that is not as the previous
 // listing had it. After the first listing, nothing is reported changed: every
 // object is reconciled once anyway when the provider starts.
-func (o *Observer) compare(k key, previous, current map[string]*sqladmin.DatabaseInstance, readAt time.Time) Listing {
+func (o *Observer) compare(k key, previous, current map[string][]byte, readAt time.Time) Listing {
 	type watcher struct{ object, instance string }
 	var watchers []watcher
 	o.mu.Lock()
@@ -401,7 +419,9 @@ func (o *Observer) compare(k key, previous, current map[string]*sqladmin.Databas
 		if previous == nil {
 			continue
 		}
-		if prev, ok := previous[w.instance]; ok != listed || !reflect.DeepEqual(prev, cur) {
+		// Marshalling is deterministic (fields in order, map keys sorted):
+		// equal instances have equal bytes.
+		if prev, ok := previous[w.instance]; ok != listed || !bytes.Equal(prev, cur) {
 			l.Changed = append(l.Changed, w.object)
 		}
 	}

@@ -83,6 +83,13 @@ func TestInstanceSharesOneListing(t *testing.T) {
 	g.Expect(f.lists()).To(Equal(3), "1,200 instances are three pages of 500, listed once")
 	g.Expect(o.Pages("pc", project)).To(Equal(3))
 
+	// Each caller gets its own copy: a reconcile that changes what it was
+	// given changes nothing for the next one.
+	results[0].Instance.Settings.Tier = "db-custom-64-245760"
+	again, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", epoch, time.Minute)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Instance.Settings.Tier).To(Equal("db-custom-1-3840"))
+
 	cases := []struct {
 		name       string
 		advance    time.Duration

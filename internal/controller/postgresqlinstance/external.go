@@ -2,7 +2,6 @@ package postgresqlinstance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -183,9 +182,7 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 			return nil, time.Time{}, err
 		case r.Listed && r.Instance != nil:
 			metrics.Observations.WithLabelValues(sourceListing).Inc()
-			// The listing is shared by every reconcile: work on a copy.
-			inst, err := copyInstance(r.Instance)
-			return inst, r.ReadAt, err
+			return r.Instance, r.ReadAt, nil
 		case r.Listed && r.Complete && e.absenceIsProof(mg):
 			metrics.Observations.WithLabelValues(sourceListing).Inc()
 			return nil, r.ReadAt, errNotListed
@@ -237,16 +234,6 @@ func neverSynced(mg *v1alpha1.PostgresqlInstance) bool {
 func specChanged(mg *v1alpha1.PostgresqlInstance) bool {
 	c := mg.GetCondition(xpv2.TypeSynced)
 	return c.Status != corev1.ConditionTrue || c.ObservedGeneration != mg.GetGeneration()
-}
-
-// copyInstance is a deep copy through JSON, which the API types round-trip.
-func copyInstance(in *sqladmin.DatabaseInstance) (*sqladmin.DatabaseInstance, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	out := &sqladmin.DatabaseInstance{}
-	return out, json.Unmarshal(b, out)
 }
 
 // Create implements managed.TypedExternalClient. The password is stored before

@@ -294,9 +294,9 @@ func (p *pacing) interval(name string) time.Duration {
 	}
 	if p.reconcileRate > 0 {
 		// Every poll is a reconcile, and reconciles start at most this fast:
-		// polls may take only a share of them, or new objects, spec changes and
-		// busy instances would queue behind the fleet's polls in the rate
-		// limiter, which reserves its slots in order of asking.
+		// polls may take only a share of them, so that new objects, spec
+		// changes and busy instances find free slots as well as the first
+		// place in the work queue.
 		d = max(d, time.Duration(float64(n)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
 	}
 	effective := max(p.poll, d)

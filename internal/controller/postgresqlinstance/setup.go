@@ -12,7 +12,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -32,6 +31,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/ratewait"
 )
 
 const (
@@ -143,10 +143,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(resource.DesiredStateChanged()).
+		WithEventFilter(desiredStateChanged()).
 		For(&v1alpha1.PostgresqlInstance{}).
 		WatchesRawSource(source.Channel(changed, &handler.EnqueueRequestForObject{})).
-		Complete(ratelimiter.NewReconciler(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
+		Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
 }
 
 // countObjects keeps a count of the PostgresqlInstances in the manager's cache,

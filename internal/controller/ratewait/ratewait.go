@@ -1,0 +1,59 @@
+// Package ratewait holds the reconcile rate limit of the provider's controllers.
+//
+// crossplane-runtime's ratelimiter.Reconciler answers a reconcile that the
+// global rate limiter cannot start yet with a requeue after the limiter's delay.
+// The limiter reserves its slots in order of asking, so every requeued object
+// holds a place in line: when 10,000 steady objects have asked, a new object or
+// a spec change waits behind all of them, whatever the work queue's priority
+// says. Here the worker itself waits for its slot instead, so at most one slot
+// per worker is ever reserved, and the work queue hands the next free worker the
+// most urgent object.
+package ratewait
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+)
+
+// Reconciler starts its inner reconciler no faster than a rate limiter allows,
+// waiting in the worker.
+type Reconciler struct {
+	name  string
+	inner reconcile.Reconciler
+	limit ratelimiter.RateLimiter
+}
+
+// New returns a Reconciler that starts inner at the pace of limit, which the
+// controller named name may share with others (crossplane-runtime's global rate
+// limiter). A nil limit does not limit.
+func New(name string, inner reconcile.Reconciler, limit ratelimiter.RateLimiter) *Reconciler {
+	return &Reconciler{name: name, inner: inner, limit: limit}
+}
+
+// Reconcile waits for the rate limiter's slot, then reconciles. A request whose
+// context ends while it waits is returned with the context's error, so the work
+// queue tries it again.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if r.limit == nil {
+		return r.inner.Reconcile(ctx, req)
+	}
+	item := r.name + req.String()
+	d := r.limit.When(item)
+	metrics.ReconcileRateWait.Observe(d.Seconds())
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return reconcile.Result{}, ctx.Err()
+		}
+	}
+	r.limit.Forget(item)
+	return r.inner.Reconcile(ctx, req)
+}

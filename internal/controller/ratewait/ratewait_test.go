@@ -1,0 +1,63 @@
+package ratewait
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// counting records when each reconcile started.
+type counting struct{ started []time.Time }
+
+func (c *counting) Reconcile(context.Context, reconcile.Request) (reconcile.Result, error) {
+	c.started = append(c.started, time.Now())
+	return reconcile.Result{RequeueAfter: time.Hour}, nil
+}
+
+func request(name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}
+}
+
+func TestWaitsInTheWorkerForItsSlot(t *testing.T) {
+	g := NewWithT(t)
+	inner := &counting{}
+	// Ten a second, no burst beyond one: the third reconcile starts 200ms
+	// after the first, and each returns what the inner reconciler said.
+	r := New("c", inner, &workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(10, 1)})
+	begin := time.Now()
+	for _, n := range []string{"a", "b", "c"} {
+		res, err := r.Reconcile(context.Background(), request(n))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.RequeueAfter).To(Equal(time.Hour), "the inner reconciler's result, not a requeue for the limiter")
+	}
+	g.Expect(inner.started).To(HaveLen(3))
+	g.Expect(inner.started[2].Sub(begin)).To(BeNumerically(">=", 150*time.Millisecond))
+}
+
+func TestAnEndedContextStopsTheWait(t *testing.T) {
+	g := NewWithT(t)
+	inner := &counting{}
+	r := New("c", inner, &workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Every(time.Hour), 1)})
+	_, err := r.Reconcile(context.Background(), request("first"))
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = r.Reconcile(ctx, request("second"))
+	g.Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "got %v", err)
+	g.Expect(inner.started).To(HaveLen(1), "the second reconcile must not start before its slot")
+}
+
+func TestWithoutALimiterReconcilesAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	inner := &counting{}
+	_, err := New("c", inner, nil).Reconcile(context.Background(), request("a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(inner.started).To(HaveLen(1))
+}
