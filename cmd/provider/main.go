@@ -29,11 +29,15 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -164,6 +168,11 @@ func (c *common) setup() (*setup, error) {
 	if err := apis.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	// The CRD gate watches CRDs to start each controller when its kinds are
+	// served (safe-start).
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	return &setup{cfg: cfg, log: log, restConfig: restConfig, scheme: scheme}, nil
 }
 
@@ -177,7 +186,14 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		// Managed fields are never read here, and would be a good part of the
 		// cache's memory with 10,000 instances.
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			// The gate reads only names, versions and conditions of CRDs; their
+			// schemas would be most of the cache in a cluster with many.
+			ByObject: map[client.Object]cache.ByObject{
+				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			},
+		},
 		LeaderElection:          *c.leaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: c.ownNamespace(),
@@ -221,9 +237,42 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 	return mgr, nil
 }
 
+// gated starts controllers once the CRDs of the kinds they read are established
+// (Crossplane's safe-start), and ends the process when one of them cannot start
+// then.
+type gated struct {
+	gate   *gate.Gate[schema.GroupVersionKind]
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// newGated adds crossplane-runtime's CRD gate controller to mgr.
+func newGated(mgr ctrl.Manager, log logging.Logger) (*gated, error) {
+	ctx, cancel := context.WithCancelCause(ctrl.SetupSignalHandler())
+	g := &gated{gate: new(gate.Gate[schema.GroupVersionKind]), ctx: ctx, cancel: cancel}
+	if err := customresourcesgate.Setup(mgr, controller.Options{Logger: log, Gate: g.gate}); err != nil {
+		return nil, fmt.Errorf("cannot watch CustomResourceDefinitions to start controllers when their kinds are served: %w", err)
+	}
+	return g, nil
+}
+
+// failed stops the manager with err.
+func (g *gated) failed(err error) { g.cancel(err) }
+
+// start runs mgr until a signal, or until a controller fails to start late,
+// which it returns.
+func (g *gated) start(mgr ctrl.Manager) error {
+	err := mgr.Start(g.ctx)
+	if cause := context.Cause(g.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
 // setupInjector serves the pod injector on mgr, with the proxy's sidecar mode
-// decided once, from the API server's version when the mode is auto.
-func setupInjector(mgr ctrl.Manager, s *setup) error {
+// decided once, from the API server's version when the mode is auto; its
+// refresher starts once PostgresqlInstances and ProviderConfigs are served.
+func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.restConfig)
 	if err != nil {
 		return err
@@ -238,7 +287,12 @@ func setupInjector(mgr ctrl.Manager, s *setup) error {
 	}
 	s.log.Info("Serving the pod injector", "path", podinject.Path, "native-sidecars", native, "proxy-image", ic.ProxyImage,
 		"default-allowed-namespaces", s.cfg.Injection.DefaultAllowedNamespaces)
-	return podinject.Setup(mgr, ic, podinject.WithLogger(s.log.WithValues("webhook", "pods")))
+	log := podinject.WithLogger(s.log.WithValues("webhook", "pods"))
+	podinject.Serve(mgr, ic, log)
+	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
+		return podinject.SetupRefresher(mgr, ic.Policy, log)
+	}, xpcontroller.InstanceKinds...)
+	return nil
 }
 
 func runProvider(args []string) error {
@@ -258,6 +312,10 @@ func runProvider(args []string) error {
 		return err
 	}
 	mgr, err := c.manager(s, "crossplane-leader-election-provider-cloudsql-postgres", *instanceWebhook || *podInjector)
+	if err != nil {
+		return err
+	}
+	g, err := newGated(mgr, s.log)
 	if err != nil {
 		return err
 	}
@@ -286,6 +344,7 @@ func runProvider(args []string) error {
 			// bounds the rate.
 			MaxConcurrentReconciles: workersPerReconcilePerSecond * s.cfg.Reconcile.MaxReconcileRate,
 			Features:                &feature.Flags{},
+			Gate:                    g.gate,
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
 		Transport:         transport,
@@ -295,9 +354,7 @@ func runProvider(args []string) error {
 		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
 		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
 	}
-	if err := xpcontroller.Setup(mgr, o); err != nil {
-		return fmt.Errorf("cannot set up the controllers: %w", err)
-	}
+	xpcontroller.SetupGated(mgr, o, g.failed)
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request budget.
 		instance.Setup(mgr, providerconfig.NewServiceCache(transport),
@@ -306,12 +363,12 @@ func runProvider(args []string) error {
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 	}
 	if *podInjector {
-		if err := setupInjector(mgr, s); err != nil {
+		if err := setupInjector(mgr, s, g); err != nil {
 			return fmt.Errorf("cannot set up the pod injector: %w", err)
 		}
 	}
 	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "observe", s.cfg.Reconcile.Observe, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return g.start(mgr)
 }
 
 func runInjector(args []string) error {
@@ -332,8 +389,12 @@ func runInjector(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := setupInjector(mgr, s); err != nil {
+	g, err := newGated(mgr, s.log)
+	if err != nil {
+		return err
+	}
+	if err := setupInjector(mgr, s, g); err != nil {
 		return fmt.Errorf("cannot set up the pod injector: %w", err)
 	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return g.start(mgr)
 }

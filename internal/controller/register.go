@@ -2,11 +2,31 @@
 package controller
 
 import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/config"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 )
+
+const (
+	errLateSetup     = "cannot start the %s controller once its CRDs were established"
+	errNotDiscovered = "the API server does not serve kind %s %s after its CRD was established"
+)
+
+// ConfigKinds are the kinds the ProviderConfig controller reads.
+var ConfigKinds = []schema.GroupVersionKind{v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind}
+
+// InstanceKinds are the kinds the PostgresqlInstance controller reads (and the
+// pod injector's refresher).
+var InstanceKinds = append([]schema.GroupVersionKind{v1alpha1.PostgresqlInstanceGroupVersionKind}, ConfigKinds...)
 
 // Setup adds the ProviderConfig and PostgresqlInstance controllers to mgr.
 func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
@@ -14,4 +34,44 @@ func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 		return err
 	}
 	return postgresqlinstance.Setup(mgr, o)
+}
+
+// SetupGated adds each controller to mgr once the CRDs of the kinds it reads
+// are established, as o.Gate learns from crossplane-runtime's CRD gate
+// controller (customresourcesgate). With Crossplane's safe-start, the
+// PostgresqlInstance CRD exists only while a ManagedResourceActivationPolicy
+// activates it: the provider starts without it, and reconciles instances from
+// the moment it appears. A setup that fails that late is given to failed.
+func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) {
+	WhenEstablished(mgr, o.Gate, failed, "ProviderConfig", func() error { return config.Setup(mgr, o.Options) }, ConfigKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return postgresqlinstance.Setup(mgr, o) }, InstanceKinds...)
+}
+
+// discoveryWait bounds how long a kind whose CRD is established may take to
+// appear in the API server's discovery.
+const discoveryWait = time.Minute
+
+// WhenEstablished runs setup, the setup of the controller of mgr called what,
+// once g has seen the CRDs of every one of kinds established and mgr's REST
+// mapper finds them, and gives its error to failed.
+func WhenEstablished(mgr ctrl.Manager, g controller.Gate, failed func(error), what string, setup func() error, kinds ...schema.GroupVersionKind) {
+	g.Register(func() {
+		// A CRD is established a moment before discovery serves its kind, and
+		// a setup that reads the kind then would fail for nothing.
+		ctx, cancel := context.WithTimeout(context.Background(), discoveryWait)
+		defer cancel()
+		for _, k := range kinds {
+			err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+				_, err := mgr.GetRESTMapper().RESTMapping(k.GroupKind(), k.Version)
+				return err == nil, nil
+			})
+			if err != nil {
+				failed(errors.Wrapf(errors.Errorf(errNotDiscovered, k, discoveryWait), errLateSetup, what))
+				return
+			}
+		}
+		if err := setup(); err != nil {
+			failed(errors.Wrapf(err, errLateSetup, what))
+		}
+	}, kinds...)
 }

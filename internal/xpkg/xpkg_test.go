@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
@@ -73,6 +74,11 @@ func TestPackages(t *testing.T) {
 	provider := built["provider-cloudsql-postgres"]
 	g.Expect(provider.Objects[0].GetKind()).To(Equal("Provider"))
 	g.Expect(provider.Objects[0].GetAPIVersion()).To(Equal("meta.pkg.crossplane.io/v1"))
+	// safe-start: Crossplane may leave the PostgresqlInstance CRD out until a
+	// ManagedResourceActivationPolicy activates it (the provider waits for it).
+	caps, _, err := unstructured.NestedStringSlice(provider.Objects[0].Object, "spec", "capabilities")
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(caps).To(ContainElement("safe-start"))
 	var crds, hooks []string
 	for _, o := range provider.Objects[1:] {
 		switch o.GetKind() {

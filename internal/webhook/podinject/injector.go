@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,6 +39,7 @@ const (
 	errEmptyAnnotation = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
 	errNoInstance      = "pod %s: PostgresqlInstance %q named by annotation %s does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
 	errGetInstance     = "pod %s: cannot read PostgresqlInstance %q named by annotation %s"
+	errKindNotServed   = "pod %s: annotation %s names PostgresqlInstance %q, but this cluster does not serve PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
 	errNotAllowed      = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
 	errPolicy          = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
 	errNotReady        = "pod %s: PostgresqlInstance %q is not ready (%s): create the pod again once `kubectl get postgresqlinstance %s` shows READY True (a Deployment's ReplicaSet retries by itself)"
@@ -230,6 +232,10 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, name string) (*v
 			deny = admission.Denied(fmt.Sprintf(errNoInstance, ref, name, v1alpha1.AnnotationInstanceName))
 			continue
 		}
+		if apimeta.IsNoMatchError(err) {
+			deny = admission.Denied(fmt.Sprintf(errKindNotServed, ref, v1alpha1.AnnotationInstanceName, name))
+			continue
+		}
 		if err != nil {
 			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetInstance, ref, name, v1alpha1.AnnotationInstanceName))
 			continue
@@ -382,10 +388,11 @@ func podRef(ns string, pod *corev1.Pod) string {
 	}
 }
 
-// Setup serves an Injector at Path on mgr's webhook server and adds a Refresher
-// to mgr.
-func Setup(mgr ctrl.Manager, cfg Config, o ...Option) error {
+// Serve serves an Injector at Path on mgr's webhook server. Its Refresher is
+// added apart (SetupRefresher), once the kinds it watches are served: the
+// injector answers from the start, and denies pods while PostgresqlInstances
+// are not served.
+func Serve(mgr ctrl.Manager, cfg Config, o ...Option) {
 	inj := NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg, o...)
 	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: inj})
-	return SetupRefresher(mgr, cfg.Policy, o...)
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+// beProvider makes the test binary run the provider's main instead of the
+// tests: TestSafeStart runs the provider as a process of its own, as a pod would.
+const beProvider = "CLOUDSQL_POSTGRES_TEST_BE_PROVIDER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(beProvider) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSafeStart starts the provider in a cluster that serves none of its kinds,
+// as Crossplane's safe-start allows, then installs the ProviderConfig CRDs, then
+// the PostgresqlInstance CRD: each controller starts when its kinds are served,
+// and an instance created then becomes Ready.
+func TestSafeStart(t *testing.T) {
+	g := NewWithT(t)
+	env, err := controlplane.Start(controlplane.WithCRDsFrom())
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx := context.Background()
+	c := env.Client
+	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: defaultNamespace}})).To(Succeed())
+
+	emu := httptest.NewServer(emulator.New(emulator.WithDelays(time.Second, time.Second, time.Second)))
+	t.Cleanup(emu.Close)
+
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig(), 0o600)).To(Succeed())
+	cfg := filepath.Join(dir, "config.toml")
+	g.Expect(os.WriteFile(cfg, []byte("[reconcile]\npoll_interval = \"10s\"\nbusy_poll_interval = \"1s\"\n"), 0o600)).To(Succeed())
+	health, metrics := freeAddr(g), freeAddr(g)
+	out, err := os.Create(filepath.Join(dir, "provider.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("provider log:\n%s", b)
+		}
+	})
+	prov := exec.Command(os.Args[0], "--config", cfg, "--kubeconfig", kubeconfig, "--namespace", defaultNamespace,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health, "--instance-webhook=false", "--pod-injector=false")
+	prov.Env = append(os.Environ(), beProvider+"=1")
+	prov.Stdout, prov.Stderr = out, out
+	g.Expect(prov.Start()).To(Succeed())
+	exited := make(chan error, 1)
+	go func() { exited <- prov.Wait() }()
+	t.Cleanup(func() {
+		_ = prov.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = prov.Process.Kill()
+		}
+	})
+
+	// No CRD of the provider's: it starts, stays up and says it is healthy.
+	g.Eventually(func() (int, error) {
+		resp, err := http.Get("http://" + health + "/healthz")
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}, 30*time.Second, 200*time.Millisecond).Should(Equal(http.StatusOK))
+	g.Consistently(exited, 5*time.Second).ShouldNot(Receive(), "the provider must wait for its CRDs, not exit")
+	g.Expect(startedControllers(g, metrics)).To(ConsistOf("crd-gate"), "no controller but the CRD gate may start before its kinds are served")
+
+	// The ProviderConfig kinds: their controller starts and takes the
+	// ProviderConfig into use accounting.
+	crds := filepath.Join(controlplane.RepoRoot(), "package", "crds")
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(crds, "cloudsql.travelaudience.com_providerconfigs.yaml"),
+		filepath.Join(crds, "cloudsql.travelaudience.com_providerconfigusages.yaml"),
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
+		ProjectID: "safe-start-123456", Endpoint: emu.URL + "/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}}
+	g.Expect(c.Create(ctx, pc)).To(Succeed())
+	g.Eventually(func() ([]string, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(pc), pc)
+		return pc.GetFinalizers(), err
+	}, 30*time.Second, 200*time.Millisecond).ShouldNot(BeEmpty(), "the ProviderConfig controller did not start once its CRDs were established")
+	g.Expect(exited).NotTo(Receive(), "the provider must keep waiting for the PostgresqlInstance CRD")
+	g.Expect(startedControllers(g, metrics)).To(ConsistOf("crd-gate", "providerconfig/providerconfig.cloudsql.travelaudience.com"))
+
+	// The PostgresqlInstance kind: its controller starts, and an instance
+	// becomes Ready with its connection secret.
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(crds, "cloudsql.travelaudience.com_postgresqlinstances.yaml"),
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "safe-start"}}
+	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "default"}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: defaultNamespace, Name: "safe-start-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	g.Eventually(func() error { return c.Create(ctx, pi) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Eventually(func() (corev1.ConditionStatus, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(pi), pi)
+		return pi.GetCondition(xpv2.TypeReady).Status, err
+	}, 90*time.Second, 500*time.Millisecond).Should(Equal(corev1.ConditionTrue),
+		func() string { return fmt.Sprintf("conditions: %+v", pi.Status.Conditions) })
+	g.Expect(meta.GetExternalName(pi)).To(Equal("safe-start"))
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: defaultNamespace, Name: "safe-start-postgres"}, &corev1.Secret{})).To(Succeed())
+	g.Expect(startedControllers(g, metrics)).To(ContainElement("managed/postgresqlinstance.cloudsql.travelaudience.com"))
+
+	// A signal still stops it cleanly.
+	g.Expect(prov.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Eventually(exited, 30*time.Second).Should(Receive(BeNil()))
+}
+
+// startedControllers names the controllers that the provider started, from the
+// controller_runtime_max_concurrent_reconciles metric each sets as it starts.
+func startedControllers(g Gomega, metrics string) []string {
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var started []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), `controller_runtime_max_concurrent_reconciles{controller="`)
+		if name, _, found := strings.Cut(rest, `"`); ok && found {
+			started = append(started, name)
+		}
+	}
+	g.Expect(sc.Err()).NotTo(HaveOccurred())
+	return started
+}
+
+func freeAddr(g Gomega) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
