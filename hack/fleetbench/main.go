@@ -433,7 +433,9 @@ func scrape(addr string) (p50, p99, effective, listEvery string, err error) {
 			effective = (time.Duration(v) * time.Second).String()
 		case strings.HasPrefix(line, "cloudsql_postgres_listing_period_seconds "):
 			v, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			listEvery = (time.Duration(v) * time.Second).String()
+			if v > 0 { // get mode registers the gauge but never lists
+				listEvery = (time.Duration(v) * time.Second).String()
+			}
 		}
 	}
 	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {

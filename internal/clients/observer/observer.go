@@ -360,7 +360,13 @@ func (o *Observer) viewLocked(k key) *view {
 // (callers that need a newer one get the error).
 func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v *view) {
 	started := o.now()
-	all := map[string][]byte{}
+	// The view the listing replaces: an instance that did not change keeps its
+	// bytes, so that a steady fleet's listing holds one copy of each instance,
+	// not two, while it is read.
+	v.mu.Lock()
+	held := v.instances
+	v.mu.Unlock()
+	all := make(map[string][]byte, len(held))
 	pages, complete := 0, true
 	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
@@ -374,6 +380,9 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 			raw, err := json.Marshal(inst)
 			if err != nil {
 				return errors.Wrapf(err, errDecode, inst.Name)
+			}
+			if prev, ok := held[inst.Name]; ok && bytes.Equal(prev, raw) {
+				raw = prev
 			}
 			all[inst.Name] = raw
 		}

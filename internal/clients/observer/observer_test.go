@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
@@ -191,12 +192,18 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	o.schedule(ctx)
 	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(1), "the view is younger than the period")
 
+	held := o.view("pc", project).instances
 	g.Expect(f.emu.MutateInstance(project, "db-0001", func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" })).To(Succeed())
 	f.advance(time.Minute)
 	o.schedule(ctx)
 	g.Eventually(listings).Should(Receive(&l))
 	g.Expect(l.Objects).To(ConsistOf("a", "b"))
 	g.Expect(l.Changed).To(ConsistOf("b"), "only the instance edited since the previous listing")
+	// An unchanged instance keeps the bytes the previous listing held: a
+	// steady fleet is held once in memory, not twice.
+	now := o.view("pc", project).instances
+	g.Expect(unsafe.SliceData(now["db-0000"])).To(BeIdenticalTo(unsafe.SliceData(held["db-0000"])))
+	g.Expect(unsafe.SliceData(now["db-0001"])).NotTo(BeIdenticalTo(unsafe.SliceData(held["db-0001"])))
 
 	// A watch that moves to another instance is counted once; the reconcile
 	// that moved it observed the instance, which has not changed since.
