@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -59,6 +60,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
@@ -147,6 +149,14 @@ func (c *common) setup() (*setup, error) {
 	zl := zap.New(zap.UseDevMode(*c.debug || cfg.Logging.Debug))
 	ctrl.SetLogger(zl)
 	log := logging.NewLogrLogger(zl.WithName("provider-cloudsql-postgres"))
+	// The Go runtime does not read the container's memory limit: given none,
+	// it lets the heap reach twice what is live before collecting.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if soft := memlimit.Soft(memlimit.FromCgroup("/sys/fs/cgroup")); soft > 0 {
+			debug.SetMemoryLimit(soft)
+			log.Info("Keeping the Go heap within the container's memory limit (set GOMEMLIMIT to choose another)", "soft-limit-bytes", soft)
+		}
+	}
 
 	if *c.kubeconfig != "" {
 		if err := os.Setenv("KUBECONFIG", *c.kubeconfig); err != nil {

@@ -79,6 +79,9 @@ type options struct {
 	rate        int
 	warmupLimit time.Duration
 	createLimit time.Duration
+	// goMemLimit is the provider's GOMEMLIMIT, as in a container with a memory
+	// limit; empty leaves the runtime's default.
+	goMemLimit string
 }
 
 func main() {
@@ -94,6 +97,7 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 25, "reconcile.max_reconcile_rate of the provider")
 	flag.DurationVar(&o.warmupLimit, "warmup-limit", 20*time.Minute, "how long to wait for the first pass over the fleet before measuring anyway")
 	flag.DurationVar(&o.createLimit, "create-limit", 20*time.Minute, "how long to wait for the -create instances to be Ready before reporting how many are")
+	flag.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT of the provider, as the provider sets it from a container's memory limit (90% of it), for example 230MiB for a 256 MiB container; empty: none")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -225,6 +229,9 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false")
 	prov.Stdout, prov.Stderr = logf, logf
+	if o.goMemLimit != "" {
+		prov.Env = append(os.Environ(), "GOMEMLIMIT="+o.goMemLimit)
+	}
 	if err := prov.Start(); err != nil {
 		return r, err
 	}
@@ -485,7 +492,11 @@ func peakRSSMiB(pid int) (float64, error) {
 }
 
 func print(o options, rows []row) {
-	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s\n\n", o.quota, o.poll, o.rate, o.measure)
+	memlimit := "none"
+	if o.goMemLimit != "" {
+		memlimit = o.goMemLimit
+	}
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s, provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {
