@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/fuzzbytes"
 )
 
 // FuzzSpecRoundTrip builds PostgresqlInstance parameters from the fuzzer's first
@@ -64,10 +65,10 @@ func FuzzSpecRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, specChoices, observedChoices []byte) {
 		g := NewWithT(t)
-		c := &choices{b: specChoices}
+		c := &choices{Choices: fuzzbytes.New(specChoices)}
 		p := genParams(c)
 		admitted := !c.odd
-		o := genObserved(&choices{b: observedChoices}, p)
+		o := genObserved(&choices{Choices: fuzzbytes.New(observedChoices)}, p)
 		where := func() string { return "\nspec: " + show(p) + "\nobserved: " + show(o) }
 
 		pBefore, oBefore := p.DeepCopy(), show(o)
@@ -138,37 +139,21 @@ func show(v any) string {
 	return string(b)
 }
 
-// choices turns the fuzzer's bytes into choices; past the end every choice is 0,
-// which is always the first (common, valid) value.
+// choices are the fuzzer's bytes as choices, and whether a value the CRD refuses
+// was chosen.
 type choices struct {
-	b []byte
-	i int
+	*fuzzbytes.Choices
 	// odd records that a value the CRD refuses was chosen.
 	odd bool
 }
 
-func (c *choices) next() int {
-	if c.i >= len(c.b) {
-		return 0
-	}
-	c.i++
-	return int(c.b[c.i-1])
-}
-
-func (c *choices) intn(n int) int { return c.next() % n }
-
-func (c *choices) pick(xs ...string) string { return xs[c.intn(len(xs))] }
-
-// rarely is true one time in sixteen.
-func (c *choices) rarely() bool { return c.intn(16) == 15 }
-
 // admitted picks from valid, or rarely from refused, which the CRD does not admit.
 func (c *choices) admitted(valid []string, refused ...string) string {
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
-		return c.pick(refused...)
+		return c.Pick(refused...)
 	}
-	return c.pick(valid...)
+	return c.Pick(valid...)
 }
 
 // Pools of values; the first of each is what the minimal example has once the CRD
@@ -189,41 +174,41 @@ var (
 // the CRD defaults them, but the comparison must skip them (late initialization
 // and observe-only instances have them).
 func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
-	switch c.intn(8) {
+	switch c.Intn(8) {
 	case 6:
 		return minimalParams()
 	case 7:
 		return fullParams()
 	}
 	p := v1alpha1.PostgresqlInstanceParameters{}
-	if c.intn(4) == 3 {
-		p.Name = ptr.To(c.pick("db-1", "cloudsql-psql-123456"))
+	if c.Intn(4) == 3 {
+		p.Name = ptr.To(c.Pick("db-1", "cloudsql-psql-123456"))
 	}
 	p.Version = c.admitted([]string{"18", "17", "15", "12", "11", "9.6", ""}, "19", "9.5", "POSTGRES_15")
 	p.Edition = c.admitted([]string{v1alpha1.EditionEnterprise, v1alpha1.EditionEnterprisePlus, ""}, "Standard")
 	p.Availability.Type = c.admitted([]string{v1alpha1.AvailabilityZonal, v1alpha1.AvailabilityRegional, ""}, "Multi")
-	p.Backups.Daily.Enabled = []*bool{ptr.To(true), ptr.To(false), nil}[c.intn(3)]
+	p.Backups.Daily.Enabled = []*bool{ptr.To(true), ptr.To(false), nil}[c.Intn(3)]
 	p.Backups.Daily.StartTime = c.admitted([]string{"00:00", "22:00", "23:00", ""}, "24:00", "7:00")
 
 	used := map[string]bool{}
-	for range c.intn(5) {
-		n := c.pick(flagNames...)
+	for range c.Intn(5) {
+		n := c.Pick(flagNames...)
 		if used[n] {
-			if !c.rarely() {
+			if !c.Rarely() {
 				continue
 			}
 			c.odd = true // a flag name given twice
 		}
 		used[n] = true
-		p.Flags = append(p.Flags, n+"="+c.pick(flagValues...))
+		p.Flags = append(p.Flags, n+"="+c.Pick(flagValues...))
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
-		p.Flags = append(p.Flags, c.pick("autovacuum", "=on", "x=", "Upper=on"))
+		p.Flags = append(p.Flags, c.Pick("autovacuum", "=on", "x=", "Upper=on"))
 	}
 
-	for range c.intn(4) {
-		k, v := c.pick(labelKeys...), c.pick(labelVals...)
+	for range c.Intn(4) {
+		k, v := c.Pick(labelKeys...), c.Pick(labelVals...)
 		if k == v1alpha1.OwnerLabelKey {
 			v = v1alpha1.OwnerLabelValue
 		}
@@ -232,58 +217,58 @@ func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
 		}
 		p.Labels[k] = v1alpha1.LabelValue(v)
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
 		if p.Labels == nil {
 			p.Labels = map[string]v1alpha1.LabelValue{}
 		}
-		p.Labels[c.pick(v1alpha1.OwnerLabelKey, v1alpha1.OwnerUIDLabelKey, "Team")] = "alice"
+		p.Labels[c.Pick(v1alpha1.OwnerLabelKey, v1alpha1.OwnerUIDLabelKey, "Team")] = "alice"
 	}
 
 	p.Location.Region = c.admitted([]string{"europe-west1", "us-central1", "asia-east2", ""}, "Europe")
-	p.Location.Zone = c.pick(v1alpha1.Any, "", p.Location.Region+"-b", p.Location.Region+"-c")
+	p.Location.Zone = c.Pick(v1alpha1.Any, "", p.Location.Region+"-b", p.Location.Region+"-c")
 	if p.Location.Region == "" && p.Location.Zone != v1alpha1.Any && p.Location.Zone != "" {
 		c.odd = true // a zone of no region
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
-		p.Location.Zone = c.pick("us-east1-b", "europe-west1")
+		p.Location.Zone = c.Pick("us-east1-b", "europe-west1")
 	}
 
-	p.Maintenance.Day = c.pick(append([]string{v1alpha1.Any, ""}, weekdays...)...)
+	p.Maintenance.Day = c.Pick(append([]string{v1alpha1.Any, ""}, weekdays...)...)
 	if p.Maintenance.Day == v1alpha1.Any || p.Maintenance.Day == "" {
-		p.Maintenance.Hour = c.pick("", v1alpha1.Any)
+		p.Maintenance.Hour = c.Pick("", v1alpha1.Any)
 	} else {
-		p.Maintenance.Hour = c.pick("", "00:00", "04:00", "16:00", "23:00")
+		p.Maintenance.Hour = c.Pick("", "00:00", "04:00", "16:00", "23:00")
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
-		p.Maintenance.Hour = c.pick(v1alpha1.Any, "16:00", "25:00", "4:00")
+		p.Maintenance.Hour = c.Pick(v1alpha1.Any, "16:00", "25:00", "4:00")
 	}
 
 	n := &p.Networking
-	n.PublicIP.Enabled = c.intn(4) != 3
+	n.PublicIP.Enabled = c.Intn(4) != 3
 	seen := map[string]bool{}
-	for range c.intn(4) {
-		cidr := c.pick(cidrs...)
+	for range c.Intn(4) {
+		cidr := c.Pick(cidrs...)
 		if seen[cidr] {
 			continue
 		}
 		seen[cidr] = true
-		n.PublicIP.AuthorizedNetworks = append(n.PublicIP.AuthorizedNetworks, v1alpha1.AuthorizedNetwork{CIDR: cidr, Name: c.pick(aclNames...)})
+		n.PublicIP.AuthorizedNetworks = append(n.PublicIP.AuthorizedNetworks, v1alpha1.AuthorizedNetwork{CIDR: cidr, Name: c.Pick(aclNames...)})
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true // a bare address, host bits, IPv6, garbage or a duplicate
-		n.PublicIP.AuthorizedNetworks = append(n.PublicIP.AuthorizedNetworks, v1alpha1.AuthorizedNetwork{CIDR: c.pick("1.2.3.4", "1.2.3.5/24", "2001:db8::/32", "garbage", cidrs[0])})
+		n.PublicIP.AuthorizedNetworks = append(n.PublicIP.AuthorizedNetworks, v1alpha1.AuthorizedNetwork{CIDR: c.Pick("1.2.3.4", "1.2.3.5/24", "2001:db8::/32", "garbage", cidrs[0])})
 	}
-	switch c.intn(4) {
+	switch c.Intn(4) {
 	case 1, 2:
-		n.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: c.pick(networks...)}
+		n.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: c.Pick(networks...)}
 	case 3:
 		c.odd = true
 		n.PrivateIP = []v1alpha1.PrivateIP{
 			{Enabled: true}, {Network: networks[0]}, {Enabled: true, Network: "https://www.googleapis.com/compute/v1/" + networks[1]},
-		}[c.intn(3)]
+		}[c.Intn(3)]
 	}
 	if !n.PublicIP.Enabled && !n.PrivateIP.Enabled {
 		c.odd = true // unreachable
@@ -291,8 +276,8 @@ func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
 
 	r := &p.Resources
 	r.InstanceType = c.admitted(tiers, "db-n1-standard-1")
-	r.Disk.SizeMinimumGb = sizes[c.intn(len(sizes))]
-	switch c.intn(4) {
+	r.Disk.SizeMinimumGb = sizes[c.Intn(len(sizes))]
+	switch c.Intn(4) {
 	case 1:
 		r.Disk.SizeMaximumGb = r.Disk.SizeMinimumGb // no growth
 	case 2:
@@ -300,9 +285,9 @@ func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
 	case 3:
 		r.Disk.SizeMaximumGb = 65536
 	}
-	if c.rarely() {
+	if c.Rarely() {
 		c.odd = true
-		r.Disk = v1alpha1.Disk{SizeMinimumGb: []int32{5, -1, 40}[c.intn(3)], SizeMaximumGb: []int32{20, -5, 0}[c.intn(3)]}
+		r.Disk = v1alpha1.Disk{SizeMinimumGb: []int32{5, -1, 40}[c.Intn(3)], SizeMaximumGb: []int32{20, -5, 0}[c.Intn(3)]}
 	}
 	r.Disk.Type = c.admitted([]string{v1alpha1.DiskTypeSSD, v1alpha1.DiskTypeHDD, ""}, "NVMe")
 	return p
@@ -312,7 +297,7 @@ func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
 // p created, or an example answer, then changed out of band a few times.
 func genObserved(c *choices, p v1alpha1.PostgresqlInstanceParameters) *sqladmin.DatabaseInstance {
 	var o *sqladmin.DatabaseInstance
-	switch c.intn(16) {
+	switch c.Intn(16) {
 	case 1:
 		o = minimalObserved()
 	case 2:
@@ -325,9 +310,9 @@ func genObserved(c *choices, p v1alpha1.PostgresqlInstanceParameters) *sqladmin.
 		b, _ := json.Marshal(GenerateInstance("fuzz", "my-project-123", p, ""))
 		o = &sqladmin.DatabaseInstance{}
 		_ = json.Unmarshal(b, o)
-		o.State, o.Settings.SettingsVersion = "RUNNABLE", int64(1+c.next())
+		o.State, o.Settings.SettingsVersion = "RUNNABLE", int64(1+c.Byte())
 	}
-	for range c.intn(8) {
+	for range c.Intn(8) {
 		change(c, o)
 	}
 	return o
@@ -336,11 +321,11 @@ func genObserved(c *choices, p v1alpha1.PostgresqlInstanceParameters) *sqladmin.
 // change makes one out-of-band change to o.
 func change(c *choices, o *sqladmin.DatabaseInstance) {
 	if o.Settings == nil {
-		switch c.intn(3) {
+		switch c.Intn(3) {
 		case 0:
-			o.DatabaseVersion = c.pick("POSTGRES_15", "POSTGRES_18", "")
+			o.DatabaseVersion = c.Pick("POSTGRES_15", "POSTGRES_18", "")
 		case 1:
-			o.Region = c.pick("europe-west1", "us-central1", "")
+			o.Region = c.Pick("europe-west1", "us-central1", "")
 		}
 		return
 	}
@@ -352,75 +337,75 @@ func change(c *choices, o *sqladmin.DatabaseInstance) {
 		s.IpConfiguration = &sqladmin.IpConfiguration{}
 	}
 	ipc := s.IpConfiguration
-	switch c.intn(20) {
+	switch c.Intn(20) {
 	case 0:
 		o.Settings = nil
 	case 1:
-		s.Tier = c.pick(append(tiers, "db-custom-4-15360")...)
+		s.Tier = c.Pick(append(tiers, "db-custom-4-15360")...)
 	case 2:
-		s.Edition = c.pick(EditionEnterprise, EditionEnterprisePlus, "")
+		s.Edition = c.Pick(EditionEnterprise, EditionEnterprisePlus, "")
 	case 3:
-		s.AvailabilityType = c.pick(AvailabilityZonal, AvailabilityRegional, "")
+		s.AvailabilityType = c.Pick(AvailabilityZonal, AvailabilityRegional, "")
 	case 4:
-		switch c.intn(3) {
+		switch c.Intn(3) {
 		case 0:
 			s.BackupConfiguration = nil
 		case 1:
 			s.BackupConfiguration.Enabled = !s.BackupConfiguration.Enabled
 		case 2:
-			s.BackupConfiguration.StartTime = c.pick("00:00", "03:00", "")
+			s.BackupConfiguration.StartTime = c.Pick("00:00", "03:00", "")
 		}
 	case 5:
-		s.DatabaseFlags = append(s.DatabaseFlags, &sqladmin.DatabaseFlags{Name: c.pick(flagNames...), Value: c.pick(append(flagValues, "other")...)})
+		s.DatabaseFlags = append(s.DatabaseFlags, &sqladmin.DatabaseFlags{Name: c.Pick(flagNames...), Value: c.Pick(append(flagValues, "other")...)})
 	case 6:
 		switch {
-		case len(s.DatabaseFlags) > 0 && c.intn(3) == 0:
-			i := c.intn(len(s.DatabaseFlags))
+		case len(s.DatabaseFlags) > 0 && c.Intn(3) == 0:
+			i := c.Intn(len(s.DatabaseFlags))
 			s.DatabaseFlags = append(s.DatabaseFlags[:i:i], s.DatabaseFlags[i+1:]...)
-		case c.intn(2) == 0:
+		case c.Intn(2) == 0:
 			s.DatabaseFlags = append(s.DatabaseFlags, nil)
 		default:
 			s.DatabaseFlags = nil
 		}
 	case 7:
-		switch c.intn(4) {
+		switch c.Intn(4) {
 		case 0:
 			s.UserLabels = nil
 		case 1:
 			s.UserLabels = withLabel(s.UserLabels, "goog-managed-by", "cloudsql")
 		case 2:
-			s.UserLabels = withLabel(s.UserLabels, c.pick(labelKeys...), "changed")
+			s.UserLabels = withLabel(s.UserLabels, c.Pick(labelKeys...), "changed")
 		case 3:
-			delete(s.UserLabels, c.pick(labelKeys...))
+			delete(s.UserLabels, c.Pick(labelKeys...))
 		}
 	case 8:
 		s.IpConfiguration = nil
 	case 9:
 		ipc.Ipv4Enabled = !ipc.Ipv4Enabled
 	case 10:
-		switch c.intn(3) {
+		switch c.Intn(3) {
 		case 0:
 			if ipc.PrivateNetwork != "" {
 				ipc.PrivateNetwork = "https://www.googleapis.com/compute/v1/" + NormalizeNetwork(ipc.PrivateNetwork)
 			}
 		case 1:
-			ipc.PrivateNetwork = c.pick(networks...)
+			ipc.PrivateNetwork = c.Pick(networks...)
 		case 2:
 			ipc.PrivateNetwork = ""
 		}
 	case 11:
 		acl := ipc.AuthorizedNetworks
-		switch c.intn(5) {
+		switch c.Intn(5) {
 		case 0:
-			acl = append(acl, &sqladmin.AclEntry{Kind: ACLEntryKind, Value: c.pick(append(cidrs, "1.2.3.4", "30.60.90.120")...), Name: c.pick(aclNames...)})
+			acl = append(acl, &sqladmin.AclEntry{Kind: ACLEntryKind, Value: c.Pick(append(cidrs, "1.2.3.4", "30.60.90.120")...), Name: c.Pick(aclNames...)})
 		case 1:
 			if len(acl) > 0 {
-				i := c.intn(len(acl))
+				i := c.Intn(len(acl))
 				acl = append(acl[:i:i], acl[i+1:]...)
 			}
 		case 2:
 			if len(acl) > 0 && acl[0] != nil {
-				acl[0].Name = c.pick("renamed", "")
+				acl[0].Name = c.Pick("renamed", "")
 			}
 		case 3:
 			// Cloud SQL accepts a bare address for a /32.
@@ -434,30 +419,30 @@ func change(c *choices, o *sqladmin.DatabaseInstance) {
 		}
 		ipc.AuthorizedNetworks = acl
 	case 12:
-		if c.intn(2) == 0 {
+		if c.Intn(2) == 0 {
 			s.LocationPreference = nil
 		} else {
-			s.LocationPreference = &sqladmin.LocationPreference{Zone: c.pick("europe-west1-b", "europe-west1-d", "us-central1-b", "")}
+			s.LocationPreference = &sqladmin.LocationPreference{Zone: c.Pick("europe-west1-b", "europe-west1-d", "us-central1-b", "")}
 		}
 	case 13:
-		switch c.intn(3) {
+		switch c.Intn(3) {
 		case 0:
 			s.MaintenanceWindow = nil
 		default:
-			s.MaintenanceWindow = &sqladmin.MaintenanceWindow{Day: int64(c.intn(9)), Hour: int64(c.intn(25))}
+			s.MaintenanceWindow = &sqladmin.MaintenanceWindow{Day: int64(c.Intn(9)), Hour: int64(c.Intn(25))}
 		}
 	case 14:
-		s.DataDiskSizeGb = []int64{0, 5, 10, 20, 35, 70000}[c.intn(6)]
+		s.DataDiskSizeGb = []int64{0, 5, 10, 20, 35, 70000}[c.Intn(6)]
 	case 15:
-		s.StorageAutoResize = []*bool{nil, ptr.To(true), ptr.To(false)}[c.intn(3)]
+		s.StorageAutoResize = []*bool{nil, ptr.To(true), ptr.To(false)}[c.Intn(3)]
 	case 16:
-		s.StorageAutoResizeLimit = []int64{0, 10, 20, 40, 100}[c.intn(5)]
+		s.StorageAutoResizeLimit = []int64{0, 10, 20, 40, 100}[c.Intn(5)]
 	case 17:
-		s.DataDiskType = c.pick(DiskTypeSSD, DiskTypeHDD, "HYPERDISK_BALANCED", "")
+		s.DataDiskType = c.Pick(DiskTypeSSD, DiskTypeHDD, "HYPERDISK_BALANCED", "")
 	case 18:
-		o.DatabaseVersion = c.pick("POSTGRES_15", "POSTGRES_18", "")
+		o.DatabaseVersion = c.Pick("POSTGRES_15", "POSTGRES_18", "")
 	case 19:
-		o.Region = c.pick("europe-west1", "us-central1", "")
+		o.Region = c.Pick("europe-west1", "us-central1", "")
 	}
 }
 

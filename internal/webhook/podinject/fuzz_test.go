@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/fuzzbytes"
 )
 
 // FuzzMutate builds pods from the fuzzer's bytes (names, images, ports, users,
@@ -42,7 +43,7 @@ func FuzzMutate(f *testing.F) {
 		f.Add(b, i%2 == 0, i%3 == 0, i%5 == 0, r.Uint64())
 	}
 	f.Fuzz(func(t *testing.T, data []byte, native, privateIP, creds bool, seed uint64) {
-		in := genPod(&gen{b: data})
+		in := genPod(&gen{fuzzbytes.New(data)})
 		x := inputs(func(x *Inputs) {
 			x.Native, x.PrivateIP = native, privateIP
 			if creds {
@@ -246,23 +247,8 @@ func declaredPorts(pod *corev1.Pod) map[int32]bool {
 	return m
 }
 
-// gen turns the fuzzer's bytes into choices; past the end every choice is 0.
-type gen struct {
-	b []byte
-	i int
-}
-
-func (g *gen) next() int {
-	if g.i >= len(g.b) {
-		return 0
-	}
-	g.i++
-	return int(g.b[g.i-1])
-}
-
-func (g *gen) intn(n int) int { return g.next() % n }
-
-func (g *gen) pick(xs ...string) string { return xs[g.intn(len(xs))] }
+// gen turns the fuzzer's bytes into choices.
+type gen struct{ *fuzzbytes.Choices }
 
 // Pools of values: the common ones, and rarer ones that meet the injector's own
 // names, images and paths or that it must refuse. A choice past the end of the
@@ -281,31 +267,31 @@ var (
 
 // rare picks from rare one time in eight, else from common.
 func (g *gen) rare(common, rare []string) string {
-	if g.intn(8) == 7 {
-		return g.pick(rare...)
+	if g.Intn(8) == 7 {
+		return g.Pick(rare...)
 	}
-	return g.pick(common...)
+	return g.Pick(common...)
 }
 
 func (g *gen) port() int32 {
-	switch g.intn(4) {
+	switch g.Intn(4) {
 	case 0:
-		return int32(1 + g.next()<<8 + g.next())
+		return int32(1 + g.Byte()<<8 + g.Byte())
 	default:
-		return int32(PortMin + (g.next()<<8+g.next())%(PortMax-PortMin+1))
+		return int32(PortMin + (g.Byte()<<8+g.Byte())%(PortMax-PortMin+1))
 	}
 }
 
 func (g *gen) securityContext() *corev1.SecurityContext {
-	switch g.intn(8) {
+	switch g.Intn(8) {
 	case 0, 1, 2:
 		return nil
 	case 3, 4:
-		return &corev1.SecurityContext{RunAsUser: ptr.To(uids[g.intn(len(uids))])}
+		return &corev1.SecurityContext{RunAsUser: ptr.To(uids[g.Intn(len(uids))])}
 	case 5:
 		return &corev1.SecurityContext{RunAsNonRoot: ptr.To(false)}
 	case 6:
-		return &corev1.SecurityContext{RunAsUser: ptr.To(uids[g.intn(len(uids))]), RunAsNonRoot: ptr.To(true)}
+		return &corev1.SecurityContext{RunAsUser: ptr.To(uids[g.Intn(len(uids))]), RunAsNonRoot: ptr.To(true)}
 	default:
 		return &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)} // without a user: refused
 	}
@@ -313,14 +299,14 @@ func (g *gen) securityContext() *corev1.SecurityContext {
 
 func (g *gen) container(name string, volumes []string) corev1.Container {
 	c := corev1.Container{Name: name, Image: g.rare(images, proxyImages), SecurityContext: g.securityContext()}
-	for range g.intn(4) {
-		c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: g.port(), HostPort: []int32{0, g.port()}[g.intn(2)]})
+	for range g.Intn(4) {
+		c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: g.port(), HostPort: []int32{0, g.port()}[g.Intn(2)]})
 	}
-	for range g.intn(5) {
-		c.Env = append(c.Env, corev1.EnvVar{Name: g.pick(envNames...), Value: strconv.Itoa(g.next())})
+	for range g.Intn(5) {
+		c.Env = append(c.Env, corev1.EnvVar{Name: g.Pick(envNames...), Value: strconv.Itoa(g.Byte())})
 	}
 	paths := map[string]bool{}
-	for range g.intn(3) {
+	for range g.Intn(3) {
 		if len(volumes) == 0 {
 			break
 		}
@@ -329,9 +315,9 @@ func (g *gen) container(name string, volumes []string) corev1.Container {
 			continue
 		}
 		paths[p] = true
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.pick(volumes...), MountPath: p})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.Pick(volumes...), MountPath: p})
 	}
-	switch g.intn(4) {
+	switch g.Intn(4) {
 	case 0:
 		c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(g.port())}}}
 	case 1:
@@ -346,25 +332,25 @@ func (g *gen) container(name string, volumes []string) corev1.Container {
 // server requires of every pod it sends to the webhook.
 func genPod(g *gen) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fuzz", Namespace: "fuzz", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: "db"}}}
-	if g.intn(16) == 15 {
+	if g.Intn(16) == 15 {
 		p.Annotations[v1alpha1.AnnotationProxyInjected] = "true"
 	}
-	switch g.intn(4) {
+	switch g.Intn(4) {
 	case 1:
-		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To(uids[g.intn(len(uids))]), FSGroup: ptr.To[int64](2000)}
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To(uids[g.Intn(len(uids))]), FSGroup: ptr.To[int64](2000)}
 	case 2:
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
 	case 3:
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000)}
 	}
-	if g.intn(32) == 31 {
+	if g.Intn(32) == 31 {
 		p.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	}
-	if g.intn(32) == 31 {
+	if g.Intn(32) == 31 {
 		p.Spec.HostNetwork = true
 	}
 	var volumes []string
-	for range g.intn(4) {
+	for range g.Intn(4) {
 		n := g.rare(volumeNamePool, reservedVols)
 		if slices.Contains(volumes, n) {
 			continue
@@ -381,10 +367,10 @@ func genPod(g *gen) *corev1.Pod {
 		used[n] = true
 		*to = append(*to, g.container(n, volumes))
 	}
-	for range g.intn(3) {
+	for range g.Intn(3) {
 		add(&p.Spec.InitContainers)
 	}
-	for range 1 + g.intn(3) {
+	for range 1 + g.Intn(3) {
 		add(&p.Spec.Containers)
 	}
 	return p

@@ -9,38 +9,27 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 )
 
-// notServed answers every read as an API server that serves no
-// PostgresqlInstances does: the kind's CRD is not installed (safe-start, not
-// activated).
-type notServed struct{}
-
-func (notServed) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	return &apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.PostgresqlInstanceKind}, SearchedVersions: []string{v1alpha1.Version}}
-}
-
-func (notServed) List(context.Context, client.ObjectList, ...client.ListOption) error {
-	return &apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.PostgresqlInstanceKind}, SearchedVersions: []string{v1alpha1.Version}}
-}
-
+// A pod that names an instance while PostgresqlInstances are not served is
+// denied with what to do, not answered with a server error.
 func TestDeniedWhileTheKindIsNotServed(t *testing.T) {
 	g := NewWithT(t)
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	// An API server without the provider's CRDs, as with safe-start before the
+	// kind is activated: reads of PostgresqlInstances find no such kind.
+	env, err := controlplane.Start(controlplane.WithCRDsFrom())
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
 	cfg, err := ConfigFrom(configfile.Defaults(), true)
 	g.Expect(err).NotTo(HaveOccurred())
-	inj := NewInjector(notServed{}, notServed{}, nil, scheme, cfg)
+	inj := NewInjector(env.Client, env.Client, env.Client, env.Scheme, cfg)
 
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
