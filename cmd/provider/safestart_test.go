@@ -107,7 +107,7 @@ func TestSafeStart(t *testing.T) {
 	}})
 	g.Expect(err).NotTo(HaveOccurred())
 	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-		ProjectID: "safe-start-123456", Endpoint: emu.URL + "/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		Project: v1alpha1.Project{ProjectID: "safe-start-123456", Endpoint: emu.URL + "/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 	}}
 	g.Expect(c.Create(ctx, pc)).To(Succeed())
 	g.Eventually(func() ([]string, error) {

@@ -461,7 +461,7 @@ func providerConfig(name, endpoint string, proxyKey *xpv2.SecretKeySelector) *v1
 	return &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:        project,
+			Project:          v1alpha1.Project{ProjectID: project},
 			Endpoint:         endpoint,
 			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 			ProxyCredentials: proxyKey,

@@ -183,13 +183,13 @@ func run(m *testing.M) (int, error) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: pcDefault},
-			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
+			Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: srv.URL + "/"},
 				Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 		},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "proxy-key"}, Data: map[string][]byte{"key.json": []byte(`{"type":"service_account"}`)}},
 		&v1alpha1.ProviderConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey},
-			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
+			Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: srv.URL + "/"},
 				Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 				ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
 		},

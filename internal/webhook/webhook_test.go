@@ -307,7 +307,7 @@ func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "drops-key"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: "http://127.0.0.1:1/"},
 			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 			ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
 	})).To(Succeed())
@@ -404,7 +404,7 @@ func TestNameAndProjectTooLongIsDenied(t *testing.T) {
 	long := strings.Repeat("p", 29) + "1" // 30 characters, the longest project ID
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "long-project"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: long, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: long, Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 	})).To(Succeed())
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "too-long"}}
@@ -446,7 +446,7 @@ func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 	})).To(Succeed())
 	c, w := warningClient(t)

@@ -18,8 +18,7 @@ func pc(name string, source xpv2.CredentialsSource, sel xpv2.CommonCredentialSel
 	return &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
 		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:   "my-project-123",
-			Endpoint:    "http://127.0.0.1:1/",
+			Project:     v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: source, CommonCredentialSelectors: sel},
 		},
 	}

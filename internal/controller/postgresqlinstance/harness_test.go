@@ -154,8 +154,7 @@ func newHarness(t testing.TB, o ...harnessOption) *harness {
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: h.pc},
 		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:   h.project,
-			Endpoint:    h.srvURL,
+			Project:     v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 		},
 	}

@@ -350,7 +350,7 @@ func TestBadCredentialsAreExplained(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, key) })
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-bad"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: h.project, Endpoint: h.srvURL, Credentials: v1alpha1.ProviderCredentials{
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL}, Credentials: v1alpha1.ProviderCredentials{
 			Source: xpv2.CredentialsSourceSecret,
 			CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: &xpv2.SecretKeySelector{
 				SecretReference: xpv2.SecretReference{Namespace: secretNamespace, Name: "bad-admin-key"}, Key: "key.json"}},
