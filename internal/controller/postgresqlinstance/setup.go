@@ -103,14 +103,15 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return errors.Wrap(err, errObserver)
 		}
 	}
-	c := &connector{
+	c := &connector[*v1alpha1.PostgresqlInstance]{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
-		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		services: providerconfig.NewServiceCache(o.Transport),
 		pacing:   p,
 		fs:       afero.NewOsFs(),
 		observer: obs,
+		owner:    v1alpha1.PostgresqlInstanceGroupVersionKind,
+		config:   legacyConfig(mgr.GetClient()),
 	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
