@@ -364,7 +364,9 @@ func runProvider(args []string) error {
 		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
 		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
 	}
-	xpcontroller.SetupGated(mgr, o, g.failed)
+	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
+		return fmt.Errorf("cannot set up the controllers: %w", err)
+	}
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request budget.
 		instance.Setup(mgr, providerconfig.NewServiceCache(transport),

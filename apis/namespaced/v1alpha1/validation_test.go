@@ -82,11 +82,15 @@ func TestNamespacedInstance(t *testing.T) {
 			fragments: []string{"spec.writeConnectionSecretToRef", "is required when the provider may create the instance"},
 		},
 		"a kind of provider config that does not exist": {
-			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "Secret", Name: "x"} },
+			change: func(pi *v1alpha1.PostgresqlInstance) {
+				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "Secret", Name: "x"}
+			},
 			fragments: []string{"spec.providerConfigRef.kind", "must be ClusterProviderConfig"},
 		},
 		"an empty provider config name": {
-			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig"} },
+			change: func(pi *v1alpha1.PostgresqlInstance) {
+				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig"}
+			},
 			fragments: []string{"spec.providerConfigRef.name", "must name a ClusterProviderConfig, or a ProviderConfig of this namespace"},
 		},
 		"the shared forProvider rules": {
