@@ -7,23 +7,15 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/spf13/afero"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
-const (
-	errNoTypedProviderConfig  = "spec.providerConfigRef is not set: name a ClusterProviderConfig, or a ProviderConfig of this namespace, that holds the project and credentials"
-	errGetClusterConfig       = "cannot get ClusterProviderConfig %q named by spec.providerConfigRef"
-	errGetNamespacedConfig    = "cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef"
-	errUnknownProviderConfig  = "spec.providerConfigRef.kind %q is not a kind of provider configuration: use ClusterProviderConfig or ProviderConfig"
-	clusterConfigSourcePrefix = "ClusterProviderConfig/"
-	configSourcePrefix        = "ProviderConfig/"
-)
+const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a ClusterProviderConfig, or a ProviderConfig of this namespace, that holds the project and credentials"
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlInstance kind
 // (cloudsql.m.travelaudience.com) to mgr. It shares the core's fleet, request
@@ -59,43 +51,6 @@ func namespacedConfig(kube client.Client) func(context.Context, *nsv1alpha1.Post
 		if err := usage.Track(ctx, mg); err != nil {
 			return nil, errors.Wrap(err, errTrackUsage)
 		}
-		switch ref.Kind {
-		case nsv1alpha1.ClusterProviderConfigKind:
-			cpc := &nsv1alpha1.ClusterProviderConfig{}
-			if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
-				return nil, errors.Wrapf(err, errGetClusterConfig, ref.Name)
-			}
-			return &v1alpha1.ProviderConfig{
-				ObjectMeta: metav1.ObjectMeta{Name: clusterConfigSourcePrefix + cpc.Name, UID: cpc.UID},
-				Spec:       cpc.Spec,
-			}, nil
-		case nsv1alpha1.ProviderConfigKind:
-			pc := &nsv1alpha1.ProviderConfig{}
-			if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
-				return nil, errors.Wrapf(err, errGetNamespacedConfig, ref.Name, mg.GetNamespace())
-			}
-			return asClusterConfig(pc), nil
-		default:
-			return nil, errors.Errorf(errUnknownProviderConfig, ref.Kind)
-		}
+		return providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref)
 	}
-}
-
-// asClusterConfig is a namespaced ProviderConfig as the cluster-scoped kind's,
-// with its secrets named in its own namespace.
-func asClusterConfig(pc *nsv1alpha1.ProviderConfig) *v1alpha1.ProviderConfig {
-	out := &v1alpha1.ProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: configSourcePrefix + pc.Namespace + "/" + pc.Name, UID: pc.UID},
-		Spec: v1alpha1.ProviderConfigSpec{
-			Project:     pc.Spec.Project,
-			Credentials: v1alpha1.ProviderCredentials{Source: pc.Spec.Credentials.Source},
-		},
-	}
-	if ref := pc.Spec.Credentials.SecretRef; ref != nil {
-		out.Spec.Credentials.SecretRef = ref.ToSecretKeySelector(pc.Namespace)
-	}
-	if ref := pc.Spec.ProxyCredentials; ref != nil {
-		out.Spec.ProxyCredentials = ref.ToSecretKeySelector(pc.Namespace)
-	}
-	return out
 }
