@@ -152,7 +152,7 @@ func TestMissingInstanceIsDenied(t *testing.T) {
 	err := env.Client.Create(context.Background(), annotatedPod("missing-app", "web", "no-such-instance"))
 	g.Expect(err).To(MatchError(And(
 		ContainSubstring("pod missing-app/web"),
-		ContainSubstring(`PostgresqlInstance "no-such-instance" named by annotation cloudsql.travelaudience.com/postgresqlinstance-name does not exist`),
+		ContainSubstring(`annotation cloudsql.travelaudience.com/postgresqlinstance-name names PostgresqlInstance "no-such-instance", which exists neither in the pod's namespace missing-app (postgresqlinstances.cloudsql.m.travelaudience.com) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)`),
 		ContainSubstring("not its spec.forProvider.name"),
 	)))
 	g.Expect(testutil.ToFloat64(metrics.Injections.WithLabelValues("missing-app", metrics.OutcomeDenied))).To(Equal(1.0))
@@ -168,7 +168,7 @@ func TestInstanceNotReadyIsDenied(t *testing.T) {
 	err := env.Client.Create(ctx, annotatedPod("unready-app", "web", "unready"))
 	g.Expect(err).To(MatchError(And(
 		ContainSubstring(`PostgresqlInstance "unready" is not ready (Ready is False, reason Creating)`),
-		ContainSubstring("kubectl get postgresqlinstance unready"),
+		ContainSubstring("kubectl get postgresqlinstances.cloudsql.travelaudience.com/unready"),
 	)))
 }
 

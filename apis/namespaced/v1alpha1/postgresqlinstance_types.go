@@ -7,6 +7,13 @@ import (
 	clusterv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
+// LabelInstance is set, with the metadata.name of a namespaced
+// PostgresqlInstance as its value, on the secrets the injector copies into the
+// instance's namespace for it. It differs from the cluster-scoped kind's label
+// so that the copies of two instances of the same name, one of each kind, never
+// mix.
+const LabelInstance = Group + "/postgresqlinstance"
+
 // A PostgresqlInstanceSpec defines the desired state of a namespaced
 // PostgresqlInstance. The name, version, region and disk type cannot change
 // once the provider may create or update the instance; while it only observes
