@@ -2,20 +2,25 @@ package webhook_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -231,4 +236,33 @@ func TestNamespacedInstanceNotReadyIsDenied(t *testing.T) {
 		ContainSubstring(`PostgresqlInstance "db" of namespace unready-ns (cloudsql.m.travelaudience.com) is not ready (Ready is False, reason Creating)`),
 		ContainSubstring("kubectl -n unready-ns get postgresqlinstances.cloudsql.m.travelaudience.com/db"),
 	)))
+}
+
+// The namespaced examples work together: the example Deployment's pod, in the
+// example instance's namespace, gets that instance.
+func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	read := func(file string, into any) {
+		objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", file))
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(objs).To(HaveLen(1))
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, into)).To(Succeed())
+	}
+	ex := &nsv1alpha1.PostgresqlInstance{}
+	read("postgresqlinstance.yaml", ex)
+	d := &appsv1.Deployment{}
+	read("deployment-with-proxy.yaml", d)
+	g.Expect(d.Namespace).To(Equal(ex.Namespace))
+
+	// Another namespace than the examples', which another test uses.
+	const ns = "example-team"
+	namespace(t, ns, nil)
+	readyNamespacedInstance(t, ns, ex.Name, func(pi *nsv1alpha1.PostgresqlInstance) { pi.Spec = ex.Spec })
+	p := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
+	p.Namespace, p.Name = ns, "orders-api"
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/"+ex.Name))
+	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal(ex.Spec.WriteConnectionSecretToReference.Name))
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
 }

@@ -127,8 +127,8 @@ func TestClaimRulesOnAPIServer(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, crd)).To(Succeed())
 
 	claim := readManifests(t, example("claim.yaml"))[0]
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": claim.GetNamespace()}}}
-	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	// The namespaced composite's tests use the same namespace.
+	ensureNamespace(t, claim.GetNamespace())
 	// The CRD serves once it is established, which takes a moment.
 	g.Eventually(func() error { return env.Client.Create(ctx, claim.DeepCopy()) }).WithTimeout(30 * time.Second).Should(Succeed())
 

@@ -208,10 +208,16 @@ func condition(xr *unstructured.Unstructured, ct xpv2.ConditionType) map[string]
 // would cache them after a download, so that nothing is downloaded.
 func validate(t *testing.T, resources ...string) (string, error) {
 	t.Helper()
+	return validateWith(t, example("definition.yaml")+","+repoPath("package", "crds"), resources...)
+}
+
+// validateWith runs `crossplane beta validate` with extensions, a comma-separated
+// list of files and directories, as validate does.
+func validateWith(t *testing.T, extensions string, resources ...string) (string, error) {
+	t.Helper()
 	cache := t.TempDir()
 	dir := cache + "/" + strings.ReplaceAll(crossplaneImage, ":", "@")
 	copyDir(t, crds, dir)
-	extensions := example("definition.yaml") + "," + repoPath("package", "crds")
 	stdout, stderr, err := crossplane(t, "beta", "validate", extensions, strings.Join(resources, ","),
 		"--cache-dir", cache, "--crossplane-image", crossplaneImage)
 	return stdout + stderr, err
