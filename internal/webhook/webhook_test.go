@@ -471,7 +471,7 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 
 	want := And(
 		ContainSubstring("PostgresqlInstance guarded-delete may not be deleted: deleting it deletes Cloud SQL instance guarded-delete"),
-		ContainSubstring("kubectl annotate postgresqlinstance guarded-delete cloudsql.travelaudience.com/allow-deletion=true"),
+		ContainSubstring("kubectl annotate postgresqlinstances.cloudsql.travelaudience.com guarded-delete cloudsql.travelaudience.com/allow-deletion=true"),
 	)
 	g.Expect(env.Client.Delete(ctx, pi)).To(MatchError(want))
 	g.Expect(env.Client.Delete(ctx, pi, client.DryRunAll)).To(MatchError(want), "dry-run deletions are answered like real ones")

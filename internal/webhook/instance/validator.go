@@ -178,7 +178,7 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 		pcName = r.Name
 	}
 	return &subject{
-		obj: pi, ref: pi.Name, kubectl: "postgresqlinstance " + pi.Name,
+		obj: pi, ref: pi.Name, kubectl: "postgresqlinstances." + v1alpha1.Group + " " + pi.Name,
 		policies: pi.GetManagementPolicies(), orphan: pi.GetDeletionPolicy() == xpv2.DeletionOrphan, forProviderName: pi.Spec.ForProvider.Name,
 		config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
 			pc := &v1alpha1.ProviderConfig{}
