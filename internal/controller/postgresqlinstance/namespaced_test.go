@@ -5,92 +5,80 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
-// namespaced makes a namespaced PostgresqlInstance in ns, with its connection
-// secret beside it, and deletes it (waiting for its finalizer) when the test ends.
-func (h *harness) namespaced(ns, name string, ref xpv2.ProviderConfigReference) *nsv1alpha1.PostgresqlInstance {
-	h.t.Helper()
-	h.g.Expect(client.IgnoreAlreadyExists(env.Client.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
-	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	pi.Spec.ProviderConfigReference = &ref
-	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
-	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
-	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
-	h.t.Cleanup(func() {
-		_ = env.Client.Delete(h.ctx, pi)
-		h.g.Eventually(func() bool {
-			return kerrors.IsNotFound(env.Client.Get(h.ctx, client.ObjectKeyFromObject(pi), &nsv1alpha1.PostgresqlInstance{}))
-		}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "namespaced instance %s/%s kept its finalizer", ns, name)
-	})
-	return pi
-}
+// The lifecycle tests run for the namespaced kind too (see kinds_test.go);
+// these are about what only it has: provider configurations of two kinds, one
+// of which belongs to a namespace.
 
-func (h *harness) namespacedCondition(pi *nsv1alpha1.PostgresqlInstance, ct xpv2.ConditionType) func() (xpv2.Condition, error) {
-	return func() (xpv2.Condition, error) {
-		got := &nsv1alpha1.PostgresqlInstance{}
-		err := env.Client.Get(h.ctx, client.ObjectKeyFromObject(pi), got)
-		return got.GetCondition(ct), err
+// A namespaced PostgresqlInstance whose providerConfigRef names a configuration
+// that does not exist is told so, with the kind and, for a ProviderConfig, the
+// namespace it was looked for in; a ProviderConfig of that name in another
+// namespace is never used (its credentials are that namespace's). Nothing is
+// asked of Cloud SQL. Once the configuration exists, the instance is created
+// through it, and the use is recorded in the object's namespace.
+func TestMissingProviderConfigIsNamed(t *testing.T) {
+	cases := map[string]struct {
+		ref  func(h *harness) xpv2.ProviderConfigReference
+		want func(h *harness, ns string) string
+		// make makes the configuration that ref names.
+		make func(h *harness, ns string)
+	}{
+		"ProviderConfig of another namespace": {
+			ref: func(h *harness) xpv2.ProviderConfigReference {
+				h.localProviderConfig(teamB.namespace(h))
+				return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: h.pc}
+			},
+			want: func(h *harness, ns string) string {
+				return fmt.Sprintf("cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef", h.pc, ns)
+			},
+			make: func(h *harness, ns string) { h.localProviderConfig(ns) },
+		},
+		"ClusterProviderConfig": {
+			ref: func(h *harness) xpv2.ProviderConfigReference {
+				return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: h.pc + "-missing"}
+			},
+			want: func(h *harness, _ string) string {
+				return fmt.Sprintf("cannot get ClusterProviderConfig %q named by spec.providerConfigRef", h.pc+"-missing")
+			},
+			make: func(h *harness, _ string) {
+				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.providerConfigSpec()}
+				h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
+				h.t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
+			},
+		},
 	}
-}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			a := h.of(teamA)
+			ns := teamA.namespace(h)
+			ref := c.ref(h)
+			h.g.Expect(env.Client.Create(h.ctx, a.instance("orders", func(p object) {
+				p.(*nsv1alpha1.PostgresqlInstance).Spec.ProviderConfigReference = &ref
+			}))).To(Succeed())
+			h.g.Eventually(func() xpv2.Condition { return a.condition("orders", xpv2.TypeSynced) }, 30*time.Second, 50*time.Millisecond).Should(And(
+				HaveField("Status", corev1.ConditionFalse),
+				HaveField("Message", And(ContainSubstring(c.want(h, ns)), ContainSubstring("not found"))),
+			))
+			h.g.Expect(h.requests()).To(Equal(0), "Cloud SQL was called without the configuration the object names")
 
-// A namespaced PostgresqlInstance is created through a ClusterProviderConfig,
-// with its secret in its own namespace; one of another namespace that maps to
-// the same Cloud SQL name, through a ProviderConfig of its own namespace, never
-// touches the first one's instance; deleting the first deletes its instance.
-func TestNamespacedInstance(t *testing.T) {
-	h := newHarness(t)
-	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}, Spec: v1alpha1.ProviderConfigSpec{
-		Project:     v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL},
-		Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-	}}
-	h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
-
-	teamA := h.namespaced("team-a", "orders", xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: h.pc})
-	h.g.Eventually(h.namespacedCondition(teamA, xpv2.TypeReady), 30*time.Second, 100*time.Millisecond).
-		Should(HaveField("Status", corev1.ConditionTrue))
-	sec := &corev1.Secret{}
-	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Namespace: "team-a", Name: "orders-postgres"}, sec)).To(Succeed())
-	h.g.Expect(sec.Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
-	h.g.Expect(sec.Data[cloudsql.ConnectionKeyEndpoint]).NotTo(BeEmpty())
-	h.g.Expect(metav1.GetControllerOf(sec)).To(HaveField("UID", teamA.GetUID()), "the connection secret belongs to the namespaced instance")
-	db, err := h.emu.Instance(h.project, "orders")
-	h.g.Expect(err).NotTo(HaveOccurred())
-	h.g.Expect(db.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(teamA.GetUID())))
-
-	// Another namespace, another kind of provider configuration, the same
-	// Cloud SQL name: refused, and the first one's instance is left alone.
-	pcB := &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "default"}, Spec: nsv1alpha1.ProviderConfigSpec{
-		Project:     v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL},
-		Credentials: nsv1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone},
-	}}
-	h.g.Expect(client.IgnoreAlreadyExists(env.Client.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}))).To(Succeed())
-	h.g.Expect(env.Client.Create(h.ctx, pcB)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, pcB) })
-	writes := h.writes()
-	teamB := h.namespaced("team-b", "orders", xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "default"})
-	h.g.Eventually(h.namespacedCondition(teamB, xpv2.TypeSynced), 30*time.Second, 100*time.Millisecond).
-		Should(And(HaveField("Status", corev1.ConditionFalse), HaveField("Message", ContainSubstring(fmt.Sprintf("Cloud SQL instance orders in project %s belongs to another PostgresqlInstance (uid %s)", h.project, teamA.GetUID())))))
-	h.g.Expect(h.writes()).To(Equal(writes), "the second object must not write to the first one's instance")
-	db, err = h.emu.Instance(h.project, "orders")
-	h.g.Expect(err).NotTo(HaveOccurred())
-	h.g.Expect(db.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(teamA.GetUID())))
-
-	// Deleting the first deletes its instance.
-	h.g.Expect(env.Client.Delete(h.ctx, teamA)).To(Succeed())
-	h.g.Eventually(func() error { _, err := h.emu.Instance(h.project, "orders"); return err }, 30*time.Second, 100*time.Millisecond).
-		Should(HaveOccurred(), "the instance of the deleted namespaced PostgresqlInstance must go")
-	h.g.Expect(meta.GetExternalName(teamB)).To(BeEmpty())
+			c.make(h, ns)
+			a.poke("orders", 1)
+			a.waitReady("orders")
+			usages := &nsv1alpha1.ProviderConfigUsageList{}
+			h.g.Expect(env.Client.List(h.ctx, usages, client.InNamespace(ns))).To(Succeed())
+			h.g.Expect(usages.Items).To(ConsistOf(And(
+				HaveField("ProviderConfigReference", ref),
+				HaveField("ResourceReference.Name", "orders"),
+			)))
+		})
+	}
 }
