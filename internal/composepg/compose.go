@@ -55,11 +55,7 @@ var ConnectionDetailKeys = []string{
 // rather than an update the API server refuses, and the disk never shrinks when a
 // composite moves to a smaller size.
 func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.PostgresqlInstance, error) {
-	var was *v1alpha1.PostgresqlInstanceParameters
-	if observed != nil {
-		was = &observed.Spec.ForProvider
-	}
-	fp, err := ForProvider(p, was)
+	fp, err := ForProvider(p, parametersOf(observed))
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +120,23 @@ func ForProvider(p Parameters, was *v1alpha1.PostgresqlInstanceParameters) (v1al
 		Networking:   networking(p),
 		Resources:    v1alpha1.Resources{InstanceType: shape.InstanceType, Disk: disk},
 	}, nil
+}
+
+// anyInstance is a pointer to either PostgresqlInstance kind, both of which hold their
+// Cloud SQL settings in the same type. It is a pointer type rather than an interface
+// value so that parametersOf sees a nil instance as nil.
+type anyInstance[T any] interface {
+	*T
+	Parameters() *v1alpha1.PostgresqlInstanceParameters
+}
+
+// parametersOf returns the settings of observed, an instance of either kind, or nil
+// when there is none yet, as ForProvider takes them.
+func parametersOf[T any, I anyInstance[T]](observed I) *v1alpha1.PostgresqlInstanceParameters {
+	if observed == nil {
+		return nil
+	}
+	return observed.Parameters()
 }
 
 // networking is the PostgresqlInstance's networking for p. Public instances get no

@@ -52,11 +52,7 @@ var orphanPolicies = xpv2.ManagementPolicies{
 // asks for, in the composite's namespace. observed is the instance as it exists,
 // or nil before it is created; see ForProvider for the changes it refuses.
 func ComposeNamespaced(p Parameters, observed *nsv1alpha1.PostgresqlInstance) (*nsv1alpha1.PostgresqlInstance, error) {
-	var was *v1alpha1.PostgresqlInstanceParameters
-	if observed != nil {
-		was = &observed.Spec.ForProvider
-	}
-	fp, err := ForProvider(p, was)
+	fp, err := ForProvider(p, parametersOf(observed))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package composepg
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -195,43 +194,24 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			req := &fnv1.RunFunctionRequest{
-				Meta:     &fnv1.RequestMeta{Tag: "t"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: tc.xr}, Resources: tc.observed},
-			}
 			w := tc.want(t)
 
-			rsp, err := New().RunFunction(context.Background(), req)
-			g.Expect(err).NotTo(HaveOccurred())
+			rsp := run(g, &fnv1.RunFunctionRequest{
+				Meta:     &fnv1.RequestMeta{Tag: "t"},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: tc.xr}, Resources: tc.observed},
+			})
 
-			var warnings []string
-			for _, r := range rsp.GetResults() {
-				g.Expect(r.GetSeverity()).NotTo(Equal(fnv1.Severity_SEVERITY_FATAL), r.GetMessage())
-				warnings = append(warnings, r.GetMessage())
-				g.Expect(r.GetTarget()).To(Equal(fnv1.Target_TARGET_COMPOSITE))
-			}
-			if w.warning == "" {
-				g.Expect(warnings).To(BeEmpty())
-			} else {
-				g.Expect(warnings).To(ConsistOf(w.warning))
-			}
-
+			expectWarnings(g, rsp, fnv1.Target_TARGET_COMPOSITE, w.warning)
 			g.Expect(rsp.GetDesired().GetResources()).To(HaveLen(2))
-			pi := rsp.GetDesired().GetResources()[string(ResourceName)]
-			g.Expect(pi.GetResource().AsMap()).To(Equal(normalise(t, w.instance)))
-			g.Expect(pi.GetReady()).To(Equal(w.ready))
-			s := rsp.GetDesired().GetResources()[string(ConnectionSecretResourceName)]
-			g.Expect(s.GetResource().AsMap()).To(Equal(secretWith(w.secret)))
-			g.Expect(s.GetReady()).To(Equal(w.secretReady))
+			expectDesired(g, rsp, ResourceName, normalise(t, w.instance), w.ready)
+			expectDesired(g, rsp, ConnectionSecretResourceName, secretWith(w.secret), w.secretReady)
 
 			// A v2 composite has no connection details; its status names the
 			// instance once it exists, and the Secret.
 			g.Expect(rsp.GetDesired().GetComposite().GetConnectionDetails()).To(BeEmpty())
 			g.Expect(rsp.GetDesired().GetComposite().GetResource().AsMap()).To(Equal(map[string]any{"status": w.status}))
 			g.Expect(rsp.GetDesired().GetComposite().GetReady()).To(Equal(fnv1.Ready_READY_UNSPECIFIED))
-			g.Expect(rsp.GetConditions()).To(HaveLen(1))
-			g.Expect(rsp.GetConditions()[0].GetType()).To(Equal(ConditionTypeSpecValid))
-			g.Expect(rsp.GetConditions()[0].GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_TRUE))
+			expectSpecValid(g, rsp)
 			g.Expect(rsp.GetConditions()[0].GetTarget()).To(Equal(fnv1.Target_TARGET_COMPOSITE))
 		})
 	}
@@ -241,11 +221,7 @@ func TestRunFunctionRefusesNamespaced(t *testing.T) {
 	nsXR := func(name, spec string) *structpb.Struct {
 		return resource.MustStructJSON(fmt.Sprintf(`{%s, "metadata": {"name": %q, "namespace": %q}, "spec": {%s}}`, nsXRHeader, name, teamNS, spec))
 	}
-	cases := map[string]struct {
-		xr       *structpb.Struct
-		observed *fnv1.Resource
-		want     string
-	}{
+	cases := map[string]refusal{
 		"allowed namespaces, which a namespaced instance cannot have": {
 			xr:   namespacedXR(`"allowedNamespaces": ["web"]`),
 			want: "spec.allowedNamespaces of PostgreSQLDatabase team-orders/orders-db cannot be set: its PostgresqlInstance is namespaced and serves only pods of namespace team-orders; remove the field, and create the PostgreSQLDatabase in the namespace of the pods that use it",
@@ -266,42 +242,13 @@ func TestRunFunctionRefusesNamespaced(t *testing.T) {
 			xr:   nsXR("d"+strings.Repeat("b", 234), ""),
 			want: `metadata.name "d` + strings.Repeat("b", 234) + `" of PostgreSQLDatabase team-orders/d` + strings.Repeat("b", 234) + ` is longer than 234 characters: create the PostgreSQLDatabase again under a shorter name`,
 		},
-		"another version for an existing instance": {
-			xr:       namespacedXR(`"version": "17"`),
-			observed: observedNamespacedInstance(defaultedSmall, readyTrue, nil),
-			want:     "spec.version cannot change from 18 to 17: Cloud SQL upgrades major versions out of place; create a new PostgreSQLDatabase and migrate the data",
-		},
-		"another region for an existing instance": {
-			xr:       namespacedXR(`"region": "us-central1"`),
-			observed: observedNamespacedInstance(defaultedSmall, readyTrue, nil),
-			want:     "spec.region cannot change from europe-west1 to us-central1: a Cloud SQL instance cannot move; create a new PostgreSQLDatabase in the new region and migrate the data",
-		},
-		"public networking for an instance with a private IP": {
-			xr:       namespacedXR(""),
-			observed: observedNamespacedInstance(withPrivate, readyTrue, nil),
-			want:     "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again",
-		},
 	}
-	for name, tc := range cases {
+	for name, tc := range withChangesRefused(cases, namespacedXR, observedNamespacedInstance, "PostgreSQLDatabase") {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: tc.xr}}}
-			if tc.observed != nil {
-				req.Observed.Resources = map[string]*fnv1.Resource{string(ResourceName): tc.observed}
-			}
+			rsp := run(g, &fnv1.RunFunctionRequest{Observed: observing(tc.xr, tc.observed)})
 
-			rsp, err := New().RunFunction(context.Background(), req)
-			g.Expect(err).NotTo(HaveOccurred())
-
-			g.Expect(rsp.GetResults()).To(HaveLen(1))
-			g.Expect(rsp.GetResults()[0].GetSeverity()).To(Equal(fnv1.Severity_SEVERITY_FATAL))
-			g.Expect(rsp.GetResults()[0].GetMessage()).To(Equal(tc.want))
-			g.Expect(rsp.GetConditions()).To(HaveLen(1))
-			c := rsp.GetConditions()[0]
-			g.Expect(c.GetType()).To(Equal(ConditionTypeSpecValid))
-			g.Expect(c.GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_FALSE))
-			g.Expect(c.GetMessage()).To(Equal(tc.want))
-			g.Expect(c.GetTarget()).To(Equal(fnv1.Target_TARGET_COMPOSITE))
+			expectRefused(g, rsp, fnv1.Target_TARGET_COMPOSITE, tc.want)
 			// Nothing is desired: Crossplane keeps what exists as it is.
 			g.Expect(rsp.GetDesired().GetResources()).To(BeEmpty())
 		})
@@ -315,11 +262,7 @@ func TestRunFunctionNamespacedMalformedSecret(t *testing.T) {
 		Resources: map[string]*fnv1.Resource{string(ConnectionSecretResourceName): {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "Secret", "data": {"password": 5}}`)}},
 	}}
 
-	rsp, err := New().RunFunction(context.Background(), req)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(rsp.GetResults()).To(HaveLen(1))
-	g.Expect(rsp.GetResults()[0].GetSeverity()).To(Equal(fnv1.Severity_SEVERITY_FATAL))
-	g.Expect(rsp.GetResults()[0].GetMessage()).To(HavePrefix(errReadObservedSecret + ": "))
+	expectFatal(g, run(g, req), HavePrefix(errReadObservedSecret+": "))
 }
 
 func TestConnectionSecret(t *testing.T) {

@@ -2,7 +2,6 @@ package composetest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -111,58 +110,16 @@ func TestAPIServerAcceptsTheNamespacedComposition(t *testing.T) {
 // only an update can break: region, version and private networking are for the life
 // of the instance, size is not.
 func TestNamespacedCompositeRulesOnAPIServer(t *testing.T) {
-	ctx := context.Background()
 	ensureNamespace(t, dbNS)
 	installNamespacedCompositeCRD(t)
 	xr := readManifests(t, example("xr-v2.yaml"))[0]
 
-	cases := map[string]struct {
-		from, to map[string]any
-		want     string
-	}{
-		"another region": {
-			to:   map[string]any{"region": "us-central1"},
-			want: "spec.region: Invalid value: \"us-central1\": is immutable (a Cloud SQL instance cannot move); create a new PostgreSQLDatabase in the new region and migrate the data",
-		},
-		"another version": {
-			to:   map[string]any{"version": "17"},
-			want: "spec.version: Invalid value: \"17\": is immutable (Cloud SQL upgrades major versions out of place); create a new PostgreSQLDatabase and migrate the data",
-		},
-		"private back to public": {
-			from: map[string]any{"networking": "private", "network": vpc},
-			to:   map[string]any{"networking": "public", "network": nil},
-			want: "spec.networking: Invalid value: cannot change from private to public; Cloud SQL cannot remove a private IP",
-		},
-		"private without a network": {
-			to:   map[string]any{"networking": "private"},
-			want: "spec.network: Invalid value: is required when networking is private",
-		},
-		"another size": {
-			to: map[string]any{"size": "large"},
-		},
-		"public to private": {
-			to: map[string]any{"networking": "private", "network": vpc},
-		},
+	cases := lifetimeUpdates("PostgreSQLDatabase")
+	cases["private without a network"] = specUpdate{
+		to:   map[string]any{"networking": "private"},
+		want: "spec.network: Invalid value: is required when networking is private",
 	}
-	i := 0
-	for name, tc := range cases {
-		i++
-		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			o := xr.DeepCopy()
-			o.SetName(fmt.Sprintf("db-%d", i))
-			setSpec(g, o, tc.from)
-			g.Expect(env.Client.Create(ctx, o)).To(Succeed())
-			setSpec(g, o, tc.to)
-			err := env.Client.Update(ctx, o)
-			if tc.want == "" {
-				g.Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			g.Expect(err).To(HaveOccurred())
-			g.Expect(err.Error()).To(ContainSubstring(tc.want))
-		})
-	}
+	checkUpdates(t, xr, "db", cases)
 }
 
 // installNamespacedCompositeCRD installs the CRD that Crossplane makes of

@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -45,14 +44,10 @@ func namespacedComposed(g Gomega, r rendered) (*nsv1alpha1.PostgresqlInstance, *
 	su, pu := r.composed[0], r.composed[1]
 	g.ExpectWithOffset(1, pu.GetAnnotations()).To(HaveKeyWithValue("crossplane.io/composition-resource-name", string(composepg.ResourceName)))
 	g.ExpectWithOffset(1, su.GetAnnotations()).To(HaveKeyWithValue("crossplane.io/composition-resource-name", string(composepg.ConnectionSecretResourceName)))
-	g.ExpectWithOffset(1, pu.GetAPIVersion()).To(Equal(nsv1alpha1.SchemeGroupVersion.String()))
-	g.ExpectWithOffset(1, pu.GetKind()).To(Equal(nsv1alpha1.PostgresqlInstanceKind))
 	pi := &nsv1alpha1.PostgresqlInstance{}
-	g.ExpectWithOffset(1, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(pu.Object, pi, true)).To(Succeed())
-	g.ExpectWithOffset(1, su.GetAPIVersion()).To(Equal("v1"))
-	g.ExpectWithOffset(1, su.GetKind()).To(Equal("Secret"))
+	decodeStrictly(g, pu, nsv1alpha1.SchemeGroupVersion.String(), nsv1alpha1.PostgresqlInstanceKind, pi)
 	s := &corev1.Secret{}
-	g.ExpectWithOffset(1, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(su.Object, s, true)).To(Succeed())
+	decodeStrictly(g, su, "v1", "Secret", s)
 	return pi, s, pu, su
 }
 
@@ -64,14 +59,7 @@ func TestRenderNamespacedEachSize(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 
 			pi, s, pu, _ := namespacedComposed(g, r)
-			shape := composepg.Shapes[tc.size]
-			fp := pi.Spec.ForProvider
-			g.Expect(fp.Resources.InstanceType).To(Equal(shape.InstanceType))
-			g.Expect(fp.Resources.Disk).To(Equal(v1alpha1.Disk{SizeMinimumGb: shape.DiskMinimumGb, SizeMaximumGb: shape.DiskMaximumGb, Type: v1alpha1.DiskTypeSSD}))
-			g.Expect(fp.Availability.Type).To(Equal(shape.Availability))
-			g.Expect(fp.Version).To(Equal("18"))
-			g.Expect(fp.Location).To(Equal(v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any}))
-			g.Expect(fp.Networking).To(Equal(v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}}))
+			expectSized(g, pi.Spec.ForProvider, tc.size)
 			g.Expect(pi.GetNamespace()).To(Equal(dbNS))
 			g.Expect(pi.GetProviderConfigReference()).To(Equal(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}))
 			g.Expect(pi.GetWriteConnectionSecretToReference()).To(Equal(&xpv2.LocalSecretReference{Name: dbInstSecret}))
@@ -122,15 +110,7 @@ func observedNamespacedFile(t *testing.T, g Gomega, ready corev1.ConditionStatus
 	r, err := renderNamespaced(t, example("xr-v2.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	_, _, pu, su := namespacedComposed(g, r)
-	pu.SetName(dbInstance)
-	pu.SetGenerateName("")
-	c := xpv2.Available()
-	if ready != corev1.ConditionTrue {
-		c = xpv2.Creating()
-	}
-	g.Expect(unstructured.SetNestedSlice(pu.Object, []any{map[string]any{
-		"type": string(c.Type), "status": string(c.Status), "reason": string(c.Reason), "lastTransitionTime": "2024-01-01T00:00:00Z",
-	}}, "status", "conditions")).To(Succeed())
+	observe(g, pu, dbInstance, ready)
 	return writeManifests(t, "observed.yaml", su, pu)
 }
 
@@ -201,31 +181,15 @@ func TestRenderNamespacedReadyWithTheSecret(t *testing.T) {
 }
 
 func TestRenderNamespacedRefusesMistakes(t *testing.T) {
-	cases := map[string]struct {
-		set  func(xr *unstructured.Unstructured)
-		want string
-	}{
+	checkMistakes(t, renderNamespaced, databaseFile, map[string]mistake{
 		"allowed namespaces, from an XRD that still declares them": {
 			set: func(xr *unstructured.Unstructured) {
 				_ = unstructured.SetNestedStringSlice(xr.Object, []string{"*"}, "spec", "allowedNamespaces")
 			},
 			want: "spec.allowedNamespaces of PostgreSQLDatabase team-orders/orders-db cannot be set: its PostgresqlInstance is namespaced and serves only pods of namespace team-orders",
 		},
-		"private networking without a network": {
-			set: func(xr *unstructured.Unstructured) {
-				_ = unstructured.SetNestedField(xr.Object, "private", "spec", "networking")
-			},
-			want: "spec.network is required when spec.networking is private",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			_, err := renderNamespaced(t, databaseFile(t, tc.set))
-			g.Expect(err).To(HaveOccurred())
-			g.Expect(err.Error()).To(ContainSubstring(`pipeline step "` + stepName + `" returned a fatal result: ` + tc.want))
-		})
-	}
+		"private networking without a network": privateWithoutNetwork,
+	})
 }
 
 // The namespaced API offers the claim API's parameters with the same schema, but for
