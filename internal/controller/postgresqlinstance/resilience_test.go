@@ -414,11 +414,15 @@ func TestRunsWithTheShippedRBAC(t *testing.T) {
 	}
 	g.Expect(applied).To(Equal(5))
 
-	h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres"))
-	pi := h.create(h.instance("rbac"))
-	h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
-	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
-	h.waitGone("rbac")
+	for _, k := range []kind{cluster, teamA, teamB} {
+		t.Run(k.String(), func(t *testing.T) {
+			h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres")).of(k)
+			pi := h.create(h.instance("rbac"))
+			h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
+			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
+			h.waitGone("rbac")
+		})
+	}
 }
 
 // An instance that exists already, and that this PostgresqlInstance neither
