@@ -35,6 +35,9 @@ const (
 	errNotObserved  = "the Cloud SQL instance was not observed before it was changed"
 	errOwnedByOther = "Cloud SQL instance %s in project %s belongs to another PostgresqlInstance (uid %s): " +
 		"this one never changes it; give this one another name (spec.forProvider.name or metadata.name), or delete it"
+	errObservedByOther = "Cloud SQL instance %s in project %s belongs to another PostgresqlInstance (uid %s): " +
+		"a namespaced PostgresqlInstance neither changes nor observes it, so that no namespace sees another's database; " +
+		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
 	msgState = "Cloud SQL reports the instance as %s"
@@ -284,15 +287,22 @@ func desired(mg instance) v1alpha1.PostgresqlInstanceParameters {
 // checkOwner refuses to manage an instance that another PostgresqlInstance created,
 // or that exists without having been created or imported by this one: a second
 // object with the same name must never patch, delete or reset the password of
-// somebody else's database. Observing (managementPolicies [Observe]) is always
-// allowed, and an instance this object observed before is taken over (an import).
+// somebody else's database. Observing (managementPolicies [Observe]) is
+// allowed, except for a namespaced object and an instance another object owns
+// (a team would otherwise see, and have its pods routed to, another's
+// database), and an instance this object observed before is taken over (an
+// import).
 func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) error {
 	owner := ""
 	if inst.Settings != nil {
 		owner = inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]
 	}
 	switch {
-	case owner == string(mg.GetUID()), observeOnly(mg):
+	case owner == string(mg.GetUID()):
+		return nil
+	case owner != "" && mg.GetNamespace() != "":
+		return errors.Errorf(errObservedByOther, inst.Name, e.project, owner)
+	case observeOnly(mg):
 		return nil
 	case owner != "":
 		return errors.Errorf(errOwnedByOther, inst.Name, e.project, owner)

@@ -502,3 +502,27 @@ func testSecondClaimOnANameIsRefused(h *harness, first, second kindHarness) {
 	h.g.Expect(err).ToNot(HaveOccurred())
 	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(owner.GetUID())))
 }
+
+// A namespaced object may not even observe an instance another object owns:
+// it would show its namespace the owner's connection name and addresses, and
+// the injector would route that namespace's pods to it.
+func TestNamespacedObserverOfAnotherOwnersInstanceIsRefused(t *testing.T) {
+	for _, first := range []kind{cluster, teamA} {
+		t.Run(first.String(), func(t *testing.T) {
+			h := newHarness(t)
+			owner := h.of(first).create(h.of(first).instance("owned", func(p object) { p.Parameters().Name = ptr.To("owned") }))
+			observer := h.of(teamB)
+			h.g.Expect(env.Client.Create(h.ctx, observer.instance("watcher", func(p object) {
+				p.Parameters().Name = ptr.To("owned")
+				p.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+			}))).To(Succeed())
+			h.g.Eventually(func() string { return observer.condition("watcher", xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
+				ContainSubstring("Cloud SQL instance owned in project "+h.project+" belongs to another PostgresqlInstance (uid "+string(owner.GetUID())+")"),
+				ContainSubstring("a namespaced PostgresqlInstance neither changes nor observes it")))
+			h.settle()
+			w := observer.get("watcher")
+			h.g.Expect(w.GetCondition(xpv2.TypeReady).Status).ToNot(Equal(corev1.ConditionTrue))
+			h.g.Expect(w.Observation().ConnectionName).To(BeEmpty(), "nothing of the owner's instance reaches the observer")
+		})
+	}
+}
