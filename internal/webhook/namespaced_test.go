@@ -39,7 +39,7 @@ func TestNamespacedInstanceIsValidated(t *testing.T) {
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "wants-taken"}
 	g.Expect(env.Client.Create(ctx, pi.DeepCopy())).To(MatchError(And(
 		ContainSubstring("PostgresqlInstance team-x/wants-taken: a Cloud SQL instance named taken-by-ns already exists in project "+project),
-		ContainSubstring("ClusterProviderConfig default"),
+		ContainSubstring(`(ClusterProviderConfig "default")`),
 	)))
 
 	guarded := pi.DeepCopy()
@@ -265,4 +265,33 @@ func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
 	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/"+ex.Name))
 	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal(ex.Spec.WriteConnectionSecretToReference.Name))
 	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
+}
+
+// A ClusterProviderConfig's key copied for a namespaced instance goes when the
+// instance turns to another configuration, and when the instance goes.
+func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "key-follows", nil)
+	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")
+	copied := func(instance string) {
+		g.Expect(env.Client.Create(ctx, annotatedPod("key-follows", "web-"+instance, instance))).To(Succeed())
+		g.Expect(secret(g, "key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, instance)).Data).To(HaveKey(podinject.ProxyCredentialsKey))
+	}
+	keyed := func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
+		pi.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}
+	}
+
+	pi := readyNamespacedInstance(t, "key-follows", "db", keyed)
+	copied("db")
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Eventually(absent("key-follows", name), eventually, poll).Should(BeTrue(), "a configuration without a key leaves no copy")
+
+	gone := readyNamespacedInstance(t, "key-follows", "gone", keyed)
+	copied("gone")
+	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
+	g.Eventually(absent("key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "gone")), eventually, poll).Should(BeTrue(), "the copy goes with its instance")
 }

@@ -2,6 +2,7 @@ package providerconfig
 
 import (
 	"context"
+	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -26,6 +27,21 @@ const (
 	ClusterConfigPrefix = "ClusterProviderConfig/"
 	ConfigPrefix        = "ProviderConfig/"
 )
+
+// Display names pc in messages as users know it: a ProviderConfig by its name,
+// a namespaced group's configuration (read through ForNamespaced) by its kind,
+// name and, for a namespaced ProviderConfig, namespace.
+func Display(pc *v1alpha1.ProviderConfig) string {
+	if name, ok := strings.CutPrefix(pc.Name, ClusterConfigPrefix); ok {
+		return nsv1alpha1.ClusterProviderConfigKind + " " + name
+	}
+	if key, ok := strings.CutPrefix(pc.Name, ConfigPrefix); ok {
+		if ns, name, ok := strings.Cut(key, "/"); ok {
+			return nsv1alpha1.ProviderConfigKind + " " + name + " of namespace " + ns
+		}
+	}
+	return v1alpha1.ProviderConfigKind + " " + pc.Name
+}
 
 // ForNamespaced reads the configuration that a namespaced PostgresqlInstance of
 // namespace ns names: a ClusterProviderConfig, or a ProviderConfig of ns. It

@@ -74,3 +74,15 @@ func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
 	_, err = c.Get(pc("bad", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{}), auth.Credentials{Source: xpv2.CredentialsSourceSecret, JSON: []byte("{}")})
 	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig bad: cannot create a Cloud SQL Admin API client")))
 }
+
+func TestDisplay(t *testing.T) {
+	for name, want := range map[string]string{
+		"default":                              "ProviderConfig default",
+		"ClusterProviderConfig/default":        "ClusterProviderConfig default",
+		"ProviderConfig/team-a/team-a-project": "ProviderConfig team-a-project of namespace team-a",
+	} {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(Display(&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Equal(want))
+		})
+	}
+}

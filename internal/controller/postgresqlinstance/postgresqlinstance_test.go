@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
@@ -306,15 +307,20 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 		}
 	}))
 
-	// A secret the injector copied into an application namespace.
+	// A secret the injector copied into an application namespace, labelled as
+	// the injector labels the copies of the instance's kind.
 	ns := h.k.appNamespace(h.harness, pi)
 	owner := ownerReference(h.g, pi)
-	replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}, OwnerReferences: []metav1.OwnerReference{owner}}}
+	label := v1alpha1.LabelInstance
+	if pi.GetNamespace() != "" {
+		label = nsv1alpha1.LabelInstance
+	}
+	replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pgpass", Labels: map[string]string{label: name}, OwnerReferences: []metav1.OwnerReference{owner}}}
 	h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())
-	unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{v1alpha1.LabelInstance: "another-instance"}}}
+	unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{label: "another-instance"}}}
 	h.g.Expect(env.Client.Create(h.ctx, unrelated)).To(Succeed())
 	// Someone's secret that merely carries the label is not the provider's to delete.
-	labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
+	labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{label: name}}}
 	h.g.Expect(env.Client.Create(h.ctx, labelled)).To(Succeed())
 
 	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())

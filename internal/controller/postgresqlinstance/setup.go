@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
@@ -254,8 +255,13 @@ type replicaCleaner struct {
 
 // RemoveFinalizer cleans up, then removes the finalizer.
 func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	// A namespaced instance's copies are in its namespace, under its group's label.
+	opts := []client.ListOption{client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}}
+	if ns := obj.GetNamespace(); ns != "" {
+		opts = []client.ListOption{client.InNamespace(ns), client.MatchingLabels{nsv1alpha1.LabelInstance: obj.GetName()}}
+	}
 	list := &corev1.SecretList{}
-	if err := f.reader.List(ctx, list, client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}); err != nil {
+	if err := f.reader.List(ctx, list, opts...); err != nil {
 		return errors.Wrap(err, errListReplicas)
 	}
 	for i := range list.Items {

@@ -75,10 +75,10 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]+[a-z0-9]$`)
 const (
 	errDecode          = "cannot decode the PostgresqlInstance"
 	errBadExternalName = "PostgresqlInstance %s: %s %q is not a valid Cloud SQL instance name: it must start with a lowercase letter, hold only lowercase letters, digits and hyphens, end with a letter or digit, and have 3 to %d characters; set spec.forProvider.name (or the annotation crossplane.io/external-name) to a valid name"
-	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of ProviderConfig %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
-	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (ProviderConfig %s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
+	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
+	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (%s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
 	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
-	warnNoPC           = "PostgresqlInstance %s: ProviderConfig %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
+	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%v); if it does, the controller reports the conflict on the instance"
 )
 
@@ -138,7 +138,8 @@ type subject struct {
 	// forProviderName is spec.forProvider.name.
 	forProviderName *string
 	// config reads the provider configuration it names, as the cluster-scoped
-	// kind's; pcName is how messages name that configuration.
+	// kind's; pcName is how messages name that configuration: its kind, name
+	// and, for a namespaced ProviderConfig, namespace.
 	config func(ctx context.Context) (pc *v1alpha1.ProviderConfig, pcName string, err error)
 }
 
@@ -158,7 +159,10 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 			kubectl:  fmt.Sprintf("-n %s postgresqlinstances.%s %s", pi.Namespace, nsv1alpha1.Group, pi.Name),
 			policies: pi.GetManagementPolicies(), forProviderName: pi.Spec.ForProvider.Name,
 			config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
-				name := ref.Kind + " " + ref.Name
+				name := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
+				if ref.Kind == nsv1alpha1.ProviderConfigKind {
+					name = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, pi.Namespace)
+				}
 				pc, err := providerconfig.ForNamespaced(ctx, v.pcs, pi.Namespace, ref)
 				if kerrors.IsNotFound(errors.Cause(err)) {
 					// The cache may not have a configuration applied
@@ -189,7 +193,7 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 				// decides.
 				err = v.secrets.Get(ctx, types.NamespacedName{Name: pcName}, pc)
 			}
-			return pc, pcName, err
+			return pc, fmt.Sprintf("ProviderConfig %q", pcName), err
 		},
 	}, nil
 }

@@ -269,6 +269,10 @@ func (s *sources) proxyKey(ctx context.Context) ([]byte, bool, error) {
 		return s.keyVal, s.keyHas, nil
 	}
 	pc, err := providerConfig(ctx, s.r.cached, s.pi)
+	if err == nil && (pc == nil || pc.Spec.ProxyCredentials == nil) {
+		// Confirm before the copies go: the cache may lag behind.
+		pc, err = providerConfig(ctx, s.r.live, s.pi)
+	}
 	if err != nil {
 		return nil, false, errors.Wrapf(err, errProviderConfR, pcName(s.pi), s.pi.Name)
 	}

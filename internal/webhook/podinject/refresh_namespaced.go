@@ -151,6 +151,10 @@ func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, 
 		return nil, false, nil
 	}
 	config, sel, err := t.proxyKey(ctx, r.cached)
+	if err == nil && sel == nil {
+		// Confirm before deleting: the cache may lag behind a new configuration.
+		config, sel, err = t.proxyKey(ctx, r.live)
+	}
 	if err != nil {
 		return nil, true, errors.Wrapf(err, errConfigR, config, t.pi.GetNamespace()+"/"+t.name())
 	}
