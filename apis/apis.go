@@ -4,10 +4,14 @@ package apis
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	namespacedv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
 // AddToScheme adds every API group of this provider to a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	return v1alpha1.SchemeBuilder.AddToScheme(s)
+	if err := v1alpha1.SchemeBuilder.AddToScheme(s); err != nil {
+		return err
+	}
+	return namespacedv1alpha1.SchemeBuilder.AddToScheme(s)
 }

@@ -21,6 +21,13 @@ const (
 	// AnnotationProxyInjected is set to "true" on pods the injector has
 	// changed.
 	AnnotationProxyInjected = Group + "/proxy-injected"
+
+	// AnnotationInjectedInstance on an injected pod names the PostgresqlInstance
+	// that AnnotationInstanceName resolved to, as `kubectl get` takes it in the
+	// pod's namespace: postgresqlinstances.cloudsql.m.travelaudience.com/<name>
+	// (the pod's own namespace) or
+	// postgresqlinstances.cloudsql.travelaudience.com/<name> (cluster-scoped).
+	AnnotationInjectedInstance = Group + "/injected-postgresqlinstance"
 )
 
 // LabelInstance is set, with the metadata.name of a PostgresqlInstance as

@@ -9,25 +9,11 @@ import (
 // instances in, and with which credentials.
 // +kubebuilder:validation:XValidation:rule="self.credentials.source != 'None' || has(self.endpoint)",fieldPath=".credentials.source",message="None is only allowed together with spec.endpoint (an emulator or an endpoint that needs no credentials); Google's API needs credentials"
 type ProviderConfigSpec struct {
-	// ProjectID is the Google Cloud project that holds the instances, for
-	// example my-project-123456 (or example.com:my-project for domain-scoped
-	// projects).
-	// +kubebuilder:validation:MinLength=6
-	// +kubebuilder:validation:MaxLength=94
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')",message="must be a Google Cloud project ID: 6 to 30 lowercase letters, digits and hyphens, starting with a letter (not the project number or display name)"
-	ProjectID string `json:"projectID"`
+	Project `json:",inline"`
 
 	// Credentials the provider uses to call the Cloud SQL Admin API; the
 	// service account needs roles/cloudsql.admin on the project.
 	Credentials ProviderCredentials `json:"credentials"`
-
-	// Endpoint overrides the base URL of the Cloud SQL Admin API, for example
-	// a Private Service Connect endpoint or a local emulator
-	// (http://127.0.0.1:8085/). Empty means Google's public endpoint.
-	// +optional
-	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="isURL(self) && (url(self).getScheme() == 'https' || url(self).getScheme() == 'http') && url(self).getHostname() != ''",message="must be an http:// or https:// URL with a host, such as https://sqladmin.googleapis.com/"
-	Endpoint string `json:"endpoint,omitempty"`
 
 	// ProxyCredentials is a secret key holding the JSON key of a service
 	// account with roles/cloudsql.client, which the injected Cloud SQL Auth
@@ -36,6 +22,28 @@ type ProviderConfigSpec struct {
 	// application pods.
 	// +optional
 	ProxyCredentials *xpv2.SecretKeySelector `json:"proxyCredentials,omitempty"`
+}
+
+// Project is the Google Cloud project a provider configuration manages
+// instances in, and the endpoint of its Cloud SQL Admin API: the part of every
+// kind of provider configuration that does not depend on where its credentials
+// live.
+type Project struct {
+	// ProjectID is the Google Cloud project that holds the instances, for
+	// example my-project-123456 (or example.com:my-project for domain-scoped
+	// projects).
+	// +kubebuilder:validation:MinLength=6
+	// +kubebuilder:validation:MaxLength=94
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')",message="must be a Google Cloud project ID: 6 to 30 lowercase letters, digits and hyphens, starting with a letter (not the project number or display name)"
+	ProjectID string `json:"projectID"`
+
+	// Endpoint overrides the base URL of the Cloud SQL Admin API, for example
+	// a Private Service Connect endpoint or a local emulator
+	// (http://127.0.0.1:8085/). Empty means Google's public endpoint.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (url(self).getScheme() == 'https' || url(self).getScheme() == 'http') && url(self).getHostname() != ''",message="must be an http:// or https:// URL with a host, such as https://sqladmin.googleapis.com/"
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // ProviderCredentials says where the provider finds its Google Cloud

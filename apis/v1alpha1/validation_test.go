@@ -348,30 +348,30 @@ func TestProviderConfigValidation(t *testing.T) {
 		spec v1alpha1.ProviderConfigSpec
 		want []string
 	}{
-		"secret": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{
+		"secret": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{
 			Source: xpv2.CredentialsSourceSecret, CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: secretRef}}}},
-		"injected-identity-with-endpoint-and-proxy": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "example.com:my-project", Endpoint: "http://127.0.0.1:8085/",
+		"injected-identity-with-endpoint-and-proxy": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "example.com:my-project", Endpoint: "http://127.0.0.1:8085/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}, ProxyCredentials: secretRef}},
-		"none-with-endpoint": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:8085/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}},
-		"none-without-endpoint": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
+		"none-with-endpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:8085/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}},
+		"none-without-endpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 			want: []string{"spec.credentials.source", "None is only allowed together with spec.endpoint"}},
-		"secret-without-ref": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}},
+		"secret-without-ref": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}},
 			want: []string{"spec.credentials.secretRef", "is required when source is Secret"}},
-		"environment-without-env": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceEnvironment}},
+		"environment-without-env": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceEnvironment}},
 			want: []string{"spec.credentials.env", "is required when source is Environment"}},
-		"filesystem-without-fs": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceFilesystem}},
+		"filesystem-without-fs": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceFilesystem}},
 			want: []string{"spec.credentials.fs", "is required when source is Filesystem"}},
-		"source-unknown": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: "Magic"}},
+		"source-unknown": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: "Magic"}},
 			want: []string{"spec.credentials.source", `Unsupported value: "Magic"`}},
-		"project-display-name": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "My Project", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"project-display-name": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "My Project"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID", "must be a Google Cloud project ID"}},
-		"project-number": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "123456789012", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"project-number": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "123456789012"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID", "not the project number"}},
 		"project-missing": {spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID"}},
-		"long-name": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"long-name": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"metadata.name may hold at most 63 characters"}},
-		"endpoint-not-url": {spec: v1alpha1.ProviderConfigSpec{ProjectID: "my-project-123", Endpoint: "ftp://example.com/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"endpoint-not-url": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "ftp://example.com/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
 	}
 	for name, tc := range cases {
@@ -453,6 +453,12 @@ func TestExamplesAreAccepted(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "*.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(files).ToNot(BeEmpty())
+	namespaced, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", "*.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(namespaced).To(HaveLen(4))
+	files = append(files, namespaced...)
+	// The namespaced examples are a team's, in its namespace.
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
 	for _, f := range files {
 		objs, err := manifests.ReadFile(f)
 		g.Expect(err).ToNot(HaveOccurred())

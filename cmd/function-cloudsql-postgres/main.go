@@ -3,7 +3,9 @@
 // resource that asks for a size (small, medium, large), a region, a PostgreSQL
 // version and public or private networking, and passes the instance's connection
 // details back to the composite and its claim (see internal/composepg and
-// examples/composition).
+// examples/composition). For a namespaced composite (Crossplane v2) it composes a
+// namespaced PostgresqlInstance and a Secret with those details in the composite's
+// namespace instead.
 //
 //	function-cloudsql-postgres [--insecure] [--address :9443] [--tls-certs-dir DIR]
 //	                           [--metrics-address :8080] [--connection-secret-namespace NS] [--debug]
@@ -49,7 +51,7 @@ func run(args []string, stderr io.Writer) error {
 	address := fs.String("address", function.DefaultAddress, "address to listen on for gRPC")
 	certsDir := fs.String("tls-certs-dir", os.Getenv(envTLSCertsDir), "directory holding tls.crt, tls.key and the CA of clients, ca.crt (default $"+envTLSCertsDir+")")
 	metricsAddress := fs.String("metrics-address", function.DefaultMetricsAddress, "address to serve Prometheus metrics on; empty turns them off")
-	secretNamespace := fs.String("connection-secret-namespace", composepg.DefaultConnectionSecretNamespace, "namespace of the PostgresqlInstances' connection secrets, unless the composite writes its own secret to a namespace")
+	secretNamespace := fs.String("connection-secret-namespace", composepg.DefaultConnectionSecretNamespace, "namespace of the cluster-scoped PostgresqlInstances' connection secrets, unless the composite writes its own secret to a namespace (a namespaced composite keeps them in its namespace)")
 	debug := fs.Bool("debug", false, "log every composition, not only failures")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: function-cloudsql-postgres [flags]\n\nServes the Crossplane composition function that composes a PostgresqlInstance for a composite resource.\n\nFlags:")

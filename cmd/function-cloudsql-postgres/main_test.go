@@ -119,6 +119,19 @@ func TestServes(t *testing.T) {
 	g.Expect(spec["forProvider"]).To(HaveKeyWithValue("resources", HaveKeyWithValue("instanceType", "db-custom-4-15360")))
 	g.Expect(spec["writeConnectionSecretToRef"]).To(HaveKeyWithValue("namespace", "platform"))
 
+	// A namespaced composite gets everything in its namespace, whatever
+	// --connection-secret-namespace says.
+	nsxr := resource.MustStructJSON(`{"apiVersion": "platform.example.org/v1alpha1", "kind": "PostgreSQLDatabase", "metadata": {"name": "orders-db", "namespace": "team-orders"}, "spec": {"size": "large"}}`)
+	rsp, err = fnv1.NewFunctionRunnerServiceClient(conn).RunFunction(ctx, &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: nsxr}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rsp.GetResults()).To(BeEmpty())
+	pi := rsp.GetDesired().GetResources()[string(composepg.ResourceName)].GetResource().AsMap()
+	g.Expect(pi).To(HaveKeyWithValue("apiVersion", "cloudsql.m.travelaudience.com/v1alpha1"))
+	g.Expect(pi).To(HaveKeyWithValue("metadata", HaveKeyWithValue("namespace", "team-orders")))
+	g.Expect(pi["spec"]).To(HaveKeyWithValue("writeConnectionSecretToRef", Equal(map[string]any{"name": "orders-db-postgresqlinstance"})))
+	secret := rsp.GetDesired().GetResources()[string(composepg.ConnectionSecretResourceName)].GetResource().AsMap()
+	g.Expect(secret).To(HaveKeyWithValue("metadata", Equal(map[string]any{"name": "orders-db-postgres", "namespace": "team-orders"})))
+
 	beta, err := v1beta1.NewFunctionRunnerServiceClient(conn).RunFunction(ctx,
 		&v1beta1.RunFunctionRequest{Observed: &v1beta1.State{Composite: &v1beta1.Resource{Resource: resource.MustStructJSON(`{"metadata": {"name": "x"}, "spec": {"size": "huge"}}`)}}})
 	g.Expect(err).NotTo(HaveOccurred())

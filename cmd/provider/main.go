@@ -280,8 +280,9 @@ func (g *gated) start(mgr ctrl.Manager) error {
 }
 
 // setupInjector serves the pod injector on mgr, with the proxy's sidecar mode
-// decided once, from the API server's version when the mode is auto; its
-// refresher starts once PostgresqlInstances and ProviderConfigs are served.
+// decided once, from the API server's version when the mode is auto; the
+// refresher of each PostgresqlInstance kind starts once that kind and its
+// configurations are served.
 func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.restConfig)
 	if err != nil {
@@ -302,6 +303,9 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
 		return podinject.SetupRefresher(mgr, ic.Policy, log)
 	}, xpcontroller.InstanceKinds...)
+	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
+		return podinject.SetupNamespacedRefresher(mgr, log)
+	}, xpcontroller.NamespacedInstanceKinds...)
 	return nil
 }
 
@@ -364,7 +368,9 @@ func runProvider(args []string) error {
 		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
 		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
 	}
-	xpcontroller.SetupGated(mgr, o, g.failed)
+	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
+		return fmt.Errorf("cannot set up the controllers: %w", err)
+	}
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request budget.
 		instance.Setup(mgr, providerconfig.NewServiceCache(transport),

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
@@ -41,9 +42,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestSafeStart starts the provider in a cluster that serves none of its kinds,
-// as Crossplane's safe-start allows, then installs the ProviderConfig CRDs, then
-// the PostgresqlInstance CRD: each controller starts when its kinds are served,
-// and an instance created then becomes Ready.
+// as Crossplane's safe-start allows, then installs the namespaced group's CRDs
+// (what a ManagedResourceActivationPolicy that activates only them leaves),
+// then the cluster-scoped ProviderConfig CRDs, then the cluster-scoped
+// PostgresqlInstance CRD: each controller starts when its kinds are served,
+// and an instance of each kind created then becomes Ready.
 func TestSafeStart(t *testing.T) {
 	g := NewWithT(t)
 	env, err := controlplane.Start(controlplane.WithCRDsFrom())
@@ -98,16 +101,18 @@ func TestSafeStart(t *testing.T) {
 	g.Consistently(exited, 5*time.Second).ShouldNot(Receive(), "the provider must wait for its CRDs, not exit")
 	g.Expect(startedControllers(g, metrics)).To(ConsistOf("crd-gate"), "no controller but the CRD gate may start before its kinds are served")
 
+	crds := filepath.Join(controlplane.RepoRoot(), "package", "crds")
+	namespacedFirst(t, g, env, crds, emu.URL, metrics)
+
 	// The ProviderConfig kinds: their controller starts and takes the
 	// ProviderConfig into use accounting.
-	crds := filepath.Join(controlplane.RepoRoot(), "package", "crds")
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
 		filepath.Join(crds, "cloudsql.travelaudience.com_providerconfigs.yaml"),
 		filepath.Join(crds, "cloudsql.travelaudience.com_providerconfigusages.yaml"),
 	}})
 	g.Expect(err).NotTo(HaveOccurred())
 	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-		ProjectID: "safe-start-123456", Endpoint: emu.URL + "/", Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		Project: v1alpha1.Project{ProjectID: "safe-start-123456", Endpoint: emu.URL + "/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 	}}
 	g.Expect(c.Create(ctx, pc)).To(Succeed())
 	g.Eventually(func() ([]string, error) {
@@ -115,7 +120,7 @@ func TestSafeStart(t *testing.T) {
 		return pc.GetFinalizers(), err
 	}, 30*time.Second, 200*time.Millisecond).ShouldNot(BeEmpty(), "the ProviderConfig controller did not start once its CRDs were established")
 	g.Expect(exited).NotTo(Receive(), "the provider must keep waiting for the PostgresqlInstance CRD")
-	g.Expect(startedControllers(g, metrics)).To(ConsistOf("crd-gate", "providerconfig/providerconfig.cloudsql.travelaudience.com"))
+	g.Expect(startedControllers(g, metrics)).To(ConsistOf(append(namespacedControllers, "providerconfig/providerconfig.cloudsql.travelaudience.com")))
 
 	// The PostgresqlInstance kind: its controller starts, and an instance
 	// becomes Ready with its connection secret.
@@ -140,6 +145,45 @@ func TestSafeStart(t *testing.T) {
 	// A signal still stops it cleanly.
 	g.Expect(prov.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	g.Eventually(exited, 30*time.Second).Should(Receive(BeNil()))
+}
+
+// namespacedControllers are the controllers that run once the namespaced
+// group's CRDs are installed, and the CRD gate.
+var namespacedControllers = []string{
+	"crd-gate",
+	"providerconfig/providerconfig.cloudsql.m.travelaudience.com",
+	"providerconfig/clusterproviderconfig.cloudsql.m.travelaudience.com",
+	"managed/postgresqlinstance.cloudsql.m.travelaudience.com",
+}
+
+// namespacedFirst installs the namespaced group's CRDs alone: their
+// controllers start, none of the cluster-scoped kinds', and a namespaced
+// instance becomes Ready with its connection secret in its namespace.
+func namespacedFirst(t *testing.T, g Gomega, env *controlplane.Env, crds, endpoint, metrics string) {
+	t.Helper()
+	ctx := context.Background()
+	c := env.Client
+	paths, err := filepath.Glob(filepath.Join(crds, nsv1alpha1.Group+"_*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(paths).To(HaveLen(5))
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
+	g.Expect(err).NotTo(HaveOccurred())
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
+		Project: v1alpha1.Project{ProjectID: "safe-start-123456", Endpoint: endpoint + "/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}}
+	g.Eventually(func() error { return c.Create(ctx, cpc) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
+	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "safe-start-ns"}}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "safe-start-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	g.Eventually(func() error { return c.Create(ctx, pi) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Eventually(func() (corev1.ConditionStatus, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(pi), pi)
+		return pi.GetCondition(xpv2.TypeReady).Status, err
+	}, 90*time.Second, 500*time.Millisecond).Should(Equal(corev1.ConditionTrue),
+		func() string { return fmt.Sprintf("conditions: %+v", pi.Status.Conditions) })
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "safe-start-postgres"}, &corev1.Secret{})).To(Succeed())
+	g.Expect(startedControllers(g, metrics)).To(ConsistOf(namespacedControllers), "only the namespaced group's controllers may start")
 }
 
 // startedControllers names the controllers that the provider started, from the

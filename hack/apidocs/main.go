@@ -56,7 +56,11 @@ func writeCRD(b *bytes.Buffer, crd *apiextensionsv1.CustomResourceDefinition) {
 	n := crd.Spec.Names
 	for _, v := range crd.Spec.Versions {
 		fmt.Fprintf(b, "\n## %s\n\n", n.Kind)
-		fmt.Fprintf(b, "`%s/%s`, %s-scoped", crd.Spec.Group, v.Name, strings.ToLower(string(crd.Spec.Scope)))
+		scope := "cluster-scoped"
+		if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+			scope = "namespaced"
+		}
+		fmt.Fprintf(b, "`%s/%s`, %s", crd.Spec.Group, v.Name, scope)
 		if len(n.ShortNames) > 0 {
 			fmt.Fprintf(b, "; short names: %s", code(n.ShortNames))
 		}

@@ -2,10 +2,11 @@
 // account: a local control plane (kube-apiserver and etcd built from Go modules) with
 // the CRDs and webhook configurations of package/ installed, the Cloud SQL emulator
 // with realistic (seconds-long) operation times and a real PostgreSQL server behind
-// each instance, and the provider binary itself. It applies the example instances,
-// shows them become Ready, creates a pod that asks for one and shows what the
-// injector added, then runs that pod's Cloud SQL Auth Proxy and psql exactly as the
-// pod spec says (as local processes) and prints the answer, then runs until
+// each instance, and the provider binary itself. It applies the example instances
+// of both scopes (cluster-scoped, and namespaced in team-a), shows them become
+// Ready, creates a pod that asks for one of each and shows what the injector
+// added, then runs each pod's Cloud SQL Auth Proxy and psql exactly as the pod
+// spec says (as local processes) and prints the answer, then runs until
 // interrupted. `make demo` runs it; CLOUD_SQL_PROXY names the proxy binary, which
 // `make cloud-sql-proxy` builds.
 package main
@@ -29,9 +30,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
@@ -45,6 +49,7 @@ const (
 	project   = "demo-project-123456"
 	namespace = "crossplane-system"
 	appNS     = "demo-app"
+	teamNS    = "team-a" // the namespace of examples/namespaced
 )
 
 func main() {
@@ -138,21 +143,24 @@ func run(runFor time.Duration) error {
 		_ = prov.Wait()
 	}()
 
-	step("applying a ProviderConfig for the emulator and the example instances")
+	step("applying a ProviderConfig and a ClusterProviderConfig for the emulator, and the example instances of both scopes")
 	c := env.Client
+	cfgSpec := v1alpha1.ProviderConfigSpec{
+		Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
-		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-		}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
 	} {
 		if err := c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
-	var names []string
-	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
+	var instances []*unstructured.Unstructured
+	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml", "namespaced/postgresqlinstance.yaml"} {
 		objs, err := manifests.ReadFile(filepath.Join(root, "examples", f))
 		if err != nil {
 			return err
@@ -161,39 +169,46 @@ func run(runFor time.Duration) error {
 			if err := applyWhenAdmitted(ctx, c, o); err != nil {
 				return fmt.Errorf("cannot apply %s %s from examples/%s: %w", o.GetKind(), o.GetName(), f, err)
 			}
-			names = append(names, o.GetName())
-			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), o.GetName(), f)
+			instances = append(instances, o)
+			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), refOf(o), f)
 		}
 	}
 
 	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
-	if err := watchReady(ctx, c, names, 3*time.Minute); err != nil {
+	if err := watchReady(ctx, c, instances, 3*time.Minute); err != nil {
 		return err
 	}
 
-	step("creating a pod that asks for example-minimal with the annotation " + v1alpha1.AnnotationInstanceName)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: "example-minimal"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
-			Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
-	}
-	if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
-		return fmt.Errorf("the pod was not admitted: %w", err)
-	}
-	stored := describePod(ctx, c, pod)
+	for _, p := range []struct{ ns, instance, scope string }{
+		{appNS, "example-minimal", "the cluster-scoped PostgresqlInstance example-minimal"},
+		{teamNS, "orders", "the namespaced PostgresqlInstance orders of its own namespace"},
+	} {
+		step(fmt.Sprintf("creating a pod in %s that asks for %s with the annotation %s", p.ns, p.scope, v1alpha1.AnnotationInstanceName))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: p.instance}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
+				Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
+		}
+		if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
+			return fmt.Errorf("the pod was not admitted: %w", err)
+		}
+		stored := describePod(ctx, c, pod)
 
-	step("running the pod's cloud-sql-proxy, password-file writer and app container as local processes, exactly as stored")
-	if err := connect(ctx, c, stored, proxyBin, endpoint); err != nil {
-		return err
+		step("running the pod's cloud-sql-proxy, password-file writer and app container as local processes, exactly as stored")
+		if err := connect(ctx, c, stored, proxyBin, endpoint); err != nil {
+			return err
+		}
 	}
 
 	kubectl, _ := env.KubectlArgs()
 	fmt.Printf("\nEverything is up. Look around with:\n")
 	fmt.Printf("  export KUBECONFIG=%s\n", kubeconfig)
-	fmt.Printf("  %s get postgresqlinstances -o wide\n", kubectl)
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.m.travelaudience.com -A -o wide\n", kubectl)
+	fmt.Printf("  %s -n %s get pod psql -o jsonpath='{.metadata.annotations}'\n", kubectl, teamNS)
 	fmt.Printf("  %s -n %s get secret example-minimal-postgres -o jsonpath='{.data}'\n", kubectl, namespace)
 	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
-	fmt.Printf("  %s delete postgresqlinstance example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
+	fmt.Printf("  %s delete postgresqlinstances.cloudsql.travelaudience.com example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
 	fmt.Printf("  curl -s %semulator/v1/counts\n", endpoint)
 	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
 	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", proxyBin, endpoint, project)
@@ -235,22 +250,22 @@ func applyWhenAdmitted(ctx context.Context, c client.Client, o client.Object) er
 }
 
 // watchReady prints the instances' state whenever it changes, until all are Ready.
-func watchReady(ctx context.Context, c client.Client, names []string, timeout time.Duration) error {
+func watchReady(ctx context.Context, c client.Client, instances []*unstructured.Unstructured, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for {
 		var lines []string
 		ready := 0
-		for _, n := range names {
-			pi := &v1alpha1.PostgresqlInstance{}
-			if err := c.Get(ctx, client.ObjectKey{Name: n}, pi); err != nil {
+		for _, o := range instances {
+			st, err := statusOf(ctx, c, o)
+			if err != nil {
 				return err
 			}
-			r, s := pi.GetCondition(xpv2.TypeReady), pi.GetCondition(xpv2.TypeSynced)
+			r, s := st.GetCondition(xpv2.TypeReady), st.GetCondition(xpv2.TypeSynced)
 			if r.Status == corev1.ConditionTrue {
 				ready++
 			}
-			line := fmt.Sprintf("  %-22s READY=%-7s SYNCED=%-7s STATE=%-15s %s", n, r.Status, s.Status, pi.Status.AtProvider.State, pi.Status.AtProvider.ConnectionName)
+			line := fmt.Sprintf("  %-22s READY=%-7s SYNCED=%-7s STATE=%-15s %s", refOf(o), r.Status, s.Status, st.AtProvider.State, st.AtProvider.ConnectionName)
 			if s.Status == corev1.ConditionFalse {
 				line += "\n    " + s.Message
 			}
@@ -260,7 +275,7 @@ func watchReady(ctx context.Context, c client.Client, names []string, timeout ti
 			fmt.Println(now)
 			last = now
 		}
-		if ready == len(names) {
+		if ready == len(instances) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -272,6 +287,36 @@ func watchReady(ctx context.Context, c client.Client, names []string, timeout ti
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// status is what watchReady shows of a PostgresqlInstance of either kind: both
+// kinds share their conditions and atProvider.
+type status struct {
+	xpv2.ConditionedStatus `json:",inline"`
+	AtProvider             v1alpha1.PostgresqlInstanceObservation `json:"atProvider"`
+}
+
+// statusOf reads the status of the object o names.
+func statusOf(ctx context.Context, c client.Client, o *unstructured.Unstructured) (*status, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+		return nil, err
+	}
+	st := &status{}
+	raw, _, err := unstructured.NestedMap(u.Object, "status")
+	if err != nil {
+		return nil, err
+	}
+	return st, runtime.DefaultUnstructuredConverter.FromUnstructured(raw, st)
+}
+
+// refOf names an object: namespace/name when it is namespaced.
+func refOf(o client.Object) string {
+	if o.GetNamespace() != "" {
+		return o.GetNamespace() + "/" + o.GetName()
+	}
+	return o.GetName()
 }
 
 // connect runs the stored pod's proxy until its startup probe passes, its
@@ -313,7 +358,9 @@ func describePod(ctx context.Context, c client.Client, pod *corev1.Pod) *corev1.
 		fmt.Println("  cannot read the pod back:", err)
 		return nil
 	}
-	fmt.Printf("  annotation %s=%q\n", v1alpha1.AnnotationProxyInjected, got.Annotations[v1alpha1.AnnotationProxyInjected])
+	for _, a := range []string{v1alpha1.AnnotationProxyInjected, v1alpha1.AnnotationInjectedInstance} {
+		fmt.Printf("  annotation %s=%q\n", a, got.Annotations[a])
+	}
 	inits := len(got.Spec.InitContainers)
 	for i, ct := range append(append([]corev1.Container{}, got.Spec.InitContainers...), got.Spec.Containers...) {
 		kind := "container"

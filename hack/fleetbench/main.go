@@ -190,7 +190,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+			Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 		}},
 	} {
 		if err := c.Create(ctx, obj); err != nil {

@@ -1,15 +1,15 @@
 package composepg
 
 import (
-	"errors"
-	"fmt"
-
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
@@ -55,29 +55,9 @@ var ConnectionDetailKeys = []string{
 // rather than an update the API server refuses, and the disk never shrinks when a
 // composite moves to a smaller size.
 func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.PostgresqlInstance, error) {
-	shape := Shapes[p.Size]
-	disk := v1alpha1.Disk{
-		SizeMinimumGb: shape.DiskMinimumGb,
-		SizeMaximumGb: shape.DiskMaximumGb,
-		Type:          v1alpha1.DiskTypeSSD,
-	}
-
-	if observed != nil {
-		was := observed.Spec.ForProvider
-		if was.Version != "" && was.Version != p.Version {
-			return nil, fmt.Errorf(errVersionImmutable, was.Version, p.Version)
-		}
-		if was.Location.Region != "" && was.Location.Region != p.Region {
-			return nil, fmt.Errorf(errRegionImmutable, was.Location.Region, p.Region)
-		}
-		if was.Networking.PrivateIP.Enabled && p.Networking != NetworkingPrivate {
-			return nil, errors.New(errPrivateIPPermanent)
-		}
-		// Cloud SQL cannot shrink a disk: a smaller size keeps the disk it has,
-		// and its limit is raised to match, which turns automatic growth off
-		// rather than asking for a maximum below the minimum.
-		disk.SizeMinimumGb = max(disk.SizeMinimumGb, was.Resources.Disk.SizeMinimumGb)
-		disk.SizeMaximumGb = max(disk.SizeMaximumGb, disk.SizeMinimumGb)
+	fp, err := ForProvider(p, parametersOf(observed))
+	if err != nil {
+		return nil, err
 	}
 
 	pi := &v1alpha1.PostgresqlInstance{
@@ -88,16 +68,7 @@ func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.Pos
 			// block it; deletionPolicy says whether the data goes too.
 			Annotations: map[string]string{v1alpha1.AnnotationAllowDeletion: "true"},
 		},
-		Spec: v1alpha1.PostgresqlInstanceSpec{
-			ForProvider: v1alpha1.PostgresqlInstanceParameters{
-				Version:      p.Version,
-				Edition:      v1alpha1.EditionEnterprise,
-				Availability: v1alpha1.Availability{Type: shape.Availability},
-				Location:     v1alpha1.Location{Region: p.Region, Zone: v1alpha1.Any},
-				Networking:   networking(p),
-				Resources:    v1alpha1.Resources{InstanceType: shape.InstanceType, Disk: disk},
-			},
-		},
+		Spec: v1alpha1.PostgresqlInstanceSpec{ForProvider: fp},
 	}
 	pi.SetDeletionPolicy(p.DeletionPolicy)
 	pi.SetWriteConnectionSecretToReference(&xpv2.SecretReference{
@@ -108,6 +79,64 @@ func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.Pos
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: p.AllowedNamespaces}
 	}
 	return pi, nil
+}
+
+// ForProvider returns the settings of the Cloud SQL instance that p asks for, which
+// both PostgresqlInstance kinds share. was holds the existing instance's settings,
+// or nil before it is created: a change the instance cannot take (another version
+// or region, private networking undone) is an error for the user rather than an
+// update the API server refuses, and the disk never shrinks when a composite moves
+// to a smaller size.
+func ForProvider(p Parameters, was *v1alpha1.PostgresqlInstanceParameters) (v1alpha1.PostgresqlInstanceParameters, error) {
+	shape := Shapes[p.Size]
+	disk := v1alpha1.Disk{
+		SizeMinimumGb: shape.DiskMinimumGb,
+		SizeMaximumGb: shape.DiskMaximumGb,
+		Type:          v1alpha1.DiskTypeSSD,
+	}
+
+	if was != nil {
+		if was.Version != "" && was.Version != p.Version {
+			return v1alpha1.PostgresqlInstanceParameters{}, errors.Errorf(errVersionImmutable, was.Version, p.Version, p.owner())
+		}
+		if was.Location.Region != "" && was.Location.Region != p.Region {
+			return v1alpha1.PostgresqlInstanceParameters{}, errors.Errorf(errRegionImmutable, was.Location.Region, p.Region, p.owner())
+		}
+		if was.Networking.PrivateIP.Enabled && p.Networking != NetworkingPrivate {
+			return v1alpha1.PostgresqlInstanceParameters{}, errors.New(errPrivateIPPermanent)
+		}
+		// Cloud SQL cannot shrink a disk: a smaller size keeps the disk it has,
+		// and its limit is raised to match, which turns automatic growth off
+		// rather than asking for a maximum below the minimum.
+		disk.SizeMinimumGb = max(disk.SizeMinimumGb, was.Resources.Disk.SizeMinimumGb)
+		disk.SizeMaximumGb = max(disk.SizeMaximumGb, disk.SizeMinimumGb)
+	}
+
+	return v1alpha1.PostgresqlInstanceParameters{
+		Version:      p.Version,
+		Edition:      v1alpha1.EditionEnterprise,
+		Availability: v1alpha1.Availability{Type: shape.Availability},
+		Location:     v1alpha1.Location{Region: p.Region, Zone: v1alpha1.Any},
+		Networking:   networking(p),
+		Resources:    v1alpha1.Resources{InstanceType: shape.InstanceType, Disk: disk},
+	}, nil
+}
+
+// anyInstance is a pointer to either PostgresqlInstance kind, both of which hold their
+// Cloud SQL settings in the same type. It is a pointer type rather than an interface
+// value so that parametersOf sees a nil instance as nil.
+type anyInstance[T any] interface {
+	*T
+	Parameters() *v1alpha1.PostgresqlInstanceParameters
+}
+
+// parametersOf returns the settings of observed, an instance of either kind, or nil
+// when there is none yet, as ForProvider takes them.
+func parametersOf[T any, I anyInstance[T]](observed I) *v1alpha1.PostgresqlInstanceParameters {
+	if observed == nil {
+		return nil
+	}
+	return observed.Parameters()
 }
 
 // networking is the PostgresqlInstance's networking for p. Public instances get no
@@ -145,11 +174,12 @@ func ConnectionDetailsFrom(observed resource.ConnectionDetails) resource.Connect
 	return out
 }
 
-// AsComposed converts a PostgresqlInstance into the unstructured form the pipeline
-// returns, leaving out every field that is not set, so that Crossplane's server-side
-// apply claims only the fields the function has an opinion on.
-func AsComposed(pi *v1alpha1.PostgresqlInstance) (*composed.Unstructured, error) {
-	u, err := composed.From(pi)
+// AsComposed converts a PostgresqlInstance (of either kind) or a Secret into the
+// unstructured form the pipeline returns, leaving out every field that is not set,
+// so that Crossplane's server-side apply claims only the fields the function has an
+// opinion on.
+func AsComposed(o runtime.Object) (*composed.Unstructured, error) {
+	u, err := composed.From(o)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +189,12 @@ func AsComposed(pi *v1alpha1.PostgresqlInstance) (*composed.Unstructured, error)
 	return u, nil
 }
 
-// composed.From finds an object's kind in composed.Scheme, which knows only
-// Kubernetes' built-in kinds until a function adds its own.
+// composed.From finds an object's kind in composed.Scheme, which starts empty: the
+// function adds both PostgresqlInstance kinds and the Secret.
 func init() { //nolint:gochecknoinits // composed.Scheme is a package variable of the SDK
-	if err := v1alpha1.SchemeBuilder.AddToScheme(composed.Scheme); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme, corev1.AddToScheme} {
+		if err := add(composed.Scheme); err != nil {
+			panic(err)
+		}
 	}
 }

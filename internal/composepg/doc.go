@@ -14,8 +14,14 @@
 //	                   (default: the claim's namespace)
 //	deletionPolicy:    Delete | Orphan               (default Delete)
 //
+// A namespaced composite (Crossplane v2, examples/composition/definition-v2.yaml)
+// has the same fields but allowedNamespaces, and gets a namespaced PostgresqlInstance
+// and a Secret <composite>-postgres with the five connection details in its own
+// namespace, since v2 composites have no connection secret of their own.
+//
 // Parsing, validation and building the PostgresqlInstance are pure functions
-// (Parse, Compose, Ready, ConnectionDetailsFrom); Function glues them to
+// (Parse, Compose, Ready, ConnectionDetailsFrom; ParseNamespaced, ComposeNamespaced,
+// ConnectionSecret for namespaced composites); Function glues them to
 // function-sdk-go's RunFunction. Every mistake in the composite's spec becomes a
 // fatal result whose message names the field and says what to do, so that it shows on
 // the claim instead of as a PostgresqlInstance the API server refuses.

@@ -2,8 +2,8 @@ package composepg
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
@@ -40,7 +41,9 @@ const (
 	errGetObservedCDs     = "cannot read the observed composed resources from the request"
 	errGetDesiredCDs      = "cannot read the desired composed resources from the request"
 	errReadObserved       = "cannot read the observed PostgresqlInstance"
+	errReadObservedSecret = "cannot read the observed connection Secret"
 	errConvert            = "cannot convert the PostgresqlInstance for the response"
+	errConvertSecret      = "cannot convert the connection Secret for the response"
 	errSetDesiredXR       = "cannot set the desired composite resource in the response"
 	errSetDesiredCDs      = "cannot set the desired composed resources in the response"
 	errFmtInstanceNotSync = "PostgresqlInstance %s is not synced with Cloud SQL (%s): %s"
@@ -84,27 +87,35 @@ func New(o ...Option) *Function {
 // composite. A spec that cannot be composed yields a fatal result for the user
 // (and the condition SpecValid False); so does a malformed request, which the
 // composite's events then show.
+//
+// A namespaced composite (Crossplane v2, examples/composition/definition-v2.yaml)
+// gets a namespaced PostgresqlInstance and a Secret in its namespace instead, as
+// runNamespaced describes: being namespaced, rather than its kind, decides, because
+// a namespaced composite can compose nothing outside its namespace.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
 	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetObservedXR, err))
+		response.Fatal(rsp, errors.Wrap(err, errGetObservedXR))
 		return rsp, nil
 	}
 	log := f.log.WithValues("xr-kind", oxr.Resource.GetKind(), "xr-name", oxr.Resource.GetName())
 
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetObservedCDs, err))
+		response.Fatal(rsp, errors.Wrap(err, errGetObservedCDs))
 		return rsp, nil
+	}
+	if ns := oxr.Resource.GetNamespace(); ns != "" {
+		return f.runNamespaced(rsp, req, oxr, observed, log.WithValues("xr-namespace", ns)), nil
 	}
 	var was *v1alpha1.PostgresqlInstance
 	ocd, exists := observed[ResourceName]
 	if exists {
 		was = &v1alpha1.PostgresqlInstance{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ocd.Resource.UnstructuredContent(), was); err != nil {
-			response.Fatal(rsp, fmt.Errorf("%s: %w", errReadObserved, err))
+		if err := fromObserved(ocd, was); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, errReadObserved))
 			return rsp, nil
 		}
 	}
@@ -127,17 +138,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 func (f *Function) respond(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, pi *v1alpha1.PostgresqlInstance, ocd resource.ObservedComposed, exists bool, log logging.Logger) (*fnv1.RunFunctionResponse, error) {
 	dcd, err := AsComposed(pi)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errConvert, err))
+		response.Fatal(rsp, errors.Wrap(err, errConvert))
 		return rsp, nil
 	}
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetDesiredCDs, err))
+		response.Fatal(rsp, errors.Wrap(err, errGetDesiredCDs))
 		return rsp, nil
 	}
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errGetDesiredXR, err))
+		response.Fatal(rsp, errors.Wrap(err, errGetDesiredXR))
 		return rsp, nil
 	}
 
@@ -154,15 +165,14 @@ func (f *Function) respond(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionR
 		// is otherwise visible only on the cluster-scoped composite; Crossplane
 		// copies the composite's status to the claim.
 		if err := dxr.Resource.SetString(FieldStatusInstanceName, ocd.Resource.GetName()); err != nil {
-			response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredXR, err))
+			response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
 			return rsp, nil
 		}
 		// Why an instance is stuck (a name Cloud SQL reserves, a missing
 		// permission) is otherwise visible only on the cluster-scoped
 		// PostgresqlInstance, which the claim's owners may not be able to read.
-		if c := ocd.Resource.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse {
-			response.Warning(rsp, fmt.Errorf(errFmtInstanceNotSync, ocd.Resource.GetName(), c.Reason, c.Message)).
-				WithReason(ReasonNotSynced).TargetCompositeAndClaim()
+		if w := warnNotSynced(rsp, ocd); w != nil {
+			w.TargetCompositeAndClaim()
 		}
 	}
 	desired[ResourceName] = &resource.DesiredComposed{Resource: dcd, Ready: ready}
@@ -171,14 +181,131 @@ func (f *Function) respond(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionR
 	// desired resource is: setting it here would override what other steps of the
 	// pipeline compose.
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredXR, err))
+		response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
 		return rsp, nil
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		response.Fatal(rsp, fmt.Errorf("%s: %w", errSetDesiredCDs, err))
+		response.Fatal(rsp, errors.Wrap(err, errSetDesiredCDs))
 		return rsp, nil
 	}
 	response.ConditionTrue(rsp, ConditionTypeSpecValid, ReasonValid).TargetCompositeAndClaim()
 	log.Debug("Composed a PostgresqlInstance", "instanceType", pi.Spec.ForProvider.Resources.InstanceType, "ready", ready)
 	return rsp, nil
+}
+
+// runNamespaced composes a namespaced composite: a namespaced PostgresqlInstance and
+// the Secret of ConnectionSecret, both in the composite's namespace, the instance
+// ready when Cloud SQL reports it RUNNABLE and the Secret when it holds all five
+// keys, so that the composite (which Crossplane makes ready when every composed
+// resource is) is ready only once its pods can connect. The composite shows the
+// names of both. Results and conditions target the composite alone: it has no
+// claim, and no connection details of its own (Crossplane v2 composites have none).
+func (f *Function) runNamespaced(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, observed map[resource.Name]resource.ObservedComposed, log logging.Logger) *fnv1.RunFunctionResponse {
+	var was *nsv1alpha1.PostgresqlInstance
+	ocd, exists := observed[ResourceName]
+	if exists {
+		was = &nsv1alpha1.PostgresqlInstance{}
+		if err := fromObserved(ocd, was); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, errReadObserved))
+			return rsp
+		}
+	}
+	var wasSecret *corev1.Secret
+	if osc, ok := observed[ConnectionSecretResourceName]; ok {
+		wasSecret = &corev1.Secret{}
+		if err := fromObserved(osc, wasSecret); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, errReadObservedSecret))
+			return rsp
+		}
+	}
+
+	p, err := ParseNamespaced(oxr.Resource)
+	var pi *nsv1alpha1.PostgresqlInstance
+	if err == nil {
+		pi, err = ComposeNamespaced(p, was)
+	}
+	if err != nil {
+		log.Info("Cannot compose a PostgresqlInstance", "error", err)
+		response.Fatal(rsp, err)
+		response.ConditionFalse(rsp, ConditionTypeSpecValid, ReasonInvalidSpec).WithMessage(err.Error()).TargetComposite()
+		return rsp
+	}
+	var details resource.ConnectionDetails
+	if exists {
+		details = ocd.ConnectionDetails
+	}
+	secret, complete := ConnectionSecret(p, details, wasSecret)
+
+	dpi, err := AsComposed(pi)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errConvert))
+		return rsp
+	}
+	dsecret, err := AsComposed(secret)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errConvertSecret))
+		return rsp
+	}
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errGetDesiredCDs))
+		return rsp
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errGetDesiredXR))
+		return rsp
+	}
+
+	ready := resource.ReadyFalse
+	if exists {
+		ready = Ready(ocd.Resource)
+		if err := dxr.Resource.SetString(FieldStatusInstanceName, ocd.Resource.GetName()); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
+			return rsp
+		}
+		if w := warnNotSynced(rsp, ocd); w != nil {
+			w.TargetComposite()
+		}
+	}
+	if err := dxr.Resource.SetString(FieldStatusConnectionSecretName, secret.GetName()); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
+		return rsp
+	}
+	secretReady := resource.ReadyFalse
+	if complete {
+		secretReady = resource.ReadyTrue
+	}
+	desired[ResourceName] = &resource.DesiredComposed{Resource: dpi, Ready: ready}
+	desired[ConnectionSecretResourceName] = &resource.DesiredComposed{Resource: dsecret, Ready: secretReady}
+
+	// As for a claimed composite, Crossplane derives the composite's readiness.
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
+		return rsp
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errSetDesiredCDs))
+		return rsp
+	}
+	response.ConditionTrue(rsp, ConditionTypeSpecValid, ReasonValid).TargetComposite()
+	log.Debug("Composed a namespaced PostgresqlInstance", "instanceType", pi.Spec.ForProvider.Resources.InstanceType, "ready", ready, "secretComplete", complete)
+	return rsp
+}
+
+// warnNotSynced adds a warning with the reason why the observed instance is not
+// synced with Cloud SQL (a name Cloud SQL reserves, a missing permission), which is
+// otherwise visible only on the PostgresqlInstance, whose message the composite's
+// owners may not be able to read. It returns nil when the instance is synced.
+func warnNotSynced(rsp *fnv1.RunFunctionResponse, ocd resource.ObservedComposed) *response.ResultOption {
+	c := ocd.Resource.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse {
+		return nil
+	}
+	return response.Warning(rsp, errors.Errorf(errFmtInstanceNotSync, ocd.Resource.GetName(), c.Reason, c.Message)).WithReason(ReasonNotSynced)
+}
+
+// fromObserved decodes an observed composed resource into a typed object.
+func fromObserved(ocd resource.ObservedComposed, into runtime.Object) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(ocd.Resource.UnstructuredContent(), into)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -245,33 +247,13 @@ func TestRunFunctionComposes(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			req := &fnv1.RunFunctionRequest{
-				Meta:     &fnv1.RequestMeta{Tag: "t"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: tc.xr}},
-			}
-			if tc.observed != nil {
-				req.Observed.Resources = map[string]*fnv1.Resource{string(ResourceName): tc.observed}
-			}
 			w := tc.want(t)
 
-			rsp, err := New().RunFunction(context.Background(), req)
-			g.Expect(err).NotTo(HaveOccurred())
+			rsp := run(g, &fnv1.RunFunctionRequest{Meta: &fnv1.RequestMeta{Tag: "t"}, Observed: observing(tc.xr, tc.observed)})
 
-			var warnings []string
-			for _, r := range rsp.GetResults() {
-				g.Expect(r.GetSeverity()).NotTo(Equal(fnv1.Severity_SEVERITY_FATAL), r.GetMessage())
-				warnings = append(warnings, r.GetMessage())
-				g.Expect(r.GetTarget()).To(Equal(fnv1.Target_TARGET_COMPOSITE_AND_CLAIM))
-			}
-			if w.warning == "" {
-				g.Expect(warnings).To(BeEmpty())
-			} else {
-				g.Expect(warnings).To(ConsistOf(w.warning))
-			}
+			expectWarnings(g, rsp, fnv1.Target_TARGET_COMPOSITE_AND_CLAIM, w.warning)
 			g.Expect(rsp.GetDesired().GetResources()).To(HaveLen(1))
-			got := rsp.GetDesired().GetResources()[string(ResourceName)]
-			g.Expect(got.GetResource().AsMap()).To(Equal(normalise(t, w.instance)))
-			g.Expect(got.GetReady()).To(Equal(w.ready))
+			expectDesired(g, rsp, ResourceName, normalise(t, w.instance), w.ready)
 			if tc.observed == nil {
 				g.Expect(rsp.GetDesired().GetComposite().GetResource().AsMap()).To(BeEmpty())
 			} else {
@@ -282,9 +264,7 @@ func TestRunFunctionComposes(t *testing.T) {
 			} else {
 				g.Expect(rsp.GetDesired().GetComposite().GetConnectionDetails()).To(Equal(map[string][]byte(w.details)))
 			}
-			g.Expect(rsp.GetConditions()).To(HaveLen(1))
-			g.Expect(rsp.GetConditions()[0].GetType()).To(Equal(ConditionTypeSpecValid))
-			g.Expect(rsp.GetConditions()[0].GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_TRUE))
+			expectSpecValid(g, rsp)
 			g.Expect(rsp.GetMeta().GetTag()).To(Equal("t"))
 		})
 	}
@@ -300,12 +280,109 @@ func normalise(t *testing.T, want map[string]any) map[string]any {
 	return s.AsMap()
 }
 
+// observing is the observed state of a request: the composite xr and, unless nil,
+// the PostgresqlInstance as Crossplane observed it.
+func observing(xr *structpb.Struct, pi *fnv1.Resource) *fnv1.State {
+	s := &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}
+	if pi != nil {
+		s.Resources = map[string]*fnv1.Resource{string(ResourceName): pi}
+	}
+	return s
+}
+
+// run runs a Function made with o on req. The call itself must succeed: the
+// function reports what it refuses in the response.
+func run(g Gomega, req *fnv1.RunFunctionRequest, o ...Option) *fnv1.RunFunctionResponse {
+	rsp, err := New(o...).RunFunction(context.Background(), req)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return rsp
+}
+
+// expectWarnings checks that rsp has no fatal result and that its results, all for
+// target, are the one warning want, or none when want is empty.
+func expectWarnings(g Gomega, rsp *fnv1.RunFunctionResponse, target fnv1.Target, want string) {
+	var warnings []string
+	for _, r := range rsp.GetResults() {
+		g.ExpectWithOffset(1, r.GetSeverity()).NotTo(Equal(fnv1.Severity_SEVERITY_FATAL), r.GetMessage())
+		warnings = append(warnings, r.GetMessage())
+		g.ExpectWithOffset(1, r.GetTarget()).To(Equal(target))
+	}
+	if want == "" {
+		g.ExpectWithOffset(1, warnings).To(BeEmpty())
+	} else {
+		g.ExpectWithOffset(1, warnings).To(ConsistOf(want))
+	}
+}
+
+// expectDesired checks the resource that rsp desires under name: want (as AsMap
+// returns it, see normalise), marked ready.
+func expectDesired(g Gomega, rsp *fnv1.RunFunctionResponse, name resource.Name, want map[string]any, ready fnv1.Ready) {
+	got := rsp.GetDesired().GetResources()[string(name)]
+	g.ExpectWithOffset(1, got.GetResource().AsMap()).To(Equal(want))
+	g.ExpectWithOffset(1, got.GetReady()).To(Equal(ready))
+}
+
+// expectSpecValid checks that rsp's one condition is SpecValid, True.
+func expectSpecValid(g Gomega, rsp *fnv1.RunFunctionResponse) {
+	g.ExpectWithOffset(1, rsp.GetConditions()).To(HaveLen(1))
+	g.ExpectWithOffset(1, rsp.GetConditions()[0].GetType()).To(Equal(ConditionTypeSpecValid))
+	g.ExpectWithOffset(1, rsp.GetConditions()[0].GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_TRUE))
+}
+
+// expectFatal checks that rsp's one result is fatal, with a message that matches
+// message.
+func expectFatal(g Gomega, rsp *fnv1.RunFunctionResponse, message types.GomegaMatcher) {
+	g.ExpectWithOffset(1, rsp.GetResults()).To(HaveLen(1))
+	g.ExpectWithOffset(1, rsp.GetResults()[0].GetSeverity()).To(Equal(fnv1.Severity_SEVERITY_FATAL))
+	g.ExpectWithOffset(1, rsp.GetResults()[0].GetMessage()).To(message)
+}
+
+// expectRefused checks that rsp refuses the composite with the message want, both
+// as its one result (fatal) and as its one condition (SpecValid, False, for target).
+func expectRefused(g Gomega, rsp *fnv1.RunFunctionResponse, target fnv1.Target, want string) {
+	expectFatal(g, rsp, Equal(want))
+	g.ExpectWithOffset(1, rsp.GetConditions()).To(HaveLen(1))
+	c := rsp.GetConditions()[0]
+	g.ExpectWithOffset(1, c.GetType()).To(Equal(ConditionTypeSpecValid))
+	g.ExpectWithOffset(1, c.GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_FALSE))
+	g.ExpectWithOffset(1, c.GetMessage()).To(Equal(want))
+	g.ExpectWithOffset(1, c.GetTarget()).To(Equal(target))
+}
+
+// refusal is a composite that the function refuses with the message want, given
+// the instance observed (nil before it exists).
+type refusal struct {
+	xr       *structpb.Struct
+	observed *fnv1.Resource
+	want     string
+}
+
+// withChangesRefused adds to cases, and returns, the refusals of changes that an
+// existing instance cannot take, for the composites that xr makes and the instances
+// that observed makes; their messages ask for a new noun.
+func withChangesRefused(cases map[string]refusal, xr func(spec string) *structpb.Struct, observed func(forProvider, conditions string, details resource.ConnectionDetails) *fnv1.Resource, noun string) map[string]refusal {
+	maps.Copy(cases, map[string]refusal{
+		"another version for an existing instance": {
+			xr:       xr(`"version": "17"`),
+			observed: observed(defaultedSmall, readyTrue, nil),
+			want:     "spec.version cannot change from 18 to 17: Cloud SQL upgrades major versions out of place; create a new " + noun + " and migrate the data",
+		},
+		"another region for an existing instance": {
+			xr:       xr(`"region": "us-central1"`),
+			observed: observed(defaultedSmall, readyTrue, nil),
+			want:     "spec.region cannot change from europe-west1 to us-central1: a Cloud SQL instance cannot move; create a new " + noun + " in the new region and migrate the data",
+		},
+		"public networking for an instance with a private IP": {
+			xr:       xr(""),
+			observed: observed(withPrivate, readyTrue, nil),
+			want:     "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again",
+		},
+	})
+	return cases
+}
+
 func TestRunFunctionRefuses(t *testing.T) {
-	cases := map[string]struct {
-		xr       *structpb.Struct
-		observed *fnv1.Resource
-		want     string
-	}{
+	cases := map[string]refusal{
 		"an unknown size": {
 			xr:   claimed(`"size": "huge"`),
 			want: `spec.size "huge" is not a size: use small, medium or large`,
@@ -366,46 +443,17 @@ func TestRunFunctionRefuses(t *testing.T) {
 			xr:   resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "` + "d" + strings.Repeat("b", 244) + `"}, "spec": {}}`),
 			want: `metadata.name "d` + strings.Repeat("b", 244) + `" of the composite is longer than 244 characters: give it (or its claim) a shorter name`,
 		},
-		"another version for an existing instance": {
-			xr:       claimed(`"version": "17"`),
-			observed: observedInstance(defaultedSmall, readyTrue, nil),
-			want:     "spec.version cannot change from 18 to 17: Cloud SQL upgrades major versions out of place; create a new claim and migrate the data",
-		},
-		"another region for an existing instance": {
-			xr:       claimed(`"region": "us-central1"`),
-			observed: observedInstance(defaultedSmall, readyTrue, nil),
-			want:     "spec.region cannot change from europe-west1 to us-central1: a Cloud SQL instance cannot move; create a new claim in the new region and migrate the data",
-		},
-		"public networking for an instance with a private IP": {
-			xr:       claimed(""),
-			observed: observedInstance(withPrivate, readyTrue, nil),
-			want:     "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again",
-		},
 	}
-	for name, tc := range cases {
+	for name, tc := range withChangesRefused(cases, claimed, observedInstance, "claim") {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			req := &fnv1.RunFunctionRequest{
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: tc.xr}},
+			rsp := run(g, &fnv1.RunFunctionRequest{
+				Observed: observing(tc.xr, tc.observed),
 				Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{"other": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap"}`)}}},
-			}
-			if tc.observed != nil {
-				req.Observed.Resources = map[string]*fnv1.Resource{string(ResourceName): tc.observed}
-			}
+			})
 
-			rsp, err := New().RunFunction(context.Background(), req)
-			g.Expect(err).NotTo(HaveOccurred())
-
-			g.Expect(rsp.GetResults()).To(HaveLen(1))
-			g.Expect(rsp.GetResults()[0].GetSeverity()).To(Equal(fnv1.Severity_SEVERITY_FATAL))
-			g.Expect(rsp.GetResults()[0].GetMessage()).To(Equal(tc.want))
-			g.Expect(rsp.GetConditions()).To(HaveLen(1))
-			c := rsp.GetConditions()[0]
-			g.Expect(c.GetType()).To(Equal(ConditionTypeSpecValid))
-			g.Expect(c.GetStatus()).To(Equal(fnv1.Status_STATUS_CONDITION_FALSE))
-			g.Expect(c.GetReason()).To(Equal(ReasonInvalidSpec))
-			g.Expect(c.GetMessage()).To(Equal(tc.want))
-			g.Expect(c.GetTarget()).To(Equal(fnv1.Target_TARGET_COMPOSITE_AND_CLAIM))
+			expectRefused(g, rsp, fnv1.Target_TARGET_COMPOSITE_AND_CLAIM, tc.want)
+			g.Expect(rsp.GetConditions()[0].GetReason()).To(Equal(ReasonInvalidSpec))
 			// What earlier steps desired is passed on untouched, and no instance
 			// is added: Crossplane keeps the existing one as it is.
 			g.Expect(rsp.GetDesired().GetResources()).To(HaveLen(1))
@@ -430,8 +478,7 @@ func TestRunFunctionKeepsEarlierSteps(t *testing.T) {
 		},
 	}
 
-	rsp, err := New().RunFunction(context.Background(), req)
-	g.Expect(err).NotTo(HaveOccurred())
+	rsp := run(g, req)
 	g.Expect(rsp.GetResults()).To(BeEmpty())
 	g.Expect(rsp.GetDesired().GetResources()).To(HaveKey("other"))
 	g.Expect(rsp.GetDesired().GetResources()["other"].GetReady()).To(Equal(fnv1.Ready_READY_TRUE))
@@ -446,8 +493,7 @@ func TestWithConnectionSecretNamespace(t *testing.T) {
 	g := NewWithT(t)
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: claimed("")}}}
 
-	rsp, err := New(WithConnectionSecretNamespace("platform-secrets")).RunFunction(context.Background(), req)
-	g.Expect(err).NotTo(HaveOccurred())
+	rsp := run(g, req, WithConnectionSecretNamespace("platform-secrets"))
 	g.Expect(rsp.GetResults()).To(BeEmpty())
 	spec := rsp.GetDesired().GetResources()[string(ResourceName)].GetResource().AsMap()["spec"].(map[string]any)
 	g.Expect(spec["writeConnectionSecretToRef"]).To(Equal(map[string]any{"name": "orders-db-x7k2p-postgres", "namespace": "platform-secrets"}))
@@ -460,11 +506,7 @@ func TestRunFunctionMalformedRequest(t *testing.T) {
 		Resources: map[string]*fnv1.Resource{string(ResourceName): {Resource: resource.MustStructJSON(`{"spec": {"forProvider": {"version": 18}}}`)}},
 	}}
 
-	rsp, err := New().RunFunction(context.Background(), req)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(rsp.GetResults()).To(HaveLen(1))
-	g.Expect(rsp.GetResults()[0].GetSeverity()).To(Equal(fnv1.Severity_SEVERITY_FATAL))
-	g.Expect(rsp.GetResults()[0].GetMessage()).To(HavePrefix(errReadObserved + ": "))
+	expectFatal(g, run(g, req), HavePrefix(errReadObserved+": "))
 }
 
 // The composite passes on keys of the provider's connection secret; a key renamed

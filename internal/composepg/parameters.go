@@ -1,12 +1,12 @@
 package composepg
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource/composite"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -89,6 +89,8 @@ const (
 )
 
 // Messages of the errors a user can cause. Each names the field and says what to do.
+// Where a message tells the team what to create or delete, %s is what it created:
+// "claim" for a claimed composite, the kind of a namespaced composite.
 const (
 	errNotString          = "%s must be a string, not %v: quote it, for example %s: %q"
 	errBadSize            = "spec.size %q is not a size: use small, medium or large"
@@ -102,17 +104,30 @@ const (
 	errNoNamespaces       = "spec.allowedNamespaces is empty, which would let no pod use the database: list namespaces, [\"*\"] for all, or remove it to allow the claim's namespace"
 	errBadNamespace       = "spec.allowedNamespaces[%d] %v is not a namespace name: use lowercase letters, digits and '-', or \"*\" alone for every namespace"
 	errStarNotAlone       = "spec.allowedNamespaces lists \"*\" with other namespaces: \"*\" already allows every namespace, so list either \"*\" alone or namespace names"
-	errBadDeletionPolicy  = "spec.deletionPolicy %q is not a deletion policy: use Delete (the Cloud SQL instance goes with the claim) or Orphan (it stays)"
+	errBadDeletionPolicy  = "spec.deletionPolicy %q is not a deletion policy: use Delete (the Cloud SQL instance goes with the %s) or Orphan (it stays)"
 	errBadCompositeName   = "metadata.name %q of the composite cannot start a Cloud SQL instance name: it must start with a lowercase letter and hold only lowercase letters, digits and '-' (for a claim, rename the claim)"
 	errCompositeNameLong  = "metadata.name %q of the composite is longer than %d characters: give it (or its claim) a shorter name"
-	errVersionImmutable   = "spec.version cannot change from %s to %s: Cloud SQL upgrades major versions out of place; create a new claim and migrate the data"
-	errRegionImmutable    = "spec.region cannot change from %s to %s: a Cloud SQL instance cannot move; create a new claim in the new region and migrate the data"
+	errVersionImmutable   = "spec.version cannot change from %s to %s: Cloud SQL upgrades major versions out of place; create a new %s and migrate the data"
+	errRegionImmutable    = "spec.region cannot change from %s to %s: a Cloud SQL instance cannot move; create a new %s in the new region and migrate the data"
 	errPrivateIPPermanent = "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again"
+
+	errBadNamespacedName      = "metadata.name %q of %s %s cannot start a Cloud SQL instance name: it must start with a lowercase letter and hold only lowercase letters, digits and '-'; create the %s again under such a name"
+	errNamespacedNameLong     = "metadata.name %q of %s %s is longer than %d characters: create the %s again under a shorter name"
+	errNamespacedAllowedNSSet = "spec.allowedNamespaces of %s %s/%s cannot be set: its PostgresqlInstance is namespaced and serves only pods of namespace %s; remove the field, and create the %s in the namespace of the pods that use it"
 )
+
+// ownerClaim is how messages about a claimed (cluster-scoped) composite name what
+// the team created.
+const ownerClaim = "claim"
 
 // maxCompositeName keeps the name of the connection secret, the composite's name
 // plus SecretSuffix, within the 253 characters of a Kubernetes name.
 const maxCompositeName = validation.DNS1123SubdomainMaxLength - len(SecretSuffix)
+
+// maxNamespacedCompositeName keeps both secrets of a namespaced composite, its name
+// plus ConnectionSecretSuffix or InstanceSecretSuffix (the longer), within the 253
+// characters of a Kubernetes name.
+const maxNamespacedCompositeName = validation.DNS1123SubdomainMaxLength - len(InstanceSecretSuffix)
 
 // The same rules as the PostgresqlInstance CRD's, checked here so that a mistake is
 // reported on the claim, in the claim's terms.
@@ -145,6 +160,21 @@ type Parameters struct {
 	DeletionPolicy xpv2.DeletionPolicy
 	// ConnectionSecretNamespace is where the instance's connection secret goes.
 	ConnectionSecretNamespace string
+	// Namespace of a namespaced composite, where everything it composes goes; ""
+	// for a cluster-scoped composite.
+	Namespace string
+	// Kind of the composite, which messages to the owner of a namespaced
+	// composite name it by.
+	Kind string
+}
+
+// owner is how messages name what the team created, and would create again: the
+// claim of a cluster-scoped composite, or the namespaced composite itself.
+func (p Parameters) owner() string {
+	if p.Namespace == "" {
+		return ownerClaim
+	}
+	return p.Kind
 }
 
 // Parse reads and checks the spec of a composite resource. defaultSecretNamespace is
@@ -152,11 +182,56 @@ type Parameters struct {
 // connection secret to a namespace (which Crossplane sets from the Composition's
 // writeConnectionSecretsToNamespace). The error, if any, is meant for the user.
 func Parse(xr *composite.Unstructured, defaultSecretNamespace string) (Parameters, error) {
-	p := Parameters{Name: xr.GetName()}
+	p := Parameters{Name: xr.GetName(), Kind: xr.GetKind()}
 	if err := checkCompositeName(p.Name); err != nil {
 		return Parameters{}, err
 	}
+	p, err := parseSpec(xr, p)
+	if err != nil {
+		return Parameters{}, err
+	}
 
+	if p.AllowedNamespaces, err = allowedNamespaces(xr); err != nil {
+		return Parameters{}, err
+	}
+
+	p.ConnectionSecretNamespace = defaultSecretNamespace
+	if ref := xr.GetWriteConnectionSecretToReference(); ref != nil && ref.Namespace != "" {
+		p.ConnectionSecretNamespace = ref.Namespace
+	}
+	return p, nil
+}
+
+// ParseNamespaced reads and checks the spec of a namespaced composite resource
+// (apiextensions.crossplane.io/v2, scope Namespaced; see
+// examples/composition/definition-v2.yaml), whose PostgresqlInstance and Secrets go
+// into the composite's own namespace. It has no allowedNamespaces: a namespaced
+// PostgresqlInstance serves only pods of its namespace. The error, if any, is meant
+// for the user.
+func ParseNamespaced(xr *composite.Unstructured) (Parameters, error) {
+	p := Parameters{Name: xr.GetName(), Namespace: xr.GetNamespace(), Kind: xr.GetKind(), ConnectionSecretNamespace: xr.GetNamespace()}
+	if p.Kind == "" {
+		// Crossplane always sends the kind; a hand-made request may not.
+		p.Kind = "composite resource"
+	}
+	ref := p.Namespace + "/" + p.Name
+	if !namePrefixPattern.MatchString(p.Name) {
+		return Parameters{}, errors.Errorf(errBadNamespacedName, p.Name, p.Kind, ref, p.Kind)
+	}
+	if len(p.Name) > maxNamespacedCompositeName {
+		return Parameters{}, errors.Errorf(errNamespacedNameLong, p.Name, p.Kind, ref, maxNamespacedCompositeName, p.Kind)
+	}
+	if v, err := xr.GetValue(FieldAllowedNamespaces); err == nil && v != nil {
+		// An XRD of the platform team's own may still declare the field;
+		// silently ignoring it would let a team believe other namespaces may
+		// use the database.
+		return Parameters{}, errors.Errorf(errNamespacedAllowedNSSet, p.Kind, p.Namespace, p.Name, p.Namespace, p.Kind)
+	}
+	return parseSpec(xr, p)
+}
+
+// parseSpec reads and checks the spec fields that every composite has into p.
+func parseSpec(xr *composite.Unstructured, p Parameters) (Parameters, error) {
 	var err error
 	var size, networking, policy string
 	fields := []struct {
@@ -179,39 +254,30 @@ func Parse(xr *composite.Unstructured, defaultSecretNamespace string) (Parameter
 
 	p.Size = Size(size)
 	if _, ok := Shapes[p.Size]; !ok {
-		return Parameters{}, fmt.Errorf(errBadSize, size)
+		return Parameters{}, errors.Errorf(errBadSize, size)
 	}
 	if !regionPattern.MatchString(p.Region) || len(p.Region) > 32 {
-		return Parameters{}, fmt.Errorf(errBadRegion, p.Region)
+		return Parameters{}, errors.Errorf(errBadRegion, p.Region)
 	}
 	if !slices.Contains(Versions, p.Version) {
-		return Parameters{}, fmt.Errorf(errBadVersion, p.Version, strings.Join(Versions, ", "))
+		return Parameters{}, errors.Errorf(errBadVersion, p.Version, strings.Join(Versions, ", "))
 	}
 
 	p.Networking = Networking(networking)
 	switch {
 	case p.Networking != NetworkingPublic && p.Networking != NetworkingPrivate:
-		return Parameters{}, fmt.Errorf(errBadNetworking, networking)
+		return Parameters{}, errors.Errorf(errBadNetworking, networking)
 	case p.Networking == NetworkingPrivate && p.Network == "":
 		return Parameters{}, errors.New(errNoNetwork)
 	case p.Networking == NetworkingPublic && p.Network != "":
 		return Parameters{}, errors.New(errNetworkNotPrivate)
 	case p.Network != "" && (!networkPattern.MatchString(p.Network) || len(p.Network) > 128):
-		return Parameters{}, fmt.Errorf(errBadNetwork, p.Network)
+		return Parameters{}, errors.Errorf(errBadNetwork, p.Network)
 	}
 
 	p.DeletionPolicy = xpv2.DeletionPolicy(policy)
 	if p.DeletionPolicy != xpv2.DeletionDelete && p.DeletionPolicy != xpv2.DeletionOrphan {
-		return Parameters{}, fmt.Errorf(errBadDeletionPolicy, policy)
-	}
-
-	if p.AllowedNamespaces, err = allowedNamespaces(xr); err != nil {
-		return Parameters{}, err
-	}
-
-	p.ConnectionSecretNamespace = defaultSecretNamespace
-	if ref := xr.GetWriteConnectionSecretToReference(); ref != nil && ref.Namespace != "" {
-		p.ConnectionSecretNamespace = ref.Namespace
+		return Parameters{}, errors.Errorf(errBadDeletionPolicy, policy, p.owner())
 	}
 	return p, nil
 }
@@ -221,10 +287,10 @@ func Parse(xr *composite.Unstructured, defaultSecretNamespace string) (Parameter
 // the provider names the Cloud SQL instance after the PostgresqlInstance.
 func checkCompositeName(name string) error {
 	if !namePrefixPattern.MatchString(name) {
-		return fmt.Errorf(errBadCompositeName, name)
+		return errors.Errorf(errBadCompositeName, name)
 	}
 	if len(name) > maxCompositeName {
-		return fmt.Errorf(errCompositeNameLong, name, maxCompositeName)
+		return errors.Errorf(errCompositeNameLong, name, maxCompositeName)
 	}
 	return nil
 }
@@ -238,7 +304,7 @@ func optionalString(xr *composite.Unstructured, path, def string) (string, error
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf(errNotString, path, v, path[strings.LastIndex(path, ".")+1:], fmt.Sprint(v))
+		return "", errors.Errorf(errNotString, path, v, path[strings.LastIndex(path, ".")+1:], fmt.Sprint(v))
 	}
 	return s, nil
 }
@@ -257,7 +323,7 @@ func allowedNamespaces(xr *composite.Unstructured) ([]string, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf(errNamespacesNotList, v)
+		return nil, errors.Errorf(errNamespacesNotList, v)
 	}
 	if len(list) == 0 {
 		// An empty list would become injection: {}, which allows no namespace;
@@ -268,7 +334,7 @@ func allowedNamespaces(xr *composite.Unstructured) ([]string, error) {
 	for i, item := range list {
 		s, ok := item.(string)
 		if !ok || (s != "*" && len(validation.IsDNS1123Label(s)) > 0) {
-			return nil, fmt.Errorf(errBadNamespace, i, item)
+			return nil, errors.Errorf(errBadNamespace, i, item)
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)

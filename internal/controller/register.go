@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/config"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
@@ -28,23 +29,52 @@ var ConfigKinds = []schema.GroupVersionKind{v1alpha1.ProviderConfigGroupVersionK
 // pod injector's refresher).
 var InstanceKinds = append([]schema.GroupVersionKind{v1alpha1.PostgresqlInstanceGroupVersionKind}, ConfigKinds...)
 
-// Setup adds the ProviderConfig and PostgresqlInstance controllers to mgr.
+// NamespacedConfigKinds are the kinds the controllers of the namespaced group's
+// provider configurations read.
+var NamespacedConfigKinds = []schema.GroupVersionKind{
+	nsv1alpha1.ProviderConfigGroupVersionKind, nsv1alpha1.ClusterProviderConfigGroupVersionKind, nsv1alpha1.ProviderConfigUsageGroupVersionKind,
+}
+
+// NamespacedInstanceKinds are the kinds the namespaced PostgresqlInstance
+// controller reads.
+var NamespacedInstanceKinds = append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlInstanceGroupVersionKind}, NamespacedConfigKinds...)
+
+// Setup adds the controllers of every kind to mgr.
 func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 	if err := config.Setup(mgr, o.Options); err != nil {
 		return err
 	}
-	return postgresqlinstance.Setup(mgr, o)
+	if err := config.SetupNamespaced(mgr, o.Options); err != nil {
+		return err
+	}
+	core, err := postgresqlinstance.NewCore(mgr, o)
+	if err != nil {
+		return err
+	}
+	if err := core.SetupCluster(mgr); err != nil {
+		return err
+	}
+	return core.SetupNamespaced(mgr)
 }
 
 // SetupGated adds each controller to mgr once the CRDs of the kinds it reads
 // are established, as o.Gate learns from crossplane-runtime's CRD gate
-// controller (customresourcesgate). With Crossplane's safe-start, the
+// controller (customresourcesgate). With Crossplane's safe-start, a
 // PostgresqlInstance CRD exists only while a ManagedResourceActivationPolicy
 // activates it: the provider starts without it, and reconciles instances from
-// the moment it appears. A setup that fails that late is given to failed.
-func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) {
+// the moment it appears. Both PostgresqlInstance controllers share one core (the
+// fleet's pacing, the request budget's share, the listings), made at once. A
+// setup that fails that late is given to failed.
+func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) error {
+	core, err := postgresqlinstance.NewCore(mgr, o)
+	if err != nil {
+		return err
+	}
 	WhenEstablished(mgr, o.Gate, failed, "ProviderConfig", func() error { return config.Setup(mgr, o.Options) }, ConfigKinds...)
-	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return postgresqlinstance.Setup(mgr, o) }, InstanceKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced ProviderConfig and ClusterProviderConfig", func() error { return config.SetupNamespaced(mgr, o.Options) }, NamespacedConfigKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return core.SetupCluster(mgr) }, InstanceKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlInstance", func() error { return core.SetupNamespaced(mgr) }, NamespacedInstanceKinds...)
+	return nil
 }
 
 // discoveryWait bounds how long a kind whose CRD is established may take to

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
@@ -58,6 +59,9 @@ const (
 	keySecret   = "cloudsql-proxy-key"
 	privateVPC  = "projects/" + project + "/global/networks/default"
 	readyWithin = 3 * time.Minute
+	teamNS      = "team-a" // of the namespaced instance
+	otherTeamNS = "team-b"
+	nsInstance  = "orders"
 )
 
 // world is everything the test started.
@@ -154,7 +158,7 @@ func TestInjectedPodConnects(t *testing.T) {
 	w.createWhenAdmitted(ctx, instance(public, "default", false))
 	w.createWhenAdmitted(ctx, instance(private, pcKey, true))
 	for _, n := range []string{public, private} {
-		w.waitReady(ctx, n)
+		w.waitReady(ctx, &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: n}})
 	}
 	for _, n := range []string{public, private} {
 		db, err := w.emu.Instance(project, n)
@@ -167,9 +171,9 @@ func TestInjectedPodConnects(t *testing.T) {
 
 	// 3-5. Annotated pods, admitted through the API server, run locally.
 	step(t, "creating annotated pods through the API server: a native-sidecar pod and a pod running as user 1000")
-	native := w.createPod(ctx, "native", public, nil)
+	native := w.createPod(ctx, appNS, "native", public, nil)
 	g.Expect(native.Spec.InitContainers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "on Kubernetes 1.35 the proxy is a native sidecar")
-	asUser := w.createPod(ctx, "as-user-1000", private, &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)})
+	asUser := w.createPod(ctx, appNS, "as-user-1000", private, &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)})
 
 	nativePod := w.connect(ctx, native, "")
 	defer nativePod.Close()
@@ -191,7 +195,40 @@ func TestInjectedPodConnects(t *testing.T) {
 	t.Logf("    %v", err)
 	g.Expect(w.emu.SetInstanceState(project, public, emulator.StateRunnable)).To(Succeed())
 
-	// 6. Restart, out-of-band change, self-healing password.
+	// 6. The namespaced kind: an instance of team-a, through a ClusterProviderConfig
+	// whose proxy key is copied into team-a, used by a pod of team-a only.
+	step(t, "creating ClusterProviderConfig %s and the namespaced PostgresqlInstance %s/%s, and waiting for Ready", pcKey, teamNS, nsInstance)
+	keyed := providerConfig(pcKey, w.endpoint, &xpv2.SecretKeySelector{
+		SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json",
+	})
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherTeamNS}},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcKey}, Spec: keyed.Spec},
+	} {
+		g.Expect(w.c.Create(ctx, o)).To(Succeed())
+	}
+	npi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: teamNS, Name: nsInstance}}
+	npi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcKey}
+	npi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: nsInstance + "-conn"}
+	npi.Spec.ForProvider.Name = ptr.To("e2e-" + teamNS + "-" + nsInstance)
+	npi.Spec.ForProvider.Networking.PublicIP = v1alpha1.PublicIP{Enabled: true}
+	w.createWhenAdmitted(ctx, npi)
+	w.waitReady(ctx, npi)
+	g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: teamNS, Name: nsInstance + "-conn"}, &corev1.Secret{})).To(Succeed(), "the connection secret is in the instance's namespace")
+
+	step(t, "a pod of %s that names %s connects through it; a pod of %s that names it is denied", teamNS, nsInstance, otherTeamNS)
+	teamPod := w.createPod(ctx, teamNS, "orders-app", nsInstance, nil)
+	g.Expect(teamPod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/"+nsInstance))
+	w.connect(ctx, teamPod, "").Close()
+	err = w.c.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: otherTeamNS, Name: "orders-app", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: nsInstance}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:15"}}},
+	})
+	g.Expect(err).To(MatchError(ContainSubstring("a namespaced PostgresqlInstance serves only pods of its own namespace")))
+	t.Logf("    denied: %v", err)
+
+	// 7. Restart, out-of-band change, self-healing password.
 	step(t, "restarting the provider (now with sidecar_mode = classic)")
 	w.stopProvider()
 	w.startProvider(bin, configfile.SidecarClassic)
@@ -229,7 +266,7 @@ func TestInjectedPodConnects(t *testing.T) {
 	t.Logf("    the connection secret holds a new password, and Cloud SQL has it")
 
 	step(t, "a classic-sidecar pod admitted now connects with the new password")
-	classic := w.createPod(ctx, "classic", public, nil)
+	classic := w.createPod(ctx, appNS, "classic", public, nil)
 	g.Expect(classic.Spec.Containers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "classic mode appends the proxy to the containers")
 	w.connect(ctx, classic, "").Close()
 
@@ -288,22 +325,27 @@ func (w *world) createWhenAdmitted(ctx context.Context, o client.Object) {
 	}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 }
 
-func (w *world) waitReady(ctx context.Context, name string) {
+// conditioned is a PostgresqlInstance of either kind.
+type conditioned interface {
+	client.Object
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+}
+
+func (w *world) waitReady(ctx context.Context, pi conditioned) {
 	g := NewWithT(w.t)
 	g.Eventually(func(g Gomega) {
-		pi := &v1alpha1.PostgresqlInstance{}
-		g.Expect(w.c.Get(ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
-		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%s: %s", name, pi.GetCondition(xpv2.TypeSynced).Message)
+		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%s: %s", pi.GetName(), pi.GetCondition(xpv2.TypeSynced).Message)
 	}).WithTimeout(readyWithin).WithPolling(time.Second).Should(Succeed())
-	w.t.Logf("    %s is Ready", name)
+	w.t.Logf("    %s is Ready", client.ObjectKeyFromObject(pi))
 }
 
 // createPod creates an annotated pod whose application runs psql, and returns it
 // as stored.
-func (w *world) createPod(ctx context.Context, name, instanceName string, sc *corev1.PodSecurityContext) *corev1.Pod {
+func (w *world) createPod(ctx context.Context, ns, name, instanceName string, sc *corev1.PodSecurityContext) *corev1.Pod {
 	g := NewWithT(w.t)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: name,
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 			Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instanceName}},
 		Spec: corev1.PodSpec{
 			SecurityContext: sc,
@@ -333,7 +375,7 @@ func (w *world) createPod(ctx context.Context, name, instanceName string, sc *co
 			g.Expect(proxy.Args).To(ContainElement("--port="+e.Value), "PGPORT names the proxy's --port")
 		}
 	}
-	w.t.Logf("    pod %s/%s stored with app env %s", appNS, name, strings.Join(envs, " "))
+	w.t.Logf("    pod %s/%s stored with app env %s", ns, name, strings.Join(envs, " "))
 	return got
 }
 
@@ -461,8 +503,7 @@ func providerConfig(name, endpoint string, proxyKey *xpv2.SecretKeySelector) *v1
 	return &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:        project,
-			Endpoint:         endpoint,
+			Project:          v1alpha1.Project{ProjectID: project, Endpoint: endpoint},
 			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 			ProxyCredentials: proxyKey,
 		},

@@ -219,7 +219,7 @@ func (w *world) configure(endpoint string) error {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID: project, Endpoint: endpoint, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+			Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 		}},
 	} {
 		if err := w.c.Create(ctx, obj); err != nil {

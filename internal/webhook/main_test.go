@@ -25,6 +25,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
@@ -165,6 +166,9 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
 	}
+	if err := podinject.SetupNamespacedRefresher(mgr); err != nil {
+		return 0, err
+	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,20 +183,19 @@ func run(m *testing.M) (int, error) {
 	}
 
 	c := env.Client
+	plain := v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: srv.URL + "/"},
+		Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}
+	keyed := plain
+	keyed.ProxyCredentials = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}
+	// Each configuration exists as both the cluster-scoped kind's ProviderConfig
+	// and the namespaced group's ClusterProviderConfig.
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
-		&v1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Name: pcDefault},
-			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
-				Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
-		},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcDefault}, Spec: plain},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcDefault}, Spec: plain},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "proxy-key"}, Data: map[string][]byte{"key.json": []byte(`{"type":"service_account"}`)}},
-		&v1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey},
-			Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: srv.URL + "/",
-				Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-				ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
-		},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey}, Spec: keyed},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey}, Spec: keyed},
 	} {
 		if err := c.Create(ctx, o); err != nil {
 			return 0, err

@@ -152,7 +152,7 @@ func TestMissingInstanceIsDenied(t *testing.T) {
 	err := env.Client.Create(context.Background(), annotatedPod("missing-app", "web", "no-such-instance"))
 	g.Expect(err).To(MatchError(And(
 		ContainSubstring("pod missing-app/web"),
-		ContainSubstring(`PostgresqlInstance "no-such-instance" named by annotation cloudsql.travelaudience.com/postgresqlinstance-name does not exist`),
+		ContainSubstring(`annotation cloudsql.travelaudience.com/postgresqlinstance-name names PostgresqlInstance "no-such-instance", which exists neither in the pod's namespace missing-app (postgresqlinstances.cloudsql.m.travelaudience.com) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)`),
 		ContainSubstring("not its spec.forProvider.name"),
 	)))
 	g.Expect(testutil.ToFloat64(metrics.Injections.WithLabelValues("missing-app", metrics.OutcomeDenied))).To(Equal(1.0))
@@ -168,7 +168,7 @@ func TestInstanceNotReadyIsDenied(t *testing.T) {
 	err := env.Client.Create(ctx, annotatedPod("unready-app", "web", "unready"))
 	g.Expect(err).To(MatchError(And(
 		ContainSubstring(`PostgresqlInstance "unready" is not ready (Ready is False, reason Creating)`),
-		ContainSubstring("kubectl get postgresqlinstance unready"),
+		ContainSubstring("kubectl get postgresqlinstances.cloudsql.travelaudience.com/unready"),
 	)))
 }
 
@@ -307,7 +307,7 @@ func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "drops-key"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: "http://127.0.0.1:1/"},
 			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 			ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}},
 	})).To(Succeed())
@@ -404,7 +404,7 @@ func TestNameAndProjectTooLongIsDenied(t *testing.T) {
 	long := strings.Repeat("p", 29) + "1" // 30 characters, the longest project ID
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "long-project"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: long, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: long, Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 	})).To(Succeed())
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "too-long"}}
@@ -446,7 +446,7 @@ func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: project, Endpoint: "http://127.0.0.1:1/",
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 	})).To(Succeed())
 	c, w := warningClient(t)
@@ -471,7 +471,7 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 
 	want := And(
 		ContainSubstring("PostgresqlInstance guarded-delete may not be deleted: deleting it deletes Cloud SQL instance guarded-delete"),
-		ContainSubstring("kubectl annotate postgresqlinstance guarded-delete cloudsql.travelaudience.com/allow-deletion=true"),
+		ContainSubstring("kubectl annotate postgresqlinstances.cloudsql.travelaudience.com guarded-delete cloudsql.travelaudience.com/allow-deletion=true"),
 	)
 	g.Expect(env.Client.Delete(ctx, pi)).To(MatchError(want))
 	g.Expect(env.Client.Delete(ctx, pi, client.DryRunAll)).To(MatchError(want), "dry-run deletions are answered like real ones")

@@ -33,8 +33,8 @@ type Package struct {
 
 // Packages are the packages `make xpkg` builds.
 var Packages = []Package{
-	{Name: "provider-cloudsql-postgres", Binary: "provider", Cmd: "./cmd/provider", Root: "package", Ignore: []string{"function/*"}, Examples: []string{"examples/*.yaml", "examples/install/*.yaml"}},
-	{Name: "function-cloudsql-postgres", Binary: "function", Cmd: "./cmd/function-cloudsql-postgres", Root: "package/function", Examples: []string{"examples/composition/definition.yaml", "examples/composition/composition.yaml", "examples/composition/claim.yaml"}},
+	{Name: "provider-cloudsql-postgres", Binary: "provider", Cmd: "./cmd/provider", Root: "package", Ignore: []string{"function/*"}, Examples: []string{"examples/*.yaml", "examples/namespaced/*.yaml", "examples/install/*.yaml"}},
+	{Name: "function-cloudsql-postgres", Binary: "function", Cmd: "./cmd/function-cloudsql-postgres", Root: "package/function", Examples: []string{"examples/composition/definition.yaml", "examples/composition/composition.yaml", "examples/composition/claim.yaml", "examples/composition/definition-v2.yaml", "examples/composition/composition-v2.yaml", "examples/composition/xr-v2.yaml"}},
 }
 
 // BuildOptions say where to build.

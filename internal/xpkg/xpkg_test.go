@@ -169,12 +169,13 @@ func installs(t *testing.T, provider *xpkg.Contents) {
 
 	root := controlplane.RepoRoot()
 	var files []string
-	for _, glob := range []string{"examples/install/*.yaml", "examples/*.yaml"} {
+	for _, glob := range []string{"examples/install/*.yaml", "examples/*.yaml", "examples/namespaced/*.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, glob))
 		g.Expect(err).ToNot(HaveOccurred())
 		files = append(files, m...)
 	}
 	g.Expect(env.Client.Create(context.Background(), namespace("crossplane-system"))).To(Succeed())
+	g.Expect(env.Client.Create(context.Background(), namespace("team-a"))).To(Succeed(), "the namespaced examples' namespace")
 	for _, f := range files {
 		objs, err := manifests.ReadFile(f)
 		g.Expect(err).ToNot(HaveOccurred())

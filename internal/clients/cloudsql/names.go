@@ -8,6 +8,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
@@ -54,13 +55,20 @@ const (
 	databaseVersionPrefix = "POSTGRES_"
 )
 
+// A NamedInstance is a PostgresqlInstance of either kind (cluster-scoped or
+// namespaced), as far as the name of its Cloud SQL instance goes.
+type NamedInstance interface {
+	metav1.Object
+	Parameters() *v1alpha1.PostgresqlInstanceParameters
+}
+
 // InstanceName is the name of the Cloud SQL instance that mg manages:
 // spec.forProvider.name when set, else the crossplane.io/external-name
 // annotation, else metadata.name. It depends only on the object, never on
 // what exists in Cloud SQL, so a create that crashed half-way finds its
 // instance on the next observation instead of creating a second one.
-func InstanceName(mg *v1alpha1.PostgresqlInstance) string {
-	if n := mg.Spec.ForProvider.Name; n != nil && *n != "" {
+func InstanceName(mg NamedInstance) string {
+	if n := mg.Parameters().Name; n != nil && *n != "" {
 		return *n
 	}
 	if n := meta.GetExternalName(mg); n != "" {

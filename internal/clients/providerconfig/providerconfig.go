@@ -26,10 +26,10 @@ import (
 )
 
 const (
-	errGetSecret       = "ProviderConfig %s: cannot read secret %s/%s named by spec.credentials.secretRef"
-	errBadKey          = "ProviderConfig %s: %s"
-	errReadCredentials = "ProviderConfig %s: cannot read the credentials of source %s"
-	errNewService      = "ProviderConfig %s: cannot create a Cloud SQL Admin API client"
+	errGetSecret       = "%s: cannot read secret %s/%s named by spec.credentials.secretRef"
+	errBadKey          = "%s: %s"
+	errReadCredentials = "%s: cannot read the credentials of source %s"
+	errNewService      = "%s: cannot create a Cloud SQL Admin API client"
 )
 
 // Credentials resolves the credentials of pc, naming the secret, key, variable or
@@ -46,27 +46,27 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 		ref := cd.SecretRef
 		s := &corev1.Secret{}
 		if err := secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
-			return creds, errors.Wrapf(err, errGetSecret, pc.Name, ref.Namespace, ref.Name)
+			return creds, errors.Wrapf(err, errGetSecret, Display(pc), ref.Namespace, ref.Name)
 		}
 		creds.JSON = s.Data[ref.Key]
 		where = fmt.Sprintf("key %q of secret %s/%s", ref.Key, ref.Namespace, ref.Name)
 	case xpv2.CredentialsSourceEnvironment:
 		b, err := resource.ExtractEnv(ctx, os.Getenv, cd.CommonCredentialSelectors)
 		if err != nil {
-			return creds, errors.Wrapf(err, errReadCredentials, pc.Name, cd.Source)
+			return creds, errors.Wrapf(err, errReadCredentials, Display(pc), cd.Source)
 		}
 		creds.JSON = b
 		where = fmt.Sprintf("environment variable %s", cd.Env.Name)
 	case xpv2.CredentialsSourceFilesystem:
 		b, err := resource.ExtractFs(ctx, fs, cd.CommonCredentialSelectors)
 		if err != nil {
-			return creds, errors.Wrapf(err, errReadCredentials, pc.Name, cd.Source)
+			return creds, errors.Wrapf(err, errReadCredentials, Display(pc), cd.Source)
 		}
 		creds.JSON = b
 		where = fmt.Sprintf("file %s", cd.Fs.Path)
 	}
 	if err := auth.CheckKey(creds.JSON); err != nil {
-		return creds, errors.Errorf(errBadKey, pc.Name, where+" "+err.Error())
+		return creds, errors.Errorf(errBadKey, Display(pc), where+" "+err.Error())
 	}
 	return creds, nil
 }
@@ -108,7 +108,7 @@ func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) 
 	}
 	svc, err := auth.NewService(creds, pc.Spec.Endpoint, c.transport)
 	if err != nil {
-		return nil, errors.Wrapf(err, errNewService, pc.Name)
+		return nil, errors.Wrapf(err, errNewService, Display(pc))
 	}
 	c.services[pc.Name] = cachedService{fingerprint: fp, svc: svc}
 	return svc, nil

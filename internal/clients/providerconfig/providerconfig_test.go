@@ -18,8 +18,7 @@ func pc(name string, source xpv2.CredentialsSource, sel xpv2.CommonCredentialSel
 	return &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
 		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:   "my-project-123",
-			Endpoint:    "http://127.0.0.1:1/",
+			Project:     v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:1/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: source, CommonCredentialSelectors: sel},
 		},
 	}
@@ -74,4 +73,16 @@ func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
 
 	_, err = c.Get(pc("bad", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{}), auth.Credentials{Source: xpv2.CredentialsSourceSecret, JSON: []byte("{}")})
 	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig bad: cannot create a Cloud SQL Admin API client")))
+}
+
+func TestDisplay(t *testing.T) {
+	for name, want := range map[string]string{
+		"default":                              "ProviderConfig default",
+		"ClusterProviderConfig/default":        "ClusterProviderConfig default",
+		"ProviderConfig/team-a/team-a-project": "ProviderConfig team-a-project of namespace team-a",
+	} {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(Display(&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Equal(want))
+		})
+	}
 }

@@ -127,22 +127,34 @@ func TestClaimRulesOnAPIServer(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, crd)).To(Succeed())
 
 	claim := readManifests(t, example("claim.yaml"))[0]
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": claim.GetNamespace()}}}
-	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	// The namespaced composite's tests use the same namespace.
+	ensureNamespace(t, claim.GetNamespace())
 	// The CRD serves once it is established, which takes a moment.
 	g.Eventually(func() error { return env.Client.Create(ctx, claim.DeepCopy()) }).WithTimeout(30 * time.Second).Should(Succeed())
 
-	cases := map[string]struct {
-		from, to map[string]any
-		want     string
-	}{
+	checkUpdates(t, claim, "claim", lifetimeUpdates("claim"))
+}
+
+// specUpdate is an update of a spec that the API server must refuse with an error
+// holding want, or accept when want is empty. from is set when the object is
+// created, to when it is updated (see setSpec).
+type specUpdate struct {
+	from, to map[string]any
+	want     string
+}
+
+// lifetimeUpdates are the updates that the rules of both XRDs decide: region,
+// version and private networking are for the life of the instance, size is not.
+// The refusals ask for a new noun.
+func lifetimeUpdates(noun string) map[string]specUpdate {
+	return map[string]specUpdate{
 		"another region": {
 			to:   map[string]any{"region": "us-central1"},
-			want: "spec.region: Invalid value: \"us-central1\": is immutable (a Cloud SQL instance cannot move); create a new claim in the new region and migrate the data",
+			want: "spec.region: Invalid value: \"us-central1\": is immutable (a Cloud SQL instance cannot move); create a new " + noun + " in the new region and migrate the data",
 		},
 		"another version": {
 			to:   map[string]any{"version": "17"},
-			want: "spec.version: Invalid value: \"17\": is immutable (Cloud SQL upgrades major versions out of place); create a new claim and migrate the data",
+			want: "spec.version: Invalid value: \"17\": is immutable (Cloud SQL upgrades major versions out of place); create a new " + noun + " and migrate the data",
 		},
 		"private back to public": {
 			from: map[string]any{"networking": "private", "network": vpc},
@@ -156,13 +168,21 @@ func TestClaimRulesOnAPIServer(t *testing.T) {
 			to: map[string]any{"networking": "private", "network": vpc},
 		},
 	}
+}
+
+// checkUpdates creates a copy of o for every case, named prefix-1, prefix-2 and so
+// on so that no two cases share an object, and checks how the API server takes the
+// case's update of it.
+func checkUpdates(t *testing.T, o *unstructured.Unstructured, prefix string, cases map[string]specUpdate) {
+	t.Helper()
+	ctx := context.Background()
 	i := 0
 	for name, tc := range cases {
 		i++
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			c := claim.DeepCopy()
-			c.SetName(fmt.Sprintf("claim-%d", i))
+			c := o.DeepCopy()
+			c.SetName(fmt.Sprintf("%s-%d", prefix, i))
 			setSpec(g, c, tc.from)
 			g.Expect(env.Client.Create(ctx, c)).To(Succeed())
 			setSpec(g, c, tc.to)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +43,11 @@ const crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
 const annotationTarget = "render.crossplane.io/runtime-development-target"
 
 var (
-	cli    string // the Crossplane CLI
-	crds   string // Crossplane's CRDs
-	fnAddr string // where the function is served
-	env    *controlplane.Env
+	cli     string // the Crossplane CLI
+	crds    string // Crossplane's CRDs
+	fnAddr  string // where the function is served
+	fetcher *connectionDetailsFetcher
+	env     *controlplane.Env
 )
 
 // example is the path of a file of examples/composition.
@@ -78,7 +80,8 @@ func run(m *testing.M) (int, error) {
 	}
 	fnAddr = lis.Addr().String()
 	srv := grpc.NewServer()
-	fn := composepg.New()
+	fn := &connectionDetailsFetcher{fn: composepg.New(), secrets: map[string]map[string][]byte{}}
+	fetcher = fn
 	fnv1.RegisterFunctionRunnerServiceServer(srv, fn)
 	v1beta1.RegisterFunctionRunnerServiceServer(srv, function.ServeBeta(fn))
 	go func() { _ = srv.Serve(lis) }()
@@ -93,6 +96,53 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 	return m.Run(), nil
+}
+
+// connectionDetailsFetcher serves fn, giving each observed composed resource the
+// data of its connection secret as connection details, as Crossplane does (it reads
+// the secret that writeConnectionSecretToRef names, in the resource's namespace or,
+// for a cluster-scoped resource, in the reference's) and crossplane render does not:
+// render always sends none. The secrets are those a test published.
+type connectionDetailsFetcher struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	fn fnv1.FunctionRunnerServiceServer
+	mu sync.Mutex
+	// secrets are the connection secrets' data by namespace/name.
+	secrets map[string]map[string][]byte
+}
+
+// RunFunction implements fnv1.FunctionRunnerServiceServer.
+func (f *connectionDetailsFetcher) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	f.mu.Lock()
+	for _, r := range req.GetObserved().GetResources() {
+		u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "writeConnectionSecretToRef", "name")
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns, _, _ = unstructured.NestedString(u.Object, "spec", "writeConnectionSecretToRef", "namespace")
+		}
+		if data, ok := f.secrets[ns+"/"+name]; ok {
+			r.ConnectionDetails = data
+		}
+	}
+	f.mu.Unlock()
+	return f.fn.RunFunction(ctx, req)
+}
+
+// publishConnectionSecret makes data the content of the connection secret
+// namespace/name for the renders of the test t.
+func publishConnectionSecret(t *testing.T, namespace, name string, data map[string][]byte) {
+	t.Helper()
+	key := namespace + "/" + name
+	fetcher.mu.Lock()
+	fetcher.secrets[key] = data
+	fetcher.mu.Unlock()
+	t.Cleanup(func() {
+		fetcher.mu.Lock()
+		delete(fetcher.secrets, key)
+		fetcher.mu.Unlock()
+	})
 }
 
 // crossplane runs the Crossplane CLI and returns what it printed.
@@ -123,9 +173,15 @@ func functionsFile(t *testing.T) string {
 // compositeFile is examples/composition/xr.yaml changed by fn.
 func compositeFile(t *testing.T, fn func(xr *unstructured.Unstructured)) string {
 	t.Helper()
-	xr := readManifests(t, example("xr.yaml"))[0]
-	fn(xr)
-	return writeManifests(t, "xr.yaml", xr)
+	return exampleChanged(t, "xr.yaml", fn)
+}
+
+// exampleChanged is the one object of examples/composition/name changed by fn.
+func exampleChanged(t *testing.T, name string, fn func(o *unstructured.Unstructured)) string {
+	t.Helper()
+	o := readManifests(t, example(name))[0]
+	fn(o)
+	return writeManifests(t, name, o)
 }
 
 // rendered is what crossplane render printed: the composite and what it composes.
@@ -137,7 +193,13 @@ type rendered struct {
 // render renders the example Composition for the composite in xrPath.
 func render(t *testing.T, xrPath string, args ...string) (rendered, error) {
 	t.Helper()
-	args = append([]string{"render", xrPath, example("composition.yaml"), functionsFile(t)}, args...)
+	return renderWith(t, example("composition.yaml"), xrPath, args...)
+}
+
+// renderWith renders the Composition in compositionPath for the composite in xrPath.
+func renderWith(t *testing.T, compositionPath, xrPath string, args ...string) (rendered, error) {
+	t.Helper()
+	args = append([]string{"render", xrPath, compositionPath, functionsFile(t)}, args...)
 	stdout, stderr, err := crossplane(t, args...)
 	if err != nil {
 		return rendered{}, fmt.Errorf("%w: %s", err, stderr)

@@ -50,11 +50,18 @@ func setSize(size string) func(xr *unstructured.Unstructured) {
 func instanceOf(g Gomega, r rendered) (*v1alpha1.PostgresqlInstance, *unstructured.Unstructured) {
 	g.ExpectWithOffset(1, r.composed).To(HaveLen(1), "the composition should compose exactly one resource")
 	u := r.composed[0]
-	g.ExpectWithOffset(1, u.GetAPIVersion()).To(Equal(v1alpha1.SchemeGroupVersion.String()))
-	g.ExpectWithOffset(1, u.GetKind()).To(Equal(v1alpha1.PostgresqlInstanceKind))
 	pi := &v1alpha1.PostgresqlInstance{}
-	g.ExpectWithOffset(1, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, pi, true)).To(Succeed())
+	decodeStrictly(g, u, v1alpha1.SchemeGroupVersion.String(), v1alpha1.PostgresqlInstanceKind, pi)
 	return pi, u
+}
+
+// decodeStrictly checks that u is of apiVersion and kind, and decodes it into o
+// strictly. Its failures name the line that called its caller, a helper such as
+// instanceOf.
+func decodeStrictly(g Gomega, u *unstructured.Unstructured, apiVersion, kind string, o any) {
+	g.ExpectWithOffset(2, u.GetAPIVersion()).To(Equal(apiVersion))
+	g.ExpectWithOffset(2, u.GetKind()).To(Equal(kind))
+	g.ExpectWithOffset(2, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, o, true)).To(Succeed())
 }
 
 func TestRenderEachSize(t *testing.T) {
@@ -65,15 +72,8 @@ func TestRenderEachSize(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 
 			pi, u := instanceOf(g, r)
-			shape := composepg.Shapes[tc.size]
-			fp := pi.Spec.ForProvider
-			g.Expect(fp.Resources.InstanceType).To(Equal(shape.InstanceType))
-			g.Expect(fp.Resources.Disk).To(Equal(v1alpha1.Disk{SizeMinimumGb: shape.DiskMinimumGb, SizeMaximumGb: shape.DiskMaximumGb, Type: v1alpha1.DiskTypeSSD}))
-			g.Expect(fp.Availability.Type).To(Equal(shape.Availability))
-			g.Expect(fp.Version).To(Equal("18"))
-			g.Expect(fp.Edition).To(Equal(v1alpha1.EditionEnterprise))
-			g.Expect(fp.Location).To(Equal(v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any}))
-			g.Expect(fp.Networking).To(Equal(v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}}))
+			expectSized(g, pi.Spec.ForProvider, tc.size)
+			g.Expect(pi.Spec.ForProvider.Edition).To(Equal(v1alpha1.EditionEnterprise))
 			g.Expect(pi.Spec.Injection).To(Equal(&v1alpha1.Injection{AllowedNamespaces: []string{claimNS}}))
 			g.Expect(pi.GetDeletionPolicy()).To(Equal(xpv2.DeletionDelete))
 			g.Expect(pi.GetWriteConnectionSecretToReference()).To(Equal(&xpv2.SecretReference{Name: xrName + "-postgres", Namespace: "crossplane-system"}))
@@ -97,6 +97,18 @@ func TestRenderEachSize(t *testing.T) {
 			g.Expect(condition(r.composite, composepg.ConditionTypeSpecValid)).To(HaveKeyWithValue("status", "True"))
 		})
 	}
+}
+
+// expectSized checks the settings of fp that size, and otherwise the XRDs'
+// defaults, decide.
+func expectSized(g Gomega, fp v1alpha1.PostgresqlInstanceParameters, size composepg.Size) {
+	shape := composepg.Shapes[size]
+	g.ExpectWithOffset(1, fp.Resources.InstanceType).To(Equal(shape.InstanceType))
+	g.ExpectWithOffset(1, fp.Resources.Disk).To(Equal(v1alpha1.Disk{SizeMinimumGb: shape.DiskMinimumGb, SizeMaximumGb: shape.DiskMaximumGb, Type: v1alpha1.DiskTypeSSD}))
+	g.ExpectWithOffset(1, fp.Availability.Type).To(Equal(shape.Availability))
+	g.ExpectWithOffset(1, fp.Version).To(Equal("18"))
+	g.ExpectWithOffset(1, fp.Location).To(Equal(v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any}))
+	g.ExpectWithOffset(1, fp.Networking).To(Equal(v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}}))
 }
 
 func TestRenderPrivateNetworking(t *testing.T) {
@@ -123,16 +135,23 @@ func observedFile(t *testing.T, g Gomega, ready corev1.ConditionStatus) string {
 	r, err := render(t, example("xr.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	_, u := instanceOf(g, r)
-	u.SetName(xrName + "-q9z3l")
+	observe(g, u, xrName+"-q9z3l", ready)
+	return writeManifests(t, "observed.yaml", u)
+}
+
+// observe makes u, a rendered instance of either kind, the instance as Crossplane
+// observes it once it is created under name: with a Ready condition whose status
+// is ready.
+func observe(g Gomega, u *unstructured.Unstructured, name string, ready corev1.ConditionStatus) {
+	u.SetName(name)
 	u.SetGenerateName("")
 	c := xpv2.Available()
 	if ready != corev1.ConditionTrue {
 		c = xpv2.Creating()
 	}
-	g.Expect(unstructured.SetNestedSlice(u.Object, []any{map[string]any{
+	g.ExpectWithOffset(1, unstructured.SetNestedSlice(u.Object, []any{map[string]any{
 		"type": string(c.Type), "status": string(c.Status), "reason": string(c.Reason), "lastTransitionTime": "2024-01-01T00:00:00Z",
 	}}, "status", "conditions")).To(Succeed())
-	return writeManifests(t, "observed.yaml", u)
 }
 
 func TestRenderReadyWhenTheInstanceIs(t *testing.T) {
@@ -165,25 +184,39 @@ func TestRenderReadyWhenTheInstanceIs(t *testing.T) {
 }
 
 func TestRenderRefusesMistakes(t *testing.T) {
-	cases := map[string]struct {
-		set  func(xr *unstructured.Unstructured)
-		want string
-	}{
+	checkMistakes(t, render, compositeFile, map[string]mistake{
 		"a size that does not exist": {
 			set:  setSize("huge"),
 			want: `spec.size "huge" is not a size: use small, medium or large`,
 		},
-		"private networking without a network": {
-			set: func(xr *unstructured.Unstructured) {
-				_ = unstructured.SetNestedField(xr.Object, "private", "spec", "networking")
-			},
-			want: "spec.network is required when spec.networking is private",
-		},
-	}
+		"private networking without a network": privateWithoutNetwork,
+	})
+}
+
+// mistake is a change of a composite that the function refuses with a fatal result
+// whose message starts with want.
+type mistake struct {
+	set  func(xr *unstructured.Unstructured)
+	want string
+}
+
+// privateWithoutNetwork is a mistake that the composites of both APIs can make.
+var privateWithoutNetwork = mistake{
+	set: func(xr *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(xr.Object, "private", "spec", "networking")
+	},
+	want: "spec.network is required when spec.networking is private",
+}
+
+// checkMistakes renders, with renderFile, the composite file that file writes for
+// each case's change, and checks that the function's refusal fails the render.
+func checkMistakes(t *testing.T, renderFile func(t *testing.T, xrPath string, args ...string) (rendered, error),
+	file func(t *testing.T, fn func(xr *unstructured.Unstructured)) string, cases map[string]mistake) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := render(t, compositeFile(t, tc.set))
+			_, err := renderFile(t, file(t, tc.set))
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(err.Error()).To(ContainSubstring(`pipeline step "` + stepName + `" returned a fatal result: ` + tc.want))
 		})
@@ -208,10 +241,16 @@ func condition(xr *unstructured.Unstructured, ct xpv2.ConditionType) map[string]
 // would cache them after a download, so that nothing is downloaded.
 func validate(t *testing.T, resources ...string) (string, error) {
 	t.Helper()
+	return validateWith(t, example("definition.yaml")+","+repoPath("package", "crds"), resources...)
+}
+
+// validateWith runs `crossplane beta validate` with extensions, a comma-separated
+// list of files and directories, as validate does.
+func validateWith(t *testing.T, extensions string, resources ...string) (string, error) {
+	t.Helper()
 	cache := t.TempDir()
 	dir := cache + "/" + strings.ReplaceAll(crossplaneImage, ":", "@")
 	copyDir(t, crds, dir)
-	extensions := example("definition.yaml") + "," + repoPath("package", "crds")
 	stdout, stderr, err := crossplane(t, "beta", "validate", extensions, strings.Join(resources, ","),
 		"--cache-dir", cache, "--crossplane-image", crossplaneImage)
 	return stdout + stderr, err

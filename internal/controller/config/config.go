@@ -7,8 +7,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/ratewait"
 )
@@ -30,4 +33,38 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		For(&v1alpha1.ProviderConfig{}).
 		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{}).
 		Complete(ratewait.New(name, r, o.GlobalRateLimiter))
+}
+
+// SetupNamespaced adds the controllers of the namespaced group's provider
+// configurations to mgr: ProviderConfigs (of a namespace) and
+// ClusterProviderConfigs, whose uses the namespaced PostgresqlInstances record
+// in ProviderConfigUsages of their own namespaces.
+func SetupNamespaced(mgr ctrl.Manager, o controller.Options) error {
+	for _, k := range []struct {
+		kind   string
+		gvk    schema.GroupVersionKind
+		object client.Object
+	}{
+		{kind: nsv1alpha1.ProviderConfigKind, gvk: nsv1alpha1.ProviderConfigGroupVersionKind, object: &nsv1alpha1.ProviderConfig{}},
+		{kind: nsv1alpha1.ClusterProviderConfigKind, gvk: nsv1alpha1.ClusterProviderConfigGroupVersionKind, object: &nsv1alpha1.ClusterProviderConfig{}},
+	} {
+		name := providerconfig.ControllerName(k.gvk.GroupKind().String())
+		r := providerconfig.NewReconciler(mgr, resource.ProviderConfigKinds{
+			Config:    k.gvk,
+			Usage:     nsv1alpha1.ProviderConfigUsageGroupVersionKind,
+			UsageList: nsv1alpha1.ProviderConfigUsageListGroupVersionKind,
+		},
+			providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
+			providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))))
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(name).
+			WithOptions(o.ForControllerRuntime()).
+			For(k.object).
+			Watches(&nsv1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kind}).
+			Complete(ratewait.New(name, r, o.GlobalRateLimiter))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

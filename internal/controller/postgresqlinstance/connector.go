@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/spf13/afero"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,33 +22,33 @@ const (
 	errGetProviderConfig = "cannot get ProviderConfig %q named by spec.providerConfigRef"
 )
 
-// A connector turns a ProviderConfig into a Cloud SQL Admin API client. It keeps one
-// client per ProviderConfig and reuses it across reconciles until the
-// ProviderConfig or its credentials change.
-type connector struct {
+// A connector turns a provider configuration into a Cloud SQL Admin API client.
+// It keeps one client per configuration and reuses it across reconciles until
+// the configuration or its credentials change. T is the PostgresqlInstance kind
+// it connects.
+type connector[T instance] struct {
 	kube     client.Client
 	secrets  client.Reader // uncached, so that the provider does not cache every secret
-	usage    resource.LegacyTracker
 	services *providerconfig.ServiceCache
 	pacing   *pacing
 	fs       afero.Fs
 	// observer is shared by every reconcile (observe = list); nil reads each
 	// instance with instances.get.
 	observer *observer.Observer
+	// owner is the kind T, for the owner references of connection secrets.
+	owner schema.GroupVersionKind
+	// config records that mg uses its provider configuration, and returns it
+	// as the cluster-scoped kind's: its name is unique among every kind's
+	// configurations (it keys the clients and the listings they share), and
+	// its secrets are named with their namespaces.
+	config func(ctx context.Context, mg T) (*v1alpha1.ProviderConfig, error)
 }
 
 // Connect implements managed.TypedExternalConnector.
-func (c *connector) Connect(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.TypedExternalClient[*v1alpha1.PostgresqlInstance], error) {
-	if err := c.usage.Track(ctx, mg); err != nil {
-		return nil, errors.Wrap(err, errTrackUsage)
-	}
-	ref := mg.GetProviderConfigReference()
-	if ref == nil || ref.Name == "" {
-		return nil, errors.New(errNoProviderConfig)
-	}
-	pc := &v1alpha1.ProviderConfig{}
-	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-		return nil, errors.Wrapf(err, errGetProviderConfig, ref.Name)
+func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	pc, err := c.config(ctx, mg)
+	if err != nil {
+		return nil, err
 	}
 	creds, err := providerconfig.Credentials(ctx, c.secrets, c.fs, pc)
 	if err != nil {
@@ -57,12 +58,31 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 	if err != nil {
 		return nil, err
 	}
-	return &external{
+	return &external[T]{
 		svc:      svc,
 		project:  pc.Spec.ProjectID,
-		secrets:  newSecretStore(c.kube, c.secrets),
+		secrets:  newSecretStore(c.kube, c.secrets, c.owner),
 		pacing:   c.pacing,
 		observer: c.observer,
 		source:   pc.Name,
 	}, nil
+}
+
+// legacyConfig is the config of the cluster-scoped kind: its ProviderConfig.
+func legacyConfig(kube client.Client) func(context.Context, *v1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+	usage := resource.NewLegacyProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{})
+	return func(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+		if err := usage.Track(ctx, mg); err != nil {
+			return nil, errors.Wrap(err, errTrackUsage)
+		}
+		ref := mg.GetProviderConfigReference()
+		if ref == nil || ref.Name == "" {
+			return nil, errors.New(errNoProviderConfig)
+		}
+		pc := &v1alpha1.ProviderConfig{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
+			return nil, errors.Wrapf(err, errGetProviderConfig, ref.Name)
+		}
+		return pc, nil
+	}
 }

@@ -35,6 +35,9 @@ const (
 	errNotObserved  = "the Cloud SQL instance was not observed before it was changed"
 	errOwnedByOther = "Cloud SQL instance %s in project %s belongs to another PostgresqlInstance (uid %s): " +
 		"this one never changes it; give this one another name (spec.forProvider.name or metadata.name), or delete it"
+	errObservedByOther = "Cloud SQL instance %s in project %s belongs to another PostgresqlInstance (uid %s): " +
+		"a namespaced PostgresqlInstance neither changes nor observes it, so that no namespace sees another's database; " +
+		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
 	msgState = "Cloud SQL reports the instance as %s"
@@ -51,7 +54,7 @@ const (
 // external manages one PostgresqlInstance's Cloud SQL instance during one
 // reconcile. Observe records what it saw, so that Update and Delete act on it
 // without asking Cloud SQL again.
-type external struct {
+type external[T instance] struct {
 	svc     *sqladmin.Service
 	project string
 	secrets *secretStore
@@ -71,9 +74,9 @@ type external struct {
 // Observe implements managed.TypedExternalClient. In the steady state it costs no
 // write, and either a share of one instances.list page (observe = list) or one
 // instances.get.
-func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalObservation, error) {
+func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
-	e.pacing.observing(mg.GetName())
+	e.pacing.observing(objectKey(mg))
 	inst, readAt, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
@@ -86,23 +89,23 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		e.pacing.markStalled(mg.GetName())
+		e.pacing.markStalled(objectKey(mg))
 		return managed.ExternalObservation{}, err
 	}
 	e.observed = inst
-	mg.Status.AtProvider = cloudsql.GenerateObservation(inst)
+	*mg.Observation() = cloudsql.GenerateObservation(inst)
 
 	switch inst.State {
 	case stateRunnable:
 		mg.SetConditions(xpv2.Available())
 	case statePendingCreate:
 		mg.SetConditions(xpv2.Creating())
-		e.pacing.markBusy(mg.GetName())
+		e.pacing.markBusy(objectKey(mg))
 	case statePendingDelete:
 		mg.SetConditions(xpv2.Deleting())
-		e.pacing.markBusy(mg.GetName())
+		e.pacing.markBusy(objectKey(mg))
 		if meta.WasDeleted(mg) {
-			e.pacing.markDeleting(mg.GetName())
+			e.pacing.markDeleting(objectKey(mg))
 		}
 	default:
 		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf(msgState, inst.State)))
@@ -110,14 +113,14 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 
 	if e.password, err = e.secrets.password(ctx, mg); err != nil {
 		if isUnusablePassword(err) {
-			e.pacing.markStalled(mg.GetName())
+			e.pacing.markStalled(objectKey(mg))
 		}
 		return managed.ExternalObservation{}, err
 	}
 	obs := managed.ExternalObservation{
 		ResourceExists:          true,
 		ResourceUpToDate:        true,
-		ResourceLateInitialized: cloudsql.LateInitialize(&mg.Spec.ForProvider, inst),
+		ResourceLateInitialized: cloudsql.LateInitialize(mg.Parameters(), inst),
 	}
 	if e.password.unrecorded && !e.password.unconfirmed {
 		// A secret from before fingerprints were kept: its password is the
@@ -144,7 +147,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
 	if obs.ResourceUpToDate {
 		// Whatever the provider changed before readAt has taken effect.
-		e.pacing.settled(mg.GetName(), readAt)
+		e.pacing.settled(objectKey(mg), readAt)
 	}
 	return obs, nil
 }
@@ -155,13 +158,13 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.PostgresqlInstance)
 // one no older than the busy poll interval), else from instances.get. An absence
 // from such a listing is trusted only where it cannot mislead (see
 // absenceIsProof); otherwise instances.get confirms it.
-func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
+func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
 	if e.observer != nil {
 		// Scheduled listings of the project observe this instance from now on,
 		// and bring a reconcile when it changes.
-		e.observer.Watch(e.svc, e.source, e.project, name, mg.GetName())
-		age := e.pacing.maxListingAge(mg.GetName())
-		notBefore := e.pacing.lastActive(mg.GetName())
+		e.observer.Watch(e.svc, e.source, e.project, name, objectKey(mg))
+		age := e.pacing.maxListingAge(objectKey(mg))
+		notBefore := e.pacing.lastActive(objectKey(mg))
 		switch {
 		case neverSynced(mg):
 			// A new object: any listing that began after it was created
@@ -194,7 +197,7 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 		return nil, readAt, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
 	metrics.Observations.WithLabelValues(sourceGet).Inc()
-	e.pacing.observed(readAt, mg.GetName())
+	e.pacing.observed(readAt, objectKey(mg))
 	return inst, readAt, err
 }
 
@@ -206,11 +209,11 @@ func (e *external) read(ctx context.Context, mg *v1alpha1.PostgresqlInstance, na
 // whose instances.delete Cloud SQL accepted (this process knows both). In
 // every other case (an insert whose answer was lost, an instance deleted out of
 // band, a listing that skipped it) instances.get decides.
-func (e *external) absenceIsProof(mg *v1alpha1.PostgresqlInstance) bool {
+func (e *external[T]) absenceIsProof(mg instance) bool {
 	if meta.WasDeleted(mg) {
-		return e.pacing.sawDeleting(mg.GetName())
+		return e.pacing.sawDeleting(objectKey(mg))
 	}
-	return mg.Status.AtProvider.SelfLink == "" && meta.GetExternalCreatePending(mg).IsZero()
+	return mg.Observation().SelfLink == "" && meta.GetExternalCreatePending(mg).IsZero()
 }
 
 // Values of the observations metric's source label.
@@ -224,26 +227,26 @@ var errNotListed = &googleapi.Error{Code: http.StatusNotFound, Message: "not in 
 
 // neverSynced reports whether the provider never reconciled the object to the
 // end, and never began to create its instance.
-func neverSynced(mg *v1alpha1.PostgresqlInstance) bool {
-	return mg.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionUnknown && mg.Status.AtProvider.SelfLink == "" &&
+func neverSynced(mg instance) bool {
+	return mg.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionUnknown && mg.Observation().SelfLink == "" &&
 		meta.GetExternalCreatePending(mg).IsZero()
 }
 
 // specChanged reports whether the spec changed since the provider last synced
 // the object (or never did).
-func specChanged(mg *v1alpha1.PostgresqlInstance) bool {
+func specChanged(mg instance) bool {
 	c := mg.GetCondition(xpv2.TypeSynced)
 	return c.Status != corev1.ConditionTrue || c.ObservedGeneration != mg.GetGeneration()
 }
 
 // Create implements managed.TypedExternalClient. The password is stored before
 // instances.insert, and a retried create reuses it.
-func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalCreation, error) {
+func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
 	name := cloudsql.InstanceName(mg)
 	pw, err := e.secrets.password(ctx, mg)
 	if err != nil {
 		if isUnusablePassword(err) {
-			e.pacing.markStalled(mg.GetName())
+			e.pacing.markStalled(objectKey(mg))
 		}
 		return managed.ExternalCreation{}, err
 	}
@@ -258,7 +261,7 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	}
 	// Marked before the insert too: whatever its answer (or none), only what is
 	// read after it began can tell whether the instance exists.
-	e.pacing.markChanged(mg.GetName(), true)
+	e.pacing.markChanged(objectKey(mg), true)
 	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, desired(mg), pw.value)).Context(ctx).Do()
 	if cloudsql.IsAlreadyExists(err) {
 		return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
@@ -266,14 +269,14 @@ func (e *external) Create(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
-	e.pacing.markChanged(mg.GetName(), true)
+	e.pacing.markChanged(objectKey(mg), true)
 	return managed.ExternalCreation{}, nil
 }
 
 // desired are the spec's parameters plus the label that ties the Cloud SQL
 // instance to this PostgresqlInstance.
-func desired(mg *v1alpha1.PostgresqlInstance) v1alpha1.PostgresqlInstanceParameters {
-	p := *mg.Spec.ForProvider.DeepCopy()
+func desired(mg instance) v1alpha1.PostgresqlInstanceParameters {
+	p := *mg.Parameters().DeepCopy()
 	if p.Labels == nil {
 		p.Labels = map[string]v1alpha1.LabelValue{}
 	}
@@ -284,19 +287,26 @@ func desired(mg *v1alpha1.PostgresqlInstance) v1alpha1.PostgresqlInstanceParamet
 // checkOwner refuses to manage an instance that another PostgresqlInstance created,
 // or that exists without having been created or imported by this one: a second
 // object with the same name must never patch, delete or reset the password of
-// somebody else's database. Observing (managementPolicies [Observe]) is always
-// allowed, and an instance this object observed before is taken over (an import).
-func (e *external) checkOwner(mg *v1alpha1.PostgresqlInstance, inst *sqladmin.DatabaseInstance) error {
+// somebody else's database. Observing (managementPolicies [Observe]) is
+// allowed, except for a namespaced object and an instance another object owns
+// (a team would otherwise see, and have its pods routed to, another's
+// database), and an instance this object observed before is taken over (an
+// import).
+func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) error {
 	owner := ""
 	if inst.Settings != nil {
 		owner = inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]
 	}
 	switch {
-	case owner == string(mg.GetUID()), observeOnly(mg):
+	case owner == string(mg.GetUID()):
+		return nil
+	case owner != "" && mg.GetNamespace() != "":
+		return errors.Errorf(errObservedByOther, inst.Name, e.project, owner)
+	case observeOnly(mg):
 		return nil
 	case owner != "":
 		return errors.Errorf(errOwnedByOther, inst.Name, e.project, owner)
-	case mg.Status.AtProvider.SelfLink != "" && mg.Status.AtProvider.SelfLink == inst.SelfLink:
+	case mg.Observation().SelfLink != "" && mg.Observation().SelfLink == inst.SelfLink:
 		return nil
 	}
 	return errors.Errorf(errNotCreatedByUs, inst.Name, e.project)
@@ -305,25 +315,25 @@ func (e *external) checkOwner(mg *v1alpha1.PostgresqlInstance, inst *sqladmin.Da
 // nameConflict explains a 409 from instances.insert: the instance may be ours
 // (an earlier insert whose answer was lost), somebody else's, or gone with its
 // name still reserved.
-func (e *external) nameConflict(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) error {
+func (e *external[T]) nameConflict(ctx context.Context, mg instance, name string) error {
 	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
 	switch {
 	case cloudsql.IsNotFound(err):
-		e.pacing.markStalled(mg.GetName())
+		e.pacing.markStalled(objectKey(mg))
 		return errors.Errorf(errNameTaken, name, e.project)
 	case err != nil:
 		return errors.Wrapf(err, errGetInstance, name, e.project)
 	}
 	if err := e.checkOwner(mg, inst); err != nil {
-		e.pacing.markStalled(mg.GetName())
+		e.pacing.markStalled(objectKey(mg))
 		return err
 	}
 	// Ours: the next Observe finds it.
-	e.pacing.markChanged(mg.GetName(), false)
+	e.pacing.markChanged(objectKey(mg), false)
 	return nil
 }
 
-func observeOnly(mg *v1alpha1.PostgresqlInstance) bool {
+func observeOnly(mg instance) bool {
 	for _, p := range mg.GetManagementPolicies() {
 		if p != xpv2.ManagementActionObserve && p != xpv2.ManagementActionLateInitialize {
 			return false
@@ -335,7 +345,7 @@ func observeOnly(mg *v1alpha1.PostgresqlInstance) bool {
 // Update implements managed.TypedExternalClient. It sets a missing password first
 // (the more urgent repair), else patches the managed settings, and waits rather
 // than collide with an operation that is already running.
-func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalUpdate, error) {
+func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
 	if e.observed == nil {
 		return managed.ExternalUpdate{}, errors.New(errNotObserved)
 	}
@@ -349,23 +359,23 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 			return managed.ExternalUpdate{}, err
 		}
 		if running {
-			e.pacing.markBusy(mg.GetName())
+			e.pacing.markBusy(objectKey(mg))
 			return managed.ExternalUpdate{}, nil
 		}
 		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(desired(mg), e.observed)).Context(ctx).Do()
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
-			e.pacing.markChanged(mg.GetName(), false)
+			e.pacing.markChanged(objectKey(mg), false)
 			return managed.ExternalUpdate{}, nil
 		}
 		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
 		}
-		e.pacing.markChanged(mg.GetName(), true)
+		e.pacing.markChanged(objectKey(mg), true)
 	}
 	if err := e.diff.ImmutableError(); err != nil {
-		e.pacing.markStalled(mg.GetName())
+		e.pacing.markStalled(objectKey(mg))
 		return managed.ExternalUpdate{}, err
 	}
 	return managed.ExternalUpdate{}, nil
@@ -374,7 +384,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 // setPassword gives the postgres user a new password, stored (as unconfirmed)
 // before Cloud SQL is told, and confirmed after, so that a crash in between is
 // repaired by the next reconcile with the same password.
-func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (managed.ExternalUpdate, error) {
+func (e *external[T]) setPassword(ctx context.Context, mg instance, name string) (managed.ExternalUpdate, error) {
 	pw := e.password.value
 	if pw == "" {
 		var err error
@@ -387,7 +397,7 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	}
 	_, err := e.svc.Users.Update(e.project, name, &sqladmin.User{Name: cloudsql.RootUser, Password: pw}).Name(cloudsql.RootUser).Context(ctx).Do()
 	if cloudsql.IsOperationInProgress(err) {
-		e.pacing.markBusy(mg.GetName())
+		e.pacing.markBusy(objectKey(mg))
 		return managed.ExternalUpdate{}, nil
 	}
 	if err != nil {
@@ -398,7 +408,7 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 	}
 	// A password change does not show in the instance: only operations.list can
 	// tell when it is over.
-	e.pacing.markChanged(mg.GetName(), false)
+	e.pacing.markChanged(objectKey(mg), false)
 	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
 }
 
@@ -408,8 +418,8 @@ func (e *external) setPassword(ctx context.Context, mg *v1alpha1.PostgresqlInsta
 // run (its last change was seen to take effect, or operations.list said so
 // since): another's operation, rarer, then costs a 409 that the caller takes as
 // "busy", where asking every time would cost a request per patch.
-func (e *external) operationRunning(ctx context.Context, mg *v1alpha1.PostgresqlInstance, name string) (bool, error) {
-	if e.pacing.isIdle(mg.GetName()) {
+func (e *external[T]) operationRunning(ctx context.Context, mg instance, name string) (bool, error) {
+	if e.pacing.isIdle(objectKey(mg)) {
 		return false, nil
 	}
 
@@ -422,30 +432,30 @@ func (e *external) operationRunning(ctx context.Context, mg *v1alpha1.Postgresql
 			return true, nil
 		}
 	}
-	e.pacing.markIdle(mg.GetName())
+	e.pacing.markIdle(objectKey(mg))
 	return false, nil
 }
 
 // Delete implements managed.TypedExternalClient; the reconciler calls it only when
 // the deletion policy is Delete. It is called again on every reconcile until
 // Cloud SQL answers 404, and asks only once.
-func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (managed.ExternalDelete, error) {
+func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
 	mg.SetConditions(xpv2.Deleting())
-	e.pacing.markBusy(mg.GetName())
+	e.pacing.markBusy(objectKey(mg))
 	if e.observed != nil && e.observed.State == statePendingDelete {
 		return managed.ExternalDelete{}, nil
 	}
 	name := cloudsql.InstanceName(mg)
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
-		e.pacing.markChanged(mg.GetName(), false)
+		e.pacing.markChanged(objectKey(mg), false)
 	}
 	if err == nil {
 		// Cloud SQL took the delete: from now on the instance is listed
 		// PENDING_DELETE until it is gone, so a complete listing begun after
 		// this call that lacks it proves it gone, even if no observation ever
 		// saw it PENDING_DELETE (a delete quicker than the listing period).
-		e.pacing.markDeleting(mg.GetName())
+		e.pacing.markDeleting(objectKey(mg))
 	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil
@@ -454,4 +464,4 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.PostgresqlInstance) 
 }
 
 // Disconnect implements managed.TypedExternalClient; clients are shared and kept.
-func (e *external) Disconnect(context.Context) error { return nil }
+func (e *external[T]) Disconnect(context.Context) error { return nil }

@@ -21,7 +21,6 @@ import (
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -86,16 +85,20 @@ type harness struct {
 	emu     *emulator.Server
 	project string
 	pc      string
+	// id tells this harness's names apart from every other's.
+	id string
 
 	cfg harnessConfig
 	mu  sync.Mutex
 	// secrets are the connection secrets of the instances this harness made;
 	// envtest runs no garbage collector to remove them with their instances.
 	secrets []client.ObjectKey
-	mctx    context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	srvURL  string
+	// namespaces are the namespaces the harness made for namespaced objects.
+	namespaces map[string]bool
+	mctx       context.Context
+	cancel     context.CancelFunc
+	done       chan struct{}
+	srvURL     string
 }
 
 type harnessOption func(*harnessConfig)
@@ -145,25 +148,27 @@ func newHarness(t testing.TB, o ...harnessOption) *harness {
 	}
 	// Project IDs hold at most 30 characters; a hash of the test name keeps them apart.
 	id := fmt.Sprintf("%x", sha256.Sum256(fmt.Appendf(nil, "%s/%d", t.Name(), harnesses.Add(1))))[:12]
-	h := &harness{t: t, g: NewWithT(t), ctx: context.Background(), project: "proj-" + id, pc: "pc-" + id}
+	h := &harness{t: t, g: NewWithT(t), ctx: context.Background(), project: "proj-" + id, pc: "pc-" + id, id: id, namespaces: map[string]bool{}}
 	h.emu = emulator.New(append([]emulator.Option{emulator.WithRequestBudget(0)}, cfg.emulator...)...)
 	srv := httptest.NewServer(h.emu)
 	h.srvURL = srv.URL + "/"
 	t.Cleanup(srv.Close)
 
-	pc := &v1alpha1.ProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: h.pc},
-		Spec: v1alpha1.ProviderConfigSpec{
-			ProjectID:   h.project,
-			Endpoint:    h.srvURL,
-			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-		},
-	}
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}, Spec: h.providerConfigSpec()}
 	h.g.Expect(env.Client.Create(h.ctx, pc)).To(Succeed())
 	h.cfg = cfg
 	h.startManager()
 	t.Cleanup(h.cleanup)
 	return h
+}
+
+// providerConfigSpec points at the harness's emulator and project, without
+// credentials.
+func (h *harness) providerConfigSpec() v1alpha1.ProviderConfigSpec {
+	return v1alpha1.ProviderConfigSpec{
+		Project:     v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL},
+		Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}
 }
 
 // startManager runs the provider's controllers as cmd/provider wires them, with
@@ -244,6 +249,7 @@ func (h *harness) cleanup() {
 		_ = env.Client.Update(h.ctx, pi)
 		_ = env.Client.Delete(h.ctx, pi)
 	}
+	h.cleanupNamespaced()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, k := range h.secrets {
@@ -252,22 +258,21 @@ func (h *harness) cleanup() {
 	_ = env.Client.Delete(h.ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}})
 }
 
+// The helpers below are those of kindHarness (kinds_test.go) for the
+// cluster-scoped kind, typed for the tests that are about it alone.
+
 // instance is a minimal PostgresqlInstance of this harness, changed by fns.
 func (h *harness) instance(name string, fns ...func(*v1alpha1.PostgresqlInstance)) *v1alpha1.PostgresqlInstance {
-	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: h.pc}
-	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNamespace, Name: name + "-postgres"}
-	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
-	for _, fn := range fns {
-		fn(pi)
-	}
-	h.track(pi)
-	return pi
+	return h.of(cluster).instance(name, func(o object) {
+		for _, fn := range fns {
+			fn(o.(*v1alpha1.PostgresqlInstance))
+		}
+	}).(*v1alpha1.PostgresqlInstance)
 }
 
-// track remembers the instance's connection secret for cleanup.
-func (h *harness) track(pi *v1alpha1.PostgresqlInstance) {
-	if ref := pi.Spec.WriteConnectionSecretToReference; ref != nil {
+// track remembers the object's connection secret for cleanup.
+func (h *harness) track(pi object) {
+	if ref := pi.ConnectionSecret(); ref != nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.secrets = append(h.secrets, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name})
@@ -277,39 +282,29 @@ func (h *harness) track(pi *v1alpha1.PostgresqlInstance) {
 // create stores the instance and waits until it is Ready and Synced.
 func (h *harness) create(pi *v1alpha1.PostgresqlInstance) *v1alpha1.PostgresqlInstance {
 	h.t.Helper()
-	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
-	return h.waitReady(pi.Name)
+	return h.of(cluster).create(pi).(*v1alpha1.PostgresqlInstance)
 }
 
 func (h *harness) get(name string) *v1alpha1.PostgresqlInstance {
 	h.t.Helper()
-	pi := &v1alpha1.PostgresqlInstance{}
-	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
-	return pi
+	return h.of(cluster).get(name).(*v1alpha1.PostgresqlInstance)
 }
 
 func (h *harness) waitReady(name string) *v1alpha1.PostgresqlInstance {
 	h.t.Helper()
-	pi := &v1alpha1.PostgresqlInstance{}
-	h.g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi)).To(Succeed())
-		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%+v", pi.Status.Conditions)
-		g.Expect(pi.GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue), "%+v", pi.Status.Conditions)
-	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
-	return pi
+	return h.of(cluster).waitReady(name).(*v1alpha1.PostgresqlInstance)
 }
 
 // update changes the stored instance, retrying on conflicts with the controller.
 func (h *harness) update(name string, fn func(*v1alpha1.PostgresqlInstance)) {
 	h.t.Helper()
-	h.g.Eventually(func() error {
-		pi := &v1alpha1.PostgresqlInstance{}
-		if err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi); err != nil {
-			return err
-		}
-		fn(pi)
-		return env.Client.Update(h.ctx, pi)
-	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.of(cluster).update(name, func(o object) { fn(o.(*v1alpha1.PostgresqlInstance)) })
+}
+
+// poke makes the controller reconcile the instance now, as a poll would.
+func (h *harness) poke(name string, n int) {
+	h.t.Helper()
+	h.of(cluster).poke(name, n)
 }
 
 // settle waits until the controllers stop calling Cloud SQL for this test
@@ -319,12 +314,7 @@ func (h *harness) settle() {
 	h.t.Helper()
 	prev := -1
 	for range 100 {
-		n := 0
-		for _, r := range h.emu.Requests() {
-			if r.Project == h.project {
-				n++
-			}
-		}
+		n := h.requests()
 		if n == prev {
 			return
 		}
@@ -334,14 +324,15 @@ func (h *harness) settle() {
 	h.t.Fatalf("the controllers kept calling Cloud SQL for project %s", h.project)
 }
 
-// poke makes the controller reconcile the instance now, as a poll would.
-func (h *harness) poke(name string, n int) {
-	h.update(name, func(pi *v1alpha1.PostgresqlInstance) {
-		if pi.Annotations == nil {
-			pi.Annotations = map[string]string{}
+// requests counts this test's API requests.
+func (h *harness) requests() int {
+	n := 0
+	for _, r := range h.emu.Requests() {
+		if r.Project == h.project {
+			n++
 		}
-		pi.Annotations["test.cloudsql.travelaudience.com/poke"] = fmt.Sprint(n)
-	})
+	}
+	return n
 }
 
 // calls counts this test's API requests by method, for one instance or ("") all.
@@ -366,21 +357,18 @@ func (h *harness) writes() int {
 	return n
 }
 
-func (h *harness) secret(pi *v1alpha1.PostgresqlInstance) *corev1.Secret {
+// secret is the connection secret of a PostgresqlInstance of either kind.
+func (h *harness) secret(pi object) *corev1.Secret {
 	h.t.Helper()
 	s := &corev1.Secret{}
-	ref := pi.Spec.WriteConnectionSecretToReference
-	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, s)).To(Succeed())
+	h.g.Expect(env.Client.Get(h.ctx, secretKey(pi), s)).To(Succeed())
 	return s
 }
 
 // waitGone waits until the PostgresqlInstance is deleted from the API server.
 func (h *harness) waitGone(name string) {
 	h.t.Helper()
-	h.g.Eventually(func() bool {
-		err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, &v1alpha1.PostgresqlInstance{})
-		return kerrors.IsNotFound(err)
-	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+	h.of(cluster).waitGone(name)
 }
 
 // svc is a Cloud SQL client for the test itself, outside the provider's budget.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -366,7 +367,10 @@ func (p *pacing) report(d time.Duration, n int) {
 // others by the budget, with jitter.
 func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
-		name := mg.GetName()
+		// Keyed as everything else marks it: a namespaced object's bare name
+		// would never find its marks, so it would never come back soon and
+		// its marks would outlive it.
+		name := objectKey(mg)
 		if p.take(p.busy, name) {
 			return min(busyInterval, poll)
 		}
@@ -444,7 +448,9 @@ type backoffToPoll struct {
 // instances in the middle of an operation go first.
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := b.inner.Reconcile(ctx, req)
-	if b.pacing.take(b.pacing.stalled, req.Name) {
+	// Keyed as markStalled was given it: by namespace and name for a namespaced
+	// object, whose bare name would leave it in the error backoff's hot loop.
+	if b.pacing.take(b.pacing.stalled, objectKey(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
 		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {

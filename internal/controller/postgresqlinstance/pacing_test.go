@@ -9,11 +9,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
@@ -74,6 +76,12 @@ func TestPacingHook(t *testing.T) {
 
 	p.markBusy("a")
 	g.Expect(hook(mg, time.Minute)).To(Equal(2*time.Second), "busy instances come back soon")
+	ns := &nsv1alpha1.PostgresqlInstance{}
+	ns.SetNamespace("team-a")
+	ns.SetName("a")
+	p.markBusy(objectKey(ns))
+	g.Expect(hook(mg, time.Minute)).To(BeNumerically(">=", 54*time.Second), "a namespaced instance's marks are not the cluster-scoped one's")
+	g.Expect(hook(ns, time.Minute)).To(Equal(2*time.Second), "busy namespaced instances come back soon")
 	for range 100 {
 		d := hook(mg, time.Minute)
 		g.Expect(d).To(BeNumerically(">=", 54*time.Second))
@@ -128,7 +136,9 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 	cases := map[string]struct {
 		inner   fixedResult
 		stalled bool
-		want    *int
+		// namespace is the object's, for the namespaced kind.
+		namespace string
+		want      *int
 	}{
 		"a steady instance's next poll waits behind other work": {inner: fixedResult{res: reconcile.Result{RequeueAfter: 5 * time.Minute}}, want: low},
 		"a busy instance keeps its priority":                    {inner: fixedResult{res: reconcile.Result{RequeueAfter: 15 * time.Second}}},
@@ -136,16 +146,20 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 		"a stalled instance waits for its next poll, behind other work": {
 			inner: fixedResult{err: errors.New("reserved name")}, stalled: true, want: low,
 		},
+		"a stalled namespaced instance waits for its next poll, behind other work": {
+			inner: fixedResult{err: errors.New("reserved name")}, stalled: true, namespace: "team-a", want: low,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+			req := types.NamespacedName{Namespace: tc.namespace, Name: "a"}
 			if tc.stalled {
-				p.markStalled("a")
+				p.markStalled(objectKey(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}))
 			}
 			b := &backoffToPoll{inner: tc.inner, pacing: p, poll: 5 * time.Minute}
-			res, _ := b.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "a"}})
+			res, _ := b.Reconcile(context.Background(), reconcile.Request{NamespacedName: req})
 			g.Expect(res.Priority).To(Equal(tc.want))
 		})
 	}

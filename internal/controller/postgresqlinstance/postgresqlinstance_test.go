@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
@@ -27,8 +28,9 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
-// fromExample reads a PostgresqlInstance from examples/ and points it at the harness.
-func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
+// fromExample reads a PostgresqlInstance from examples/ and makes it an object
+// of the kind that uses the harness.
+func (h kindHarness) fromExample(file string) object {
 	h.t.Helper()
 	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", file))
 	h.g.Expect(err).ToNot(HaveOccurred())
@@ -36,9 +38,9 @@ func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
 		if o.GetKind() != v1alpha1.PostgresqlInstanceKind {
 			continue
 		}
-		pi := &v1alpha1.PostgresqlInstance{}
-		h.g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, pi)).To(Succeed())
-		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: h.pc}
+		ex := &v1alpha1.PostgresqlInstance{}
+		h.g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, ex)).To(Succeed())
+		pi := h.k.fromExample(h.harness, ex)
 		h.track(pi)
 		return pi
 	}
@@ -46,59 +48,89 @@ func (h *harness) fromExample(file string) *v1alpha1.PostgresqlInstance {
 	return nil
 }
 
+// Both kinds, the namespaced one through a ClusterProviderConfig and through a
+// ProviderConfig of its own namespace.
 func TestCreateBecomesReadyWithConnectionDetails(t *testing.T) {
-	for _, file := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
-		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
-			h := newHarness(t)
-			pi := h.create(h.fromExample(file))
-			name := cloudsql.InstanceName(pi)
+	for _, k := range []kind{cluster, teamA, teamB} {
+		for _, file := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml"} {
+			t.Run(k.String()+"/"+strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+				testCreateBecomesReadyWithConnectionDetails(newHarness(t).of(k), file)
+			})
+		}
+	}
+}
 
-			// The instance exists as specified, and the annotation names it.
-			inst, err := h.emu.Instance(h.project, name)
-			h.g.Expect(err).ToNot(HaveOccurred())
-			h.g.Expect(cloudsql.Compare(pi.Spec.ForProvider, inst).UpToDate()).To(BeTrue())
-			h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue("owner", "cloudsql-postgres-operator"))
-			h.g.Expect(meta.GetExternalName(pi)).To(Equal(name))
+func testCreateBecomesReadyWithConnectionDetails(h kindHarness, file string) {
+	pi := h.create(h.fromExample(file))
+	name := cloudsql.InstanceName(pi)
 
-			// status.atProvider is filled.
-			at := pi.Status.AtProvider
-			h.g.Expect(at.State).To(Equal("RUNNABLE"))
-			h.g.Expect(at.ConnectionName).To(Equal(h.project + ":" + pi.Spec.ForProvider.Location.Region + ":" + name))
-			h.g.Expect(at.PublicIP).ToNot(BeEmpty())
-			h.g.Expect(at.GCEZone).ToNot(BeEmpty())
-			h.g.Expect(at.DatabaseInstalledVersion).To(HavePrefix("POSTGRES_"))
-			h.g.Expect(at.CurrentDiskSizeGb).To(BeNumerically(">=", pi.Spec.ForProvider.Resources.Disk.SizeMinimumGb))
-			h.g.Expect(at.ServiceAccountEmailAddress).ToNot(BeEmpty())
-			h.g.Expect(at.SettingsVersion).To(BeNumerically(">=", 1))
-			h.g.Expect(at.SelfLink).To(ContainSubstring(name))
+	// The instance exists as specified, labelled with its object, and the
+	// annotation names it.
+	inst, err := h.emu.Instance(h.project, name)
+	h.g.Expect(err).ToNot(HaveOccurred())
+	h.g.Expect(cloudsql.Compare(*pi.Parameters(), inst).UpToDate()).To(BeTrue())
+	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue("owner", "cloudsql-postgres-operator"))
+	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(pi.GetUID())))
+	h.g.Expect(meta.GetExternalName(pi)).To(Equal(name))
 
-			// The secret holds every key, and the password is the instance's.
-			var s *corev1.Secret
-			h.g.Eventually(func(g Gomega) {
-				s = h.secret(pi)
-				g.Expect(s.Data).To(HaveKey(cloudsql.ConnectionKeyConnectionName))
-			}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
-			for _, k := range []string{
-				cloudsql.ConnectionKeyUsername, cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyEndpoint,
-				cloudsql.ConnectionKeyPort, cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyPrivateIP,
-				cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyServerCACert,
-				cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyPgpass,
-			} {
-				h.g.Expect(s.Data).To(HaveKey(k))
-			}
-			password := string(s.Data[cloudsql.ConnectionKeyPassword])
-			h.g.Expect(password).To(HaveLen(cloudsql.PasswordLength))
-			h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", password)).To(BeTrue())
-			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyUsername])).To(Equal("postgres"))
-			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPort])).To(Equal("5432"))
-			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal("*:*:*:postgres:" + password + "\n"))
-			h.g.Expect(string(s.Data[cloudsql.ConnectionKeyServerCACert])).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
-			if pi.Spec.ForProvider.Networking.PrivateIP.Enabled {
-				h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PrivateIP))
-			} else {
-				h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PublicIP))
-			}
-			// One insert, never a second one.
+	// status.atProvider is filled.
+	at := pi.Observation()
+	h.g.Expect(at.State).To(Equal("RUNNABLE"))
+	h.g.Expect(at.ConnectionName).To(Equal(h.project + ":" + pi.Parameters().Location.Region + ":" + name))
+	h.g.Expect(at.PublicIP).ToNot(BeEmpty())
+	h.g.Expect(at.GCEZone).ToNot(BeEmpty())
+	h.g.Expect(at.DatabaseInstalledVersion).To(HavePrefix("POSTGRES_"))
+	h.g.Expect(at.CurrentDiskSizeGb).To(BeNumerically(">=", pi.Parameters().Resources.Disk.SizeMinimumGb))
+	h.g.Expect(at.ServiceAccountEmailAddress).ToNot(BeEmpty())
+	h.g.Expect(at.SettingsVersion).To(BeNumerically(">=", 1))
+	h.g.Expect(at.SelfLink).To(ContainSubstring(name))
+
+	// The secret, beside a namespaced object and controlled by the object,
+	// holds every key, and the password is the instance's.
+	var s *corev1.Secret
+	h.g.Eventually(func(g Gomega) {
+		s = h.secret(pi)
+		g.Expect(s.Data).To(HaveKey(cloudsql.ConnectionKeyConnectionName))
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.g.Expect(s.Namespace).To(Equal(h.k.secretNamespace(h.harness)))
+	h.g.Expect(metav1.GetControllerOf(s)).To(HaveField("UID", pi.GetUID()))
+	for _, k := range []string{
+		cloudsql.ConnectionKeyUsername, cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyEndpoint,
+		cloudsql.ConnectionKeyPort, cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyPrivateIP,
+		cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyServerCACert,
+		cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyPgpass,
+	} {
+		h.g.Expect(s.Data).To(HaveKey(k))
+	}
+	password := string(s.Data[cloudsql.ConnectionKeyPassword])
+	h.g.Expect(password).To(HaveLen(cloudsql.PasswordLength))
+	h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", password)).To(BeTrue())
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyUsername])).To(Equal("postgres"))
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPort])).To(Equal("5432"))
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal("*:*:*:postgres:" + password + "\n"))
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyServerCACert])).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
+	if pi.Parameters().Networking.PrivateIP.Enabled {
+		h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PrivateIP))
+	} else {
+		h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PublicIP))
+	}
+	// One insert, never a second one.
+	h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(1))
+}
+
+// An instance that Cloud SQL takes a while to create (PENDING_CREATE) is looked
+// at again at the busy poll interval, not at the poll interval (an hour here),
+// and becomes Ready soon after Cloud SQL is done. The create takes 4s: longer
+// than the retry that the create's own requeue brings, which alone would find
+// a 2s create done.
+func TestPendingCreateIsPolledSoon(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			h := newHarness(t, withEmulator(emulator.WithDelays(4*time.Second, 0, 0))).of(k)
+			h.g.Expect(env.Client.Create(h.ctx, h.instance("slow"))).To(Succeed())
+			h.g.Eventually(func() xpv2.ConditionReason { return h.condition("slow", xpv2.TypeReady).Reason }, 10*time.Second, 20*time.Millisecond).
+				Should(Equal(xpv2.ReasonCreating))
+			h.waitReady("slow")
 			h.g.Expect(h.calls(emulator.MethodInstancesInsert, "")).To(Equal(1))
 		})
 	}
@@ -108,7 +140,12 @@ func TestCreateBecomesReadyWithConnectionDetails(t *testing.T) {
 // instances.get; in list mode polls within half a poll interval share one
 // listing and cost no instances.get at all.
 func TestSteadyStatePollsCostOneReadAndNoWrite(t *testing.T) {
-	h := newHarness(t)
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testSteadyStatePollsCostOneReadAndNoWrite(newHarness(t).of(k)) })
+	}
+}
+
+func testSteadyStatePollsCostOneReadAndNoWrite(h kindHarness) {
 	pi := h.create(h.instance("steady"))
 	h.settle()
 
@@ -119,7 +156,7 @@ func TestSteadyStatePollsCostOneReadAndNoWrite(t *testing.T) {
 	}
 	for i := 1; i <= 10; i++ {
 		seen := observations(h.g)
-		h.poke(pi.Name, i)
+		h.poke(pi.GetName(), i)
 		// The poke was observed (in list mode nothing else shows it).
 		h.g.Eventually(func() float64 { return observations(h.g) }, 10*time.Second, 20*time.Millisecond).Should(BeNumerically(">", seen))
 		h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesGet, "steady") }, 10*time.Second, 20*time.Millisecond).Should(Equal(gets + perPoll*i))
@@ -187,21 +224,28 @@ func TestEachFieldChangeIsOnePatch(t *testing.T) {
 // that reads the instance after it (in list mode, one whose listing is younger than
 // the change), with one patch. Polls come every 2s here.
 func TestOutOfBandChangeIsReverted(t *testing.T) {
-	h := newHarness(t, withIntervals(2*time.Second, 100*time.Millisecond))
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			testOutOfBandChangeIsReverted(newHarness(t, withIntervals(2*time.Second, 100*time.Millisecond)).of(k))
+		})
+	}
+}
+
+func testOutOfBandChangeIsReverted(h kindHarness) {
 	pi := h.create(h.instance("drift"))
 	h.g.Expect(h.emu.MutateInstance(h.project, "drift", func(i *sqladmin.DatabaseInstance) {
 		i.Settings.Tier = "db-custom-4-15360"
 		i.Settings.IpConfiguration.AuthorizedNetworks = append(i.Settings.IpConfiguration.AuthorizedNetworks, &sqladmin.AclEntry{Value: "0.0.0.0/0", Name: "oops"})
 	})).To(Succeed())
 	patches := h.calls(emulator.MethodInstancesPatch, "drift")
-	h.poke(pi.Name, 1)
+	h.poke(pi.GetName(), 1)
 	h.g.Eventually(func(g Gomega) {
 		inst, err := h.emu.Instance(h.project, "drift")
 		g.Expect(err).ToNot(HaveOccurred())
 		g.Expect(inst.Settings.Tier).To(Equal("db-custom-1-3840"))
 		g.Expect(inst.Settings.IpConfiguration.AuthorizedNetworks).To(BeEmpty())
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
-	h.poke(pi.Name, 2)
+	h.poke(pi.GetName(), 2)
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, "drift") }, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(patches + 1))
 }
 
@@ -241,76 +285,97 @@ func TestScheduledListingNoticesAnOutOfBandChange(t *testing.T) {
 	h.g.Expect(h.writes()).To(Equal(writes+1), "only the changed instance was written to, once")
 }
 
+// Deleting deletes the Cloud SQL instance, or with deletionPolicy Orphan (the
+// namespaced kind: management policies without Delete) leaves it; either way
+// the secrets copied for the object go, and a kept instance keeps its
+// connection secret.
 func TestDeletion(t *testing.T) {
-	for _, policy := range []xpv2.DeletionPolicy{xpv2.DeletionDelete, xpv2.DeletionOrphan} {
-		t.Run(string(policy), func(t *testing.T) {
-			h := newHarness(t, withEmulator(emulator.WithDelays(0, 0, 3*time.Second)))
-			name := "del-" + strings.ToLower(string(policy))
-			pi := h.create(h.instance(name, func(p *v1alpha1.PostgresqlInstance) { p.Spec.DeletionPolicy = policy }))
+	for _, k := range kinds {
+		for _, policy := range []xpv2.DeletionPolicy{xpv2.DeletionDelete, xpv2.DeletionOrphan} {
+			t.Run(k.String()+"/"+string(policy), func(t *testing.T) {
+				testDeletion(newHarness(t, withEmulator(emulator.WithDelays(0, 0, 3*time.Second))).of(k), policy)
+			})
+		}
+	}
+}
 
-			// A secret the injector copied into an application namespace.
-			// envtest never removes namespaces, so each run gets one of its own.
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "app-"}}
-			h.g.Expect(env.Client.Create(h.ctx, ns)).To(Succeed())
-			owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind, Name: name, UID: pi.UID}
-			replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pgpass", Labels: map[string]string{v1alpha1.LabelInstance: name}, OwnerReferences: []metav1.OwnerReference{owner}}}
-			h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())
-			unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "other", Labels: map[string]string{v1alpha1.LabelInstance: "another-instance"}}}
-			h.g.Expect(env.Client.Create(h.ctx, unrelated)).To(Succeed())
-			// Someone's secret that merely carries the label is not the provider's to delete.
-			labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "labelled", Labels: map[string]string{v1alpha1.LabelInstance: name}}}
-			h.g.Expect(env.Client.Create(h.ctx, labelled)).To(Succeed())
+func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
+	name := "del-" + strings.ToLower(string(policy))
+	pi := h.create(h.instance(name, func(p object) {
+		if policy == xpv2.DeletionOrphan {
+			h.k.orphan(p)
+		}
+	}))
 
-			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
-			if policy == xpv2.DeletionDelete {
-				// Deleting is reported while Cloud SQL still has the instance (the
-				// delete takes it 3s).
-				h.g.Eventually(func() xpv2.ConditionReason {
-					pi := &v1alpha1.PostgresqlInstance{}
-					if err := env.Client.Get(h.ctx, client.ObjectKey{Name: name}, pi); err != nil {
-						return xpv2.ConditionReason("gone before Deleting was reported: " + err.Error())
-					}
-					return pi.GetCondition(xpv2.TypeReady).Reason
-				}, 10*time.Second, 20*time.Millisecond).Should(Equal(xpv2.ReasonDeleting))
-				_, err := h.emu.Instance(h.project, name)
-				h.g.Expect(err).ToNot(HaveOccurred(), "the instance was gone before Deleting was reported")
-			}
-			h.waitGone(name)
+	// A secret the injector copied into an application namespace, labelled as
+	// the injector labels the copies of the instance's kind.
+	ns := h.k.appNamespace(h.harness, pi)
+	owner := ownerReference(h.g, pi)
+	label := v1alpha1.LabelInstance
+	if pi.GetNamespace() != "" {
+		label = nsv1alpha1.LabelInstance
+	}
+	replica := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pgpass", Labels: map[string]string{label: name}, OwnerReferences: []metav1.OwnerReference{owner}}}
+	h.g.Expect(env.Client.Create(h.ctx, replica)).To(Succeed())
+	unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{label: "another-instance"}}}
+	h.g.Expect(env.Client.Create(h.ctx, unrelated)).To(Succeed())
+	// Someone's secret that merely carries the label is not the provider's to delete.
+	labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{label: name}}}
+	h.g.Expect(env.Client.Create(h.ctx, labelled)).To(Succeed())
 
-			_, err := h.emu.Instance(h.project, name)
-			if policy == xpv2.DeletionDelete {
-				h.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
-				h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
-			} else {
-				h.g.Expect(err).ToNot(HaveOccurred())
-				h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(0))
+	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
+	if policy == xpv2.DeletionDelete {
+		// Deleting is reported while Cloud SQL still has the instance (the
+		// delete takes it 3s).
+		h.g.Eventually(func() xpv2.ConditionReason {
+			pi, err := h.lookup(name)
+			if err != nil {
+				return xpv2.ConditionReason("gone before Deleting was reported: " + err.Error())
 			}
-			err = env.Client.Get(h.ctx, client.ObjectKeyFromObject(replica), &corev1.Secret{})
-			h.g.Expect(err).To(HaveOccurred(), "the copied secret outlived its instance")
-			h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(unrelated), &corev1.Secret{})).To(Succeed())
-			h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(labelled), &corev1.Secret{})).To(Succeed())
+			return pi.GetCondition(xpv2.TypeReady).Reason
+		}, 10*time.Second, 20*time.Millisecond).Should(Equal(xpv2.ReasonDeleting))
+		_, err := h.emu.Instance(h.project, name)
+		h.g.Expect(err).ToNot(HaveOccurred(), "the instance was gone before Deleting was reported")
+	}
+	h.waitGone(name)
 
-			// The connection secret: released when the instance stays, so that garbage
-			// collection (which envtest does not run) leaves its working password.
-			conn := h.secret(pi)
-			owners := []types.UID{}
-			for _, o := range conn.OwnerReferences {
-				owners = append(owners, o.UID)
-			}
-			if policy == xpv2.DeletionOrphan {
-				h.g.Expect(owners).ToNot(ContainElement(pi.UID))
-				h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", string(conn.Data[cloudsql.ConnectionKeyPassword]))).To(BeTrue())
-			} else {
-				h.g.Expect(owners).To(ContainElement(pi.UID))
-			}
-		})
+	_, err := h.emu.Instance(h.project, name)
+	if policy == xpv2.DeletionDelete {
+		h.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
+		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+	} else {
+		h.g.Expect(err).ToNot(HaveOccurred())
+		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(0))
+	}
+	err = env.Client.Get(h.ctx, client.ObjectKeyFromObject(replica), &corev1.Secret{})
+	h.g.Expect(err).To(HaveOccurred(), "the copied secret outlived its instance")
+	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(unrelated), &corev1.Secret{})).To(Succeed())
+	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(labelled), &corev1.Secret{})).To(Succeed())
+
+	// The connection secret: released when the instance stays, so that garbage
+	// collection (which envtest does not run) leaves its working password.
+	conn := h.secret(pi)
+	owners := []types.UID{}
+	for _, o := range conn.OwnerReferences {
+		owners = append(owners, o.UID)
+	}
+	if policy == xpv2.DeletionOrphan {
+		h.g.Expect(owners).ToNot(ContainElement(pi.GetUID()))
+		h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", string(conn.Data[cloudsql.ConnectionKeyPassword]))).To(BeTrue())
+	} else {
+		h.g.Expect(owners).To(ContainElement(pi.GetUID()))
 	}
 }
 
 // A name that Cloud SQL reserves after a deletion gives a condition that says so,
 // and is retried at the poll interval, not in a hot loop.
 func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
-	h := newHarness(t)
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testReservedNameIsReportedAndNotHammered(newHarness(t).of(k)) })
+	}
+}
+
+func testReservedNameIsReportedAndNotHammered(h kindHarness) {
 	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{Name: "reserved", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
 		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840", Edition: "ENTERPRISE"}})).To(Succeed())
 	op, err := h.svc().Instances.Delete(h.project, "reserved").Do()
@@ -320,7 +385,7 @@ func TestReservedNameIsReportedAndNotHammered(t *testing.T) {
 
 	h.g.Expect(env.Client.Create(h.ctx, h.instance("reserved"))).To(Succeed())
 	h.g.Eventually(func(g Gomega) {
-		c := h.get("reserved").GetCondition(xpv2.TypeSynced)
+		c := h.condition("reserved", xpv2.TypeSynced)
 		g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
 		g.Expect(c.Message).To(ContainSubstring("the Cloud SQL instance name reserved in project " + h.project + " was used by an instance deleted within the last week"))
 		g.Expect(c.Message).To(ContainSubstring("create the PostgresqlInstance again with another name"))

@@ -51,14 +51,19 @@ func (h *harness) accepted(method, instance string) int {
 // Changes made while an update is still running wait for it, rather than
 // collect 409 operationInProgress answers.
 func TestUpdatesWaitForRunningOperations(t *testing.T) {
-	h := newHarness(t, withEmulator(emulator.WithDelays(0, time.Second, 0)))
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			testUpdatesWaitForRunningOperations(newHarness(t, withEmulator(emulator.WithDelays(0, time.Second, 0))).of(k))
+		})
+	}
+}
+
+func testUpdatesWaitForRunningOperations(h kindHarness) {
 	h.create(h.instance("busy"))
-	h.update("busy", func(p *v1alpha1.PostgresqlInstance) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" })
+	h.update("busy", func(p object) { p.Parameters().Resources.InstanceType = "db-custom-2-7680" })
 	// The first patch is running (it takes a second) when the second change comes.
 	h.g.Eventually(func() int { return h.calls(emulator.MethodInstancesPatch, "busy") }, 10*time.Second, 10*time.Millisecond).Should(Equal(1))
-	h.update("busy", func(p *v1alpha1.PostgresqlInstance) {
-		p.Spec.ForProvider.Availability.Type = v1alpha1.AvailabilityRegional
-	})
+	h.update("busy", func(p object) { p.Parameters().Availability.Type = v1alpha1.AvailabilityRegional })
 
 	h.g.Eventually(func(g Gomega) {
 		inst, err := h.emu.Instance(h.project, "busy")
@@ -72,7 +77,7 @@ func TestUpdatesWaitForRunningOperations(t *testing.T) {
 	// when the first operation ended between the get and the check for running
 	// operations: its settingsVersion was stale, which is what it is there for.
 	h.g.Expect(h.accepted(emulator.MethodInstancesPatch, "busy")).To(Equal(2))
-	h.g.Expect(h.get("busy").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
+	h.g.Expect(h.condition("busy", xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
 }
 
 // A spec change that comes while the provider's own password change still runs
@@ -129,6 +134,12 @@ func TestFaultStormsConvergeWithoutDuplicates(t *testing.T) {
 // A provider that stops right after instances.insert succeeded, before it could
 // record anything, neither loses the password nor creates the instance twice.
 func TestCrashRightAfterInsert(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testCrashRightAfterInsert(t, k) })
+	}
+}
+
+func testCrashRightAfterInsert(t *testing.T, k kind) {
 	crashed := make(chan struct{})
 	var once sync.Once
 	var h *harness
@@ -140,17 +151,18 @@ func TestCrashRightAfterInsert(t *testing.T) {
 			<-ctx.Done()
 		})
 	})))
-	h.g.Expect(env.Client.Create(h.ctx, h.instance("crash"))).To(Succeed())
+	kh := h.of(k)
+	h.g.Expect(env.Client.Create(h.ctx, kh.instance("crash"))).To(Succeed())
 	h.g.Eventually(crashed, 30*time.Second).Should(BeClosed())
 	h.stopManager()
 
-	pi := h.get("crash")
+	pi := kh.get("crash")
 	h.g.Expect(pi.GetCondition(xpv2.TypeReady).Status).ToNot(Equal(corev1.ConditionTrue))
 	stored := string(h.secret(pi).Data[cloudsql.ConnectionKeyPassword])
 	h.g.Expect(stored).ToNot(BeEmpty(), "the password was not stored before the insert")
 
 	h.startManager()
-	pi = h.waitReady("crash")
+	pi = kh.waitReady("crash")
 	h.settle()
 	s := h.secret(pi)
 	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPassword])).To(Equal(stored))
@@ -184,37 +196,41 @@ func TestLostSecretGetsANewPassword(t *testing.T) {
 // An instance that Kubernetes did not create can be observed, then taken over
 // without being created again; the provider then gives it a password it knows.
 func TestImportObserveThenManage(t *testing.T) {
-	h := newHarness(t)
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testImportObserveThenManage(newHarness(t).of(k)) })
+	}
+}
+
+func testImportObserveThenManage(h kindHarness) {
 	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{
 		Name: "legacy", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", RootPassword: "unknown-to-us",
 		Settings: &sqladmin.Settings{Tier: "db-custom-2-7680", Edition: "ENTERPRISE", DataDiskSizeGb: 50},
 	})).To(Succeed())
 
-	pi := h.instance("legacy-db", func(p *v1alpha1.PostgresqlInstance) {
-		p.Spec.ForProvider.Name = ptr.To("legacy")
-		p.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
-		p.Spec.WriteConnectionSecretToReference = nil
+	pi := h.instance("legacy-db", func(p object) {
+		p.Parameters().Name = ptr.To("legacy")
+		p.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+		h.k.setConnectionSecret(p, "")
 	})
 	h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
 	h.g.Eventually(func(g Gomega) {
 		got := h.get("legacy-db")
 		g.Expect(got.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue))
-		g.Expect(got.Status.AtProvider.ConnectionName).To(Equal(h.project + ":europe-west1:legacy"))
-		g.Expect(got.Status.AtProvider.CurrentDiskSizeGb).To(Equal(int64(50)))
+		g.Expect(got.Observation().ConnectionName).To(Equal(h.project + ":europe-west1:legacy"))
+		g.Expect(got.Observation().CurrentDiskSizeGb).To(Equal(int64(50)))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
 	h.settle()
 	h.g.Expect(h.writes()).To(Equal(0), "observing wrote to Cloud SQL")
 
 	// Take it over, with a spec that describes it.
-	h.track(&v1alpha1.PostgresqlInstance{Spec: v1alpha1.PostgresqlInstanceSpec{ClusterManagedResourceSpec: xpv2.ClusterManagedResourceSpec{
-		WriteConnectionSecretToReference: &xpv2.SecretReference{Namespace: secretNamespace, Name: "legacy-postgres"}}}})
-	h.update("legacy-db", func(p *v1alpha1.PostgresqlInstance) {
-		p.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
-		p.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNamespace, Name: "legacy-postgres"}
-		p.Spec.ForProvider.Version = "15"
-		p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680"
-		p.Spec.ForProvider.Resources.Disk.SizeMinimumGb = 50
+	h.update("legacy-db", func(p object) {
+		p.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionAll})
+		h.k.setConnectionSecret(p, "legacy-postgres")
+		p.Parameters().Version = "15"
+		p.Parameters().Resources.InstanceType = "db-custom-2-7680"
+		p.Parameters().Resources.Disk.SizeMinimumGb = 50
 	})
+	h.track(h.get("legacy-db"))
 	h.g.Eventually(func(g Gomega) {
 		s := &corev1.Secret{}
 		g.Expect(env.Client.Get(h.ctx, secretKey(h.get("legacy-db")), s)).To(Succeed())
@@ -350,7 +366,7 @@ func TestBadCredentialsAreExplained(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, key) })
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-bad"},
-		Spec: v1alpha1.ProviderConfigSpec{ProjectID: h.project, Endpoint: h.srvURL, Credentials: v1alpha1.ProviderCredentials{
+		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL}, Credentials: v1alpha1.ProviderCredentials{
 			Source: xpv2.CredentialsSourceSecret,
 			CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: &xpv2.SecretKeySelector{
 				SecretReference: xpv2.SecretReference{Namespace: secretNamespace, Name: "bad-admin-key"}, Key: "key.json"}},
@@ -375,8 +391,8 @@ func TestBadCredentialsAreExplained(t *testing.T) {
 	h.g.Expect(h.calls(emulator.MethodInstancesGet, "")).To(Equal(0))
 }
 
-func secretKey(pi *v1alpha1.PostgresqlInstance) client.ObjectKey {
-	ref := pi.Spec.WriteConnectionSecretToReference
+func secretKey(pi object) client.ObjectKey {
+	ref := pi.ConnectionSecret()
 	return client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
 }
 
@@ -398,23 +414,32 @@ func TestRunsWithTheShippedRBAC(t *testing.T) {
 	}
 	g.Expect(applied).To(Equal(5))
 
-	h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres"))
-	pi := h.create(h.instance("rbac"))
-	h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
-	h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
-	h.waitGone("rbac")
+	for _, k := range []kind{cluster, teamA, teamB} {
+		t.Run(k.String(), func(t *testing.T) {
+			h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres")).of(k)
+			pi := h.create(h.instance("rbac"))
+			h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
+			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
+			h.waitGone("rbac")
+		})
+	}
 }
 
 // An instance that exists already, and that this PostgresqlInstance neither
 // created nor imported, is never changed: no patch, no password, no deletion.
 func TestExistingInstanceIsNotTakenOver(t *testing.T) {
-	h := newHarness(t)
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testExistingInstanceIsNotTakenOver(newHarness(t).of(k)) })
+	}
+}
+
+func testExistingInstanceIsNotTakenOver(h kindHarness) {
 	h.g.Expect(h.emu.Seed(h.project, &sqladmin.DatabaseInstance{
 		Name: "theirs", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", RootPassword: "their-password",
 		Settings: &sqladmin.Settings{Tier: "db-custom-2-7680", Edition: "ENTERPRISE"},
 	})).To(Succeed())
 	h.g.Expect(env.Client.Create(h.ctx, h.instance("theirs"))).To(Succeed())
-	h.g.Eventually(func() string { return h.get("theirs").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
+	h.g.Eventually(func() string { return h.condition("theirs", xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
 		ContainSubstring("Cloud SQL instance theirs already exists in project "+h.project+" and was not created by this PostgresqlInstance"),
 		ContainSubstring(`import it (managementPolicies ["Observe"] first, then ["*"])`),
 	))
@@ -432,22 +457,72 @@ func TestExistingInstanceIsNotTakenOver(t *testing.T) {
 
 // Two PostgresqlInstances naming the same Cloud SQL instance: the first one owns
 // it; the second one is told so and never touches it, not even when deleted.
+// Within a kind they have different names and the same spec.forProvider.name;
+// across namespaces or kinds, the same metadata.name. The second namespaced one
+// uses a ProviderConfig of its namespace, the first a ClusterProviderConfig.
 func TestSecondClaimOnANameIsRefused(t *testing.T) {
-	h := newHarness(t)
-	shared := func(p *v1alpha1.PostgresqlInstance) { p.Spec.ForProvider.Name = ptr.To("shared") }
-	first := h.create(h.instance("first", shared))
-	password := string(h.secret(first).Data[cloudsql.ConnectionKeyPassword])
+	for _, c := range []struct{ first, second kind }{
+		{cluster, cluster},
+		{teamA, teamB},
+		{teamA, cluster},
+		{cluster, teamA},
+	} {
+		t.Run(c.first.String()+"-then-"+c.second.String(), func(t *testing.T) {
+			h := newHarness(t)
+			testSecondClaimOnANameIsRefused(h, h.of(c.first), h.of(c.second))
+		})
+	}
+}
 
-	h.g.Expect(env.Client.Create(h.ctx, h.instance("second", shared))).To(Succeed())
-	h.g.Eventually(func() string { return h.get("second").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
-		ContainSubstring("Cloud SQL instance shared in project " + h.project + " belongs to another PostgresqlInstance (uid " + string(first.GetUID()) + ")"))
+func testSecondClaimOnANameIsRefused(h *harness, first, second kindHarness) {
+	firstName, secondName := "shared", "shared"
+	var shared []func(object)
+	if first.k == second.k {
+		firstName, secondName = "first", "second"
+		shared = append(shared, func(p object) { p.Parameters().Name = ptr.To("shared") })
+	}
+	owner := first.create(first.instance(firstName, shared...))
+	password := string(h.secret(owner).Data[cloudsql.ConnectionKeyPassword])
+	writes := h.writes()
+
+	h.g.Expect(env.Client.Create(h.ctx, second.instance(secondName, shared...))).To(Succeed())
+	h.g.Eventually(func() string { return second.condition(secondName, xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
+		ContainSubstring("Cloud SQL instance shared in project " + h.project + " belongs to another PostgresqlInstance (uid " + string(owner.GetUID()) + ")"))
 	h.settle()
 	h.g.Expect(h.emu.PasswordIs(h.project, "shared", "postgres", password)).To(BeTrue(), "the second object reset the first one's password")
 	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "shared")).To(Equal(0))
 	h.g.Expect(h.accepted(emulator.MethodInstancesPatch, "shared")).To(Equal(0))
+	h.g.Expect(h.writes()).To(Equal(writes), "the second object wrote to the first one's instance")
 
-	h.g.Expect(env.Client.Delete(h.ctx, h.get("second"))).To(Succeed())
-	h.waitGone("second")
-	h.waitReady("first")
+	h.g.Expect(env.Client.Delete(h.ctx, second.get(secondName))).To(Succeed())
+	second.waitGone(secondName)
+	first.waitReady(firstName)
 	h.g.Expect(h.calls(emulator.MethodInstancesDelete, "shared")).To(Equal(0))
+	inst, err := h.emu.Instance(h.project, "shared")
+	h.g.Expect(err).ToNot(HaveOccurred())
+	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(owner.GetUID())))
+}
+
+// A namespaced object may not even observe an instance another object owns:
+// it would show its namespace the owner's connection name and addresses, and
+// the injector would route that namespace's pods to it.
+func TestNamespacedObserverOfAnotherOwnersInstanceIsRefused(t *testing.T) {
+	for _, first := range []kind{cluster, teamA} {
+		t.Run(first.String(), func(t *testing.T) {
+			h := newHarness(t)
+			owner := h.of(first).create(h.of(first).instance("owned", func(p object) { p.Parameters().Name = ptr.To("owned") }))
+			observer := h.of(teamB)
+			h.g.Expect(env.Client.Create(h.ctx, observer.instance("watcher", func(p object) {
+				p.Parameters().Name = ptr.To("owned")
+				p.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+			}))).To(Succeed())
+			h.g.Eventually(func() string { return observer.condition("watcher", xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
+				ContainSubstring("Cloud SQL instance owned in project "+h.project+" belongs to another PostgresqlInstance (uid "+string(owner.GetUID())+")"),
+				ContainSubstring("a namespaced PostgresqlInstance neither changes nor observes it")))
+			h.settle()
+			w := observer.get("watcher")
+			h.g.Expect(w.GetCondition(xpv2.TypeReady).Status).ToNot(Equal(corev1.ConditionTrue))
+			h.g.Expect(w.Observation().ConnectionName).To(BeEmpty(), "nothing of the owner's instance reaches the observer")
+		})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,10 +50,13 @@ func isUnusablePassword(err error) bool {
 type secretStore struct {
 	kube   client.Client
 	reader client.Reader
+	// owner is the kind of the instances whose secrets these are, for the
+	// secrets' owner references.
+	owner schema.GroupVersionKind
 }
 
-func newSecretStore(kube client.Client, reader client.Reader) *secretStore {
-	return &secretStore{kube: kube, reader: reader}
+func newSecretStore(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) *secretStore {
+	return &secretStore{kube: kube, reader: reader, owner: owner}
 }
 
 // A storedPassword is the password in the connection secret, and whether it is
@@ -75,8 +79,8 @@ type storedPassword struct {
 
 // password returns the stored password; an empty value when there is no secret or
 // no password in it.
-func (s *secretStore) password(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (storedPassword, error) {
-	ref := mg.GetWriteConnectionSecretToReference()
+func (s *secretStore) password(ctx context.Context, mg instance) (storedPassword, error) {
+	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return storedPassword{}, nil
 	}
@@ -131,8 +135,8 @@ func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details 
 // store writes the password (with the username and pgpass entries derived from it)
 // into the connection secret, creating the secret when needed. unconfirmed marks a
 // password that is about to be set on an existing instance.
-func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance, password string, unconfirmed bool) error {
-	ref := mg.GetWriteConnectionSecretToReference()
+func (s *secretStore) store(ctx context.Context, mg instance, password string, unconfirmed bool) error {
+	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return errors.New(errNoConnectionSecret)
 	}
@@ -145,7 +149,14 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
 	switch {
 	case kerrors.IsNotFound(err):
-		sec = resource.ConnectionSecretFor(mg, v1alpha1.PostgresqlInstanceGroupVersionKind)
+		sec = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:       ref.Namespace,
+				Name:            ref.Name,
+				OwnerReferences: []metav1.OwnerReference{meta.AsController(meta.TypedReferenceTo(mg, s.owner))},
+			},
+			Type: resource.SecretTypeConnection,
+		}
 		sec.Data = data
 		if unconfirmed {
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
@@ -177,7 +188,7 @@ func (s *secretStore) store(ctx context.Context, mg *v1alpha1.PostgresqlInstance
 // fingerprint identifies a password set on mg's instance without revealing it to
 // whoever may read the secret's annotations but not its data: the password is
 // 190 random bits unless someone chose it.
-func fingerprint(mg *v1alpha1.PostgresqlInstance, password string) string {
+func fingerprint(mg instance, password string) string {
 	sum := sha256.Sum256([]byte("cloudsql-postgres\x00" + string(mg.GetUID()) + "\x00" + password))
 	return hex.EncodeToString(sum[:])
 }

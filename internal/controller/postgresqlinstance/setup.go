@@ -5,6 +5,7 @@ package postgresqlinstance
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/spf13/afero"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
@@ -65,59 +69,105 @@ type Options struct {
 	MaxReconcileRate int
 }
 
-// Setup adds the PostgresqlInstance controller to mgr.
-func Setup(mgr ctrl.Manager, o Options) error {
-	name := managed.ControllerName(v1alpha1.PostgresqlInstanceGroupKind)
-	var obs *observer.Observer
+// Core is what the controllers of both PostgresqlInstance kinds share: the
+// pacing of observations (one fleet, one request budget), the scheduled
+// listings of each project, and the Cloud SQL clients.
+type Core struct {
+	o        Options
+	pacing   *pacing
+	observer *observer.Observer
+	services *providerconfig.ServiceCache
+	// fleet counts the objects of every kind whose controller started.
+	fleet *fleet
+	// changed carries, for each kind's controller, the objects whose
+	// instances a scheduled listing found changed.
+	changed map[bool]chan ctrlevent.GenericEvent // by namespaced
+}
+
+// NewCore returns the shared part of the PostgresqlInstance controllers, and adds
+// its scheduled listings (observe = list) to mgr.
+func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
+	c := &Core{
+		o:        o,
+		services: providerconfig.NewServiceCache(o.Transport),
+		fleet:    &fleet{},
+		// Reconciled at once, not at their next poll.
+		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
+	}
 	var pages func() int
 	if o.ObserveByList {
-		pages = func() int { return obs.TotalPages() }
+		pages = func() int { return c.observer.TotalPages() }
 	}
-	objects, err := countObjects(mgr)
+	c.pacing = newPacing(pacingConfig{
+		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
+		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: c.fleet.count,
+	})
+	if !o.ObserveByList {
+		return c, nil
+	}
+	c.observer = observer.New(
+		observer.WithSchedule(c.pacing.listPeriod, c.pacing.watchExpiry),
+		observer.WithOnListing(func(ctx context.Context, l observer.Listing) {
+			c.pacing.observed(l.ReadAt, l.Objects...)
+			for _, key := range l.Changed {
+				ns, name, namespaced := strings.Cut(key, "/")
+				if !namespaced {
+					ns, name = "", key
+				}
+				obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+				select {
+				case c.changed[namespaced] <- ctrlevent.GenericEvent{Object: obj}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}))
+	if err := mgr.Add(manager.RunnableFunc(c.observer.Run)); err != nil {
+		return nil, errors.Wrap(err, errObserver)
+	}
+	return c, nil
+}
+
+// Setup adds the controller of the cluster-scoped PostgresqlInstance kind
+// (cloudsql.travelaudience.com) to mgr, with a core of its own.
+func Setup(mgr ctrl.Manager, o Options) error {
+	c, err := NewCore(mgr, o)
 	if err != nil {
 		return err
 	}
-	p := newPacing(pacingConfig{
-		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
-		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: objects,
-	})
-	// Objects whose instances a scheduled listing found changed: reconciled at
-	// once, not at their next poll.
-	changed := make(chan ctrlevent.GenericEvent, 1024)
-	if o.ObserveByList {
-		obs = observer.New(
-			observer.WithSchedule(p.listPeriod, p.watchExpiry),
-			observer.WithOnListing(func(ctx context.Context, l observer.Listing) {
-				p.observed(l.ReadAt, l.Objects...)
-				for _, n := range l.Changed {
-					pi := &v1alpha1.PostgresqlInstance{}
-					pi.SetName(n)
-					select {
-					case changed <- ctrlevent.GenericEvent{Object: pi}:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}))
-		if err := mgr.Add(manager.RunnableFunc(obs.Run)); err != nil {
-			return errors.Wrap(err, errObserver)
-		}
+	return c.SetupCluster(mgr)
+}
+
+// SetupCluster adds the controller of the cluster-scoped PostgresqlInstance kind
+// (cloudsql.travelaudience.com) to mgr.
+func (c *Core) SetupCluster(mgr ctrl.Manager) error {
+	if err := c.fleet.watch(mgr, &v1alpha1.PostgresqlInstance{}); err != nil {
+		return err
 	}
-	c := &connector{
+	conn := &connector[*v1alpha1.PostgresqlInstance]{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
-		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		services: providerconfig.NewServiceCache(o.Transport),
-		pacing:   p,
+		services: c.services,
+		pacing:   c.pacing,
 		fs:       afero.NewOsFs(),
-		observer: obs,
+		observer: c.observer,
+		owner:    v1alpha1.PostgresqlInstanceGroupVersionKind,
+		config:   legacyConfig(mgr.GetClient()),
 	}
+	return c.setup(mgr, v1alpha1.PostgresqlInstanceGroupKind, v1alpha1.PostgresqlInstanceGroupVersionKind, &v1alpha1.PostgresqlInstance{},
+		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](conn), c.changed[false])
+}
+
+// setup adds the managed reconciler of one kind to mgr.
+func (c *Core) setup(mgr ctrl.Manager, groupKind string, gvk schema.GroupVersionKind, obj client.Object, connect managed.ReconcilerOption, changed chan ctrlevent.GenericEvent) error {
+	o := c.o
+	name := managed.ControllerName(groupKind)
 	opts := []managed.ReconcilerOption{
-		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](c),
+		connect,
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithPollIntervalHook(p.pollIntervalHook(o.BusyPollInterval)),
+		managed.WithPollIntervalHook(c.pacing.pollIntervalHook(o.BusyPollInterval)),
 		managed.WithTimeout(o.Timeout),
 		// The instance name is known before creation, so a create that crashed
 		// half-way is observed on the next reconcile rather than refused.
@@ -132,46 +182,49 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
 			kube:         mgr.GetClient(),
 			reader:       mgr.GetAPIReader(),
-			pacing:       p,
-			observer:     obs,
+			pacing:       c.pacing,
+			observer:     c.observer,
 		}),
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
 	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PostgresqlInstanceGroupVersionKind), opts...)
+	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(desiredStateChanged()).
-		For(&v1alpha1.PostgresqlInstance{}).
+		For(obj).
 		WatchesRawSource(source.Channel(changed, &handler.EnqueueRequestForObject{})).
-		Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: p, poll: o.PollInterval}, o.GlobalRateLimiter))
+		Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval}, o.GlobalRateLimiter))
 }
 
-// countObjects keeps a count of the PostgresqlInstances in the manager's cache,
-// from its informer's events, without listing them.
-func countObjects(mgr ctrl.Manager) (func() int, error) {
-	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha1.PostgresqlInstance{})
+// fleet counts the PostgresqlInstances of every kind in the manager's cache,
+// from their informers' events, without listing them: the whole fleet is known
+// while most of it still waits for a first reconcile.
+type fleet struct{ n atomic.Int64 }
+
+// watch counts the objects of obj's kind too.
+func (f *fleet) watch(mgr ctrl.Manager, obj client.Object) error {
+	inf, err := mgr.GetCache().GetInformer(context.Background(), obj)
 	if err != nil {
-		return nil, errors.Wrap(err, errInformer)
+		return errors.Wrap(err, errInformer)
 	}
-	var n atomic.Int64
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { n.Add(1) },
-		DeleteFunc: func(any) { n.Add(-1) },
-	}); err != nil {
-		return nil, errors.Wrap(err, errInformer)
-	}
-	return func() int { return int(n.Load()) }, nil
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { f.n.Add(1) },
+		DeleteFunc: func(any) { f.n.Add(-1) },
+	})
+	return errors.Wrap(err, errInformer)
 }
+
+func (f *fleet) count() int { return int(f.n.Load()) }
 
 // externalNameInitializer records the effective instance name in the
 // crossplane.io/external-name annotation (spec.forProvider.name when set), so that
 // the annotation never names another instance than the one managed.
 func externalNameInitializer(kube client.Client) func(context.Context, resource.Managed) error {
 	return func(ctx context.Context, mg resource.Managed) error {
-		pi, ok := mg.(*v1alpha1.PostgresqlInstance)
+		pi, ok := mg.(instance)
 		if !ok {
 			return nil
 		}
@@ -202,8 +255,13 @@ type replicaCleaner struct {
 
 // RemoveFinalizer cleans up, then removes the finalizer.
 func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	// A namespaced instance's copies are in its namespace, under its group's label.
+	opts := []client.ListOption{client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}}
+	if ns := obj.GetNamespace(); ns != "" {
+		opts = []client.ListOption{client.InNamespace(ns), client.MatchingLabels{nsv1alpha1.LabelInstance: obj.GetName()}}
+	}
 	list := &corev1.SecretList{}
-	if err := f.reader.List(ctx, list, client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}); err != nil {
+	if err := f.reader.List(ctx, list, opts...); err != nil {
 		return errors.Wrap(err, errListReplicas)
 	}
 	for i := range list.Items {
@@ -216,22 +274,22 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
 		}
 	}
-	if pi, ok := obj.(*v1alpha1.PostgresqlInstance); ok && !deletesInstance(pi) {
+	if pi, ok := obj.(instance); ok && !deletesInstance(pi) {
 		if err := f.releaseConnectionSecret(ctx, pi); err != nil {
 			return err
 		}
 	}
-	f.pacing.forget(obj.GetName())
+	f.pacing.forget(objectKey(obj))
 	if f.observer != nil {
-		f.observer.Unwatch(obj.GetName())
+		f.observer.Unwatch(objectKey(obj))
 	}
 	return f.APIFinalizer.RemoveFinalizer(ctx, obj)
 }
 
 // releaseConnectionSecret removes the instance's owner reference from its
 // connection secret.
-func (f *replicaCleaner) releaseConnectionSecret(ctx context.Context, pi *v1alpha1.PostgresqlInstance) error {
-	ref := pi.GetWriteConnectionSecretToReference()
+func (f *replicaCleaner) releaseConnectionSecret(ctx context.Context, pi instance) error {
+	ref := pi.ConnectionSecret()
 	if ref == nil {
 		return nil
 	}
@@ -259,10 +317,15 @@ func (f *replicaCleaner) releaseConnectionSecret(ctx context.Context, pi *v1alph
 // deletesInstance says whether deleting pi deletes its Cloud SQL instance, as
 // crossplane-runtime decides it: the deletion policy counts while the management
 // policies are the default, else the Delete policy does.
-func deletesInstance(pi *v1alpha1.PostgresqlInstance) bool {
+func deletesInstance(pi instance) bool {
 	pols := pi.GetManagementPolicies()
 	if len(pols) == 0 || (len(pols) == 1 && pols[0] == xpv2.ManagementActionAll) {
-		return pi.GetDeletionPolicy() != xpv2.DeletionOrphan
+		// The namespaced kind has no deletion policy: its management
+		// policies alone decide.
+		if lm, ok := pi.(resource.LegacyManaged); ok {
+			return lm.GetDeletionPolicy() != xpv2.DeletionOrphan
+		}
+		return true
 	}
 	for _, p := range pols {
 		if p == xpv2.ManagementActionDelete || p == xpv2.ManagementActionAll {

@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -74,10 +75,10 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]+[a-z0-9]$`)
 const (
 	errDecode          = "cannot decode the PostgresqlInstance"
 	errBadExternalName = "PostgresqlInstance %s: %s %q is not a valid Cloud SQL instance name: it must start with a lowercase letter, hold only lowercase letters, digits and hyphens, end with a letter or digit, and have 3 to %d characters; set spec.forProvider.name (or the annotation crossplane.io/external-name) to a valid name"
-	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of ProviderConfig %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
-	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (ProviderConfig %s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
-	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate postgresqlinstance %s %s=true`, then delete it again"
-	warnNoPC           = "PostgresqlInstance %s: ProviderConfig %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until the ProviderConfig exists"
+	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
+	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (%s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
+	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
+	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%v); if it does, the controller reports the conflict on the instance"
 )
 
@@ -124,97 +125,160 @@ func Setup(mgr ctrl.Manager, services *providerconfig.ServiceCache, o ...Option)
 	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: v})
 }
 
+// subject is the PostgresqlInstance under admission, of either kind.
+type subject struct {
+	obj cloudsql.NamedInstance
+	// ref is how messages name it: its name, or namespace/name.
+	ref string
+	// kubectl names it on a kubectl command line: resource, name and namespace.
+	kubectl  string
+	policies xpv2.ManagementPolicies
+	// orphan is deletionPolicy Orphan (the cluster-scoped kind has one).
+	orphan bool
+	// forProviderName is spec.forProvider.name.
+	forProviderName *string
+	// config reads the provider configuration it names, as the cluster-scoped
+	// kind's; pcName is how messages name that configuration: its kind, name
+	// and, for a namespaced ProviderConfig, namespace.
+	config func(ctx context.Context) (pc *v1alpha1.ProviderConfig, pcName string, err error)
+}
+
+// subjectOf decodes the object of raw as the kind req names.
+func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (*subject, error) {
+	if req.Kind.Group == nsv1alpha1.Group {
+		pi := &nsv1alpha1.PostgresqlInstance{}
+		if err := v.decoder.DecodeRaw(raw, pi); err != nil {
+			return nil, err
+		}
+		ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
+		if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
+			ref = *r
+		}
+		return &subject{
+			obj: pi, ref: pi.Namespace + "/" + pi.Name,
+			kubectl:  fmt.Sprintf("-n %s postgresqlinstances.%s %s", pi.Namespace, nsv1alpha1.Group, pi.Name),
+			policies: pi.GetManagementPolicies(), forProviderName: pi.Spec.ForProvider.Name,
+			config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
+				name := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
+				if ref.Kind == nsv1alpha1.ProviderConfigKind {
+					name = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, pi.Namespace)
+				}
+				pc, err := providerconfig.ForNamespaced(ctx, v.pcs, pi.Namespace, ref)
+				if kerrors.IsNotFound(errors.Cause(err)) {
+					// The cache may not have a configuration applied
+					// together with the instance yet: the API server decides.
+					pc, err = providerconfig.ForNamespaced(ctx, v.secrets, pi.Namespace, ref)
+				}
+				return pc, name, errors.Cause(err)
+			},
+		}, nil
+	}
+	pi := &v1alpha1.PostgresqlInstance{}
+	if err := v.decoder.DecodeRaw(raw, pi); err != nil {
+		return nil, err
+	}
+	pcName := "default"
+	if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
+		pcName = r.Name
+	}
+	return &subject{
+		obj: pi, ref: pi.Name, kubectl: "postgresqlinstances." + v1alpha1.Group + " " + pi.Name,
+		policies: pi.GetManagementPolicies(), orphan: pi.GetDeletionPolicy() == xpv2.DeletionOrphan, forProviderName: pi.Spec.ForProvider.Name,
+		config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
+			pc := &v1alpha1.ProviderConfig{}
+			err := v.pcs.Get(ctx, types.NamespacedName{Name: pcName}, pc)
+			if kerrors.IsNotFound(err) {
+				// The cache may not have a ProviderConfig applied together
+				// with the instance yet (one kubectl apply): the API server
+				// decides.
+				err = v.secrets.Get(ctx, types.NamespacedName{Name: pcName}, pc)
+			}
+			return pc, fmt.Sprintf("ProviderConfig %q", pcName), err
+		},
+	}, nil
+}
+
 // Handle implements admission.Handler.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	pi := &v1alpha1.PostgresqlInstance{}
 	switch req.Operation {
 	case admissionv1.Create:
-		if err := v.decoder.Decode(req, pi); err != nil {
+		s, err := v.subjectOf(req, req.Object)
+		if err != nil {
 			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 		}
-		return v.create(ctx, pi)
+		return v.create(ctx, s)
 	case admissionv1.Delete:
-		if err := v.decoder.DecodeRaw(req.OldObject, pi); err != nil {
+		s, err := v.subjectOf(req, req.OldObject)
+		if err != nil {
 			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 		}
-		return v.delete(pi)
+		return v.delete(s)
 	default:
 		return admission.Allowed("")
 	}
 }
 
-func (v *Validator) delete(pi *v1alpha1.PostgresqlInstance) admission.Response {
-	if pi.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
+func (v *Validator) delete(s *subject) admission.Response {
+	if s.obj.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
 		return admission.Allowed("deletion allowed by annotation " + v1alpha1.AnnotationAllowDeletion)
 	}
-	name := cloudsql.InstanceName(pi)
-	effect := fmt.Sprintf("deletes Cloud SQL instance %s and its data (spec.deletionPolicy Delete)", name)
-	if !deletesExternal(pi) {
+	name := cloudsql.InstanceName(s.obj)
+	effect := fmt.Sprintf("deletes Cloud SQL instance %s and its data", name)
+	if !deletesExternal(s) {
 		effect = fmt.Sprintf("stops managing Cloud SQL instance %s, which keeps running", name)
 	}
-	return admission.Denied(fmt.Sprintf(errNoDeletion, pi.Name, effect, pi.Name, v1alpha1.AnnotationAllowDeletion))
+	return admission.Denied(fmt.Sprintf(errNoDeletion, s.ref, effect, s.kubectl, v1alpha1.AnnotationAllowDeletion))
 }
 
-// deletesExternal reports whether deleting pi deletes its Cloud SQL instance.
-func deletesExternal(pi *v1alpha1.PostgresqlInstance) bool {
-	p := pi.GetManagementPolicies()
-	return pi.GetDeletionPolicy() != xpv2.DeletionOrphan &&
-		(len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionDelete))
+// deletesExternal reports whether deleting s deletes its Cloud SQL instance.
+func deletesExternal(s *subject) bool {
+	p := s.policies
+	return !s.orphan && (len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionDelete))
 }
 
-// mayCreate reports whether the provider may create pi's Cloud SQL instance.
-func mayCreate(pi *v1alpha1.PostgresqlInstance) bool {
-	p := pi.GetManagementPolicies()
+// mayCreate reports whether the provider may create s's Cloud SQL instance.
+func mayCreate(s *subject) bool {
+	p := s.policies
 	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
 }
 
-func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance) admission.Response {
-	name := cloudsql.InstanceName(pi)
-	if pi.Spec.ForProvider.Name == nil {
+func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
+	name := cloudsql.InstanceName(s.obj)
+	if s.forProviderName == nil {
 		// The CRD checks spec.forProvider.name; the annotation, and metadata.name
 		// when there is none, only this webhook can judge (CEL cannot see
 		// annotations, and a metadata.name with dots is fine beside a valid one).
-		ext, from := meta.GetExternalName(pi), "annotation "+meta.AnnotationKeyExternalName
+		ext, from := meta.GetExternalName(s.obj), "annotation "+meta.AnnotationKeyExternalName
 		if ext == "" {
-			ext, from = pi.Name, "metadata.name"
+			ext, from = s.obj.GetName(), "metadata.name"
 		}
 		if len(ext) > maxName || !namePattern.MatchString(ext) {
-			return admission.Denied(fmt.Sprintf(errBadExternalName, pi.Name, from, ext, maxName))
+			return admission.Denied(fmt.Sprintf(errBadExternalName, s.ref, from, ext, maxName))
 		}
 	}
-	if !mayCreate(pi) {
+	if !mayCreate(s) {
 		return admission.Allowed("the provider may not create this instance, so an existing one is expected")
 	}
 
-	pcName := "default"
-	if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
-		pcName = r.Name
-	}
-	pc := &v1alpha1.ProviderConfig{}
-	err := v.pcs.Get(ctx, types.NamespacedName{Name: pcName}, pc)
+	pc, pcName, err := s.config(ctx)
 	if kerrors.IsNotFound(err) {
-		// The cache may not have a ProviderConfig applied together with the
-		// instance yet (one kubectl apply): the API server decides.
-		err = v.secrets.Get(ctx, types.NamespacedName{Name: pcName}, pc)
-	}
-	if kerrors.IsNotFound(err) {
-		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, pi.Name, pcName, name))
+		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, s.ref, pcName, name))
 	}
 	if err != nil {
-		return v.unchecked(pi, name, "?", err)
+		return v.unchecked(s, name, "?", err)
 	}
 	project := pc.Spec.ProjectID
 	if n := len(name) + len(project); n > MaxNameAndProject {
-		return admission.Denied(fmt.Sprintf(errTooLong, pi.Name, name, len(name), project, len(project), pc.Name, n, MaxNameAndProject))
+		return admission.Denied(fmt.Sprintf(errTooLong, s.ref, name, len(name), project, len(project), pcName, n, MaxNameAndProject))
 	}
 
 	creds, err := providerconfig.Credentials(ctx, v.secrets, v.fs, pc)
 	if err != nil {
-		return v.unchecked(pi, name, project, err)
+		return v.unchecked(s, name, project, err)
 	}
 	svc, err := v.services.Get(pc, creds)
 	if err != nil {
-		return v.unchecked(pi, name, project, err)
+		return v.unchecked(s, name, project, err)
 	}
 	// The lookup draws on the budget's admission reserve: someone waits for
 	// kubectl, and the controllers' polling must not make the check time out.
@@ -223,17 +287,17 @@ func (v *Validator) create(ctx context.Context, pi *v1alpha1.PostgresqlInstance)
 	_, err = svc.Instances.Get(project, name).Context(lctx).Do()
 	switch {
 	case err == nil:
-		v.log.Debug("Denying a PostgresqlInstance whose name is taken", "postgresqlinstance", pi.Name, "instance", name, "project", project)
-		return admission.Denied(fmt.Sprintf(errTaken, pi.Name, name, project, pc.Name))
+		v.log.Debug("Denying a PostgresqlInstance whose name is taken", "postgresqlinstance", s.ref, "instance", name, "project", project)
+		return admission.Denied(fmt.Sprintf(errTaken, s.ref, name, project, pcName))
 	case cloudsql.IsNotFound(err):
 		return admission.Allowed("")
 	default:
-		return v.unchecked(pi, name, project, err)
+		return v.unchecked(s, name, project, err)
 	}
 }
 
-// unchecked admits pi with a warning that says what could not be checked.
-func (v *Validator) unchecked(pi *v1alpha1.PostgresqlInstance, name, project string, err error) admission.Response {
-	v.log.Debug("Admitting a PostgresqlInstance whose name could not be checked", "postgresqlinstance", pi.Name, "error", err)
-	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnUnchecked, pi.Name, name, project, err))
+// unchecked admits s with a warning that says what could not be checked.
+func (v *Validator) unchecked(s *subject, name, project string, err error) admission.Response {
+	v.log.Debug("Admitting a PostgresqlInstance whose name could not be checked", "postgresqlinstance", s.ref, "error", err)
+	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnUnchecked, s.ref, name, project, err))
 }

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,27 +33,33 @@ import (
 const Path = "/mutate-pods"
 
 // Denials and errors. Each names the pod and the instance, and says what to do.
+// An instance is named as target.String does: PostgresqlInstance "<name>" for the
+// cluster-scoped kind, with its group and namespace for the namespaced one.
 const (
-	errDecode          = "cannot decode the pod"
-	errEmptyAnnotation = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
-	errNoInstance      = "pod %s: PostgresqlInstance %q named by annotation %s does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
-	errGetInstance     = "pod %s: cannot read PostgresqlInstance %q named by annotation %s"
-	errKindNotServed   = "pod %s: annotation %s names PostgresqlInstance %q, but this cluster does not serve PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
-	errNotAllowed      = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
-	errPolicy          = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
-	errNotReady        = "pod %s: PostgresqlInstance %q is not ready (%s): create the pod again once `kubectl get postgresqlinstance %s` shows READY True (a Deployment's ReplicaSet retries by itself)"
-	errNoSecretRef     = "pod %s: PostgresqlInstance %q has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
-	errUnconfirmed     = "pod %s: the provider is setting a new password for PostgresqlInstance %q and Cloud SQL has not confirmed it yet: create the pod again in a minute"
-	errNoPgpass        = "pod %s: connection secret %s/%s of PostgresqlInstance %q holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
-	errGetSecret       = "pod %s: cannot read connection secret %s/%s of PostgresqlInstance %q"
-	errGetPC           = "pod %s: cannot read ProviderConfig %q of PostgresqlInstance %q"
-	errNoProxyKey      = "pod %s: ProviderConfig %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
-	errGetProxyKey     = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of ProviderConfig %s"
-	errInject          = "pod %s: cannot inject the Cloud SQL Auth Proxy for PostgresqlInstance %q: %s"
-	errCopy            = "pod %s: cannot copy the credentials of PostgresqlInstance %q into namespace %s"
-	errEncode          = "cannot encode the injected pod"
-	errQuantity        = "%s: %q is not a Kubernetes quantity"
-	errLongName        = "pod %s: PostgresqlInstance %q cannot be injected: its copies in namespaces are labelled %s=<its name>, and a label value holds at most 63 characters; use an instance with a shorter metadata.name (spec.forProvider.name may stay as it is)"
+	errDecode               = "cannot decode the pod"
+	errEmptyAnnotation      = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
+	errBadAnnotation        = "pod %s: annotation %s is %q, which names no PostgresqlInstance: set it to the metadata.name of a PostgresqlInstance, or to <namespace>/<name> of a namespaced one in the pod's own namespace"
+	errNoInstance           = "pod %s: annotation %s names PostgresqlInstance %q, which exists neither in the pod's namespace %s (%s) nor cluster-scoped (%s): a namespaced PostgresqlInstance serves only pods of its own namespace; create one here, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
+	errNoNamespacedInstance = "pod %s: annotation %s names PostgresqlInstance %q of namespace %s (%s), which does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
+	errOtherNamespace       = "pod %s: annotation %s names %q, a PostgresqlInstance of namespace %s, but a namespaced PostgresqlInstance serves only pods of its own namespace and this pod is in %s: use a PostgresqlInstance of namespace %s, or a cluster-scoped one (by its name alone) whose spec.injection allows %s"
+	errGetInstance          = "pod %s: cannot read PostgresqlInstance %q named by annotation %s"
+	errKindNotServed        = "pod %s: annotation %s names PostgresqlInstance %q, but this cluster serves no PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com or postgresqlinstances.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
+	errNamespacedNotServed  = "pod %s: annotation %s names %q, a namespaced PostgresqlInstance, but this cluster does not serve namespaced PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlInstance by its name alone"
+	errNotAllowed           = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
+	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
+	errNotReady             = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
+	errNoSecretRef          = "pod %s: %s has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
+	errUnconfirmed          = "pod %s: the provider is setting a new password for %s and Cloud SQL has not confirmed it yet: create the pod again in a minute"
+	errNoPgpass             = "pod %s: connection secret %s/%s of %s holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
+	errGetSecret            = "pod %s: cannot read connection secret %s/%s of %s"
+	errGetPC                = "pod %s: cannot read %s of %s"
+	errNoProxyKey           = "pod %s: %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
+	errGetProxyKey          = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of %s"
+	errInject               = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s: %s"
+	errCopy                 = "pod %s: cannot copy the credentials of %s into namespace %s"
+	errEncode               = "cannot encode the injected pod"
+	errQuantity             = "%s: %q is not a Kubernetes quantity"
+	errLongName             = "pod %s: %s cannot be injected: its copies in namespaces are labelled %s=<its name>, and a label value holds at most 63 characters; use an instance with a shorter metadata.name (spec.forProvider.name may stay as it is)"
 )
 
 // Config is the injector's part of the provider's configuration file.
@@ -189,17 +194,17 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		return admission.Allowed("the pod has a Cloud SQL Auth Proxy of its own, or is marked injected")
 	}
 
-	pi, resp := i.usableInstance(ctx, ref, req.Namespace, name)
+	t, resp := i.usableInstance(ctx, ref, req.Namespace, name)
 	if resp != nil {
 		return *resp
 	}
-	x, resp := i.prepare(ctx, ref, req.Namespace, pi)
+	x, resp := i.prepare(ctx, ref, req.Namespace, t)
 	if resp != nil {
 		return *resp
 	}
 	out, err := Mutate(pod, x.Inputs)
 	if err != nil {
-		return admission.Denied(fmt.Sprintf(errInject, ref, pi.Name, err.Error()))
+		return admission.Denied(fmt.Sprintf(errInject, ref, t, err.Error()))
 	}
 	if equality.Semantic.DeepEqual(out, pod) {
 		return admission.Allowed("the pod is injected already")
@@ -207,7 +212,7 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if req.DryRun == nil || !*req.DryRun {
 		for _, s := range x.replicas {
 			if err := ensureReplica(ctx, i.live, i.writer, s); err != nil {
-				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, pi.Name, req.Namespace))
+				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, t, req.Namespace))
 			}
 		}
 	}
@@ -215,51 +220,81 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, errors.Wrap(err, errEncode))
 	}
-	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", pi.Name, "dryRun", req.DryRun != nil && *req.DryRun)
+	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", t.resource(), "dryRun", req.DryRun != nil && *req.DryRun)
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 }
 
-// usableInstance returns the instance named name if pods in namespace ns may use
-// it and it is ready, else the denial. Denials are confirmed against the API
-// server: the cache may not have seen an instance that was just created, made
-// ready, or opened to the namespace.
-func (i *Injector) usableInstance(ctx context.Context, ref, ns, name string) (*v1alpha1.PostgresqlInstance, *admission.Response) {
+// usableInstance returns the instance that the annotation's value names for a
+// pod of namespace ns if the pod may use it and it is ready, else the denial.
+// Denials are confirmed against the API server: the cache may not have seen an
+// instance that was just created, made ready, or opened to the namespace.
+func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (target, *admission.Response) {
+	l, ok := parseAnnotation(value)
+	if !ok {
+		r := admission.Denied(fmt.Sprintf(errBadAnnotation, ref, v1alpha1.AnnotationInstanceName, value))
+		return target{}, &r
+	}
+	if l.namespace != "" && l.namespace != ns {
+		r := admission.Denied(fmt.Sprintf(errOtherNamespace, ref, v1alpha1.AnnotationInstanceName, value, l.namespace, ns, ns, ns))
+		return target{}, &r
+	}
 	var deny admission.Response
 	for _, r := range []client.Reader{i.cached, i.live} {
-		pi := &v1alpha1.PostgresqlInstance{}
-		err := r.Get(ctx, types.NamespacedName{Name: name}, pi)
-		if kerrors.IsNotFound(err) {
-			deny = admission.Denied(fmt.Sprintf(errNoInstance, ref, name, v1alpha1.AnnotationInstanceName))
-			continue
-		}
-		if apimeta.IsNoMatchError(err) {
-			deny = admission.Denied(fmt.Sprintf(errKindNotServed, ref, v1alpha1.AnnotationInstanceName, name))
-			continue
-		}
+		res, err := resolve(ctx, r, i.live, ns, l)
 		if err != nil {
-			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetInstance, ref, name, v1alpha1.AnnotationInstanceName))
+			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetInstance, ref, value, v1alpha1.AnnotationInstanceName))
 			continue
 		}
-		ok, err := i.cfg.Policy.Allows(ctx, pi, ns, namespaceGetter(r))
-		if err != nil {
-			deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, name))
+		if !res.found {
+			deny = admission.Denied(notFound(ref, ns, value, l, res))
 			continue
 		}
-		if !ok {
-			deny = admission.Denied(fmt.Sprintf(errNotAllowed, ref, name, ns, i.cfg.Policy.Explain(pi, ns)))
+		t := res.target
+		if t.cluster != nil {
+			ok, err := i.cfg.Policy.Allows(ctx, t.cluster, ns, namespaceGetter(r))
+			if err != nil {
+				deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name()))
+				continue
+			}
+			if !ok {
+				deny = admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, i.cfg.Policy.Explain(t.cluster, ns)))
+				continue
+			}
+		}
+		if why := notReady(t.pi); why != "" {
+			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, t, why, t.kubectlGet()))
 			continue
 		}
-		if why := notReady(pi); why != "" {
-			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, name, why, name))
-			continue
-		}
-		return pi, nil
+		return t, nil
 	}
-	return nil, &deny
+	return target{}, &deny
+}
+
+// notFound is the denial of a pod whose annotation names no instance: where
+// the injector looked, in order, and why a namespaced instance of another
+// namespace is never found.
+func notFound(ref, ns, value string, l lookup, res resolution) string {
+	switch {
+	case !res.namespacedServed && l.namespace != "":
+		return fmt.Sprintf(errNamespacedNotServed, ref, v1alpha1.AnnotationInstanceName, value)
+	case !res.namespacedServed && !res.clusterServed:
+		return fmt.Sprintf(errKindNotServed, ref, v1alpha1.AnnotationInstanceName, value)
+	}
+	served := func(ok bool, resource string) string {
+		if ok {
+			return resource
+		}
+		return "that kind is not served in this cluster"
+	}
+	if l.namespace != "" {
+		return fmt.Sprintf(errNoNamespacedInstance, ref, v1alpha1.AnnotationInstanceName, l.name, ns, namespacedResource)
+	}
+	return fmt.Sprintf(errNoInstance, ref, v1alpha1.AnnotationInstanceName, value, ns,
+		served(res.namespacedServed, namespacedResource), served(res.clusterServed, clusterResource))
 }
 
 // notReady says why pi cannot be connected to yet, or "" when it can.
-func notReady(pi *v1alpha1.PostgresqlInstance) string {
+func notReady(pi instance) string {
 	c := pi.GetCondition(xpv2.TypeReady)
 	switch {
 	case c.Status != corev1.ConditionTrue && c.Reason == "":
@@ -268,7 +303,7 @@ func notReady(pi *v1alpha1.PostgresqlInstance) string {
 		return fmt.Sprintf("Ready is %s, reason %s: %s", c.Status, c.Reason, c.Message)
 	case c.Status != corev1.ConditionTrue:
 		return fmt.Sprintf("Ready is %s, reason %s", c.Status, c.Reason)
-	case pi.Status.AtProvider.ConnectionName == "":
+	case pi.Observation().ConnectionName == "":
 		return "status.atProvider.connectionName is empty"
 	}
 	return ""
@@ -280,77 +315,100 @@ type prepared struct {
 	replicas []*corev1.Secret
 }
 
-func (i *Injector) prepare(ctx context.Context, ref, ns string, pi *v1alpha1.PostgresqlInstance) (prepared, *admission.Response) {
+// prepare reads what the pod needs of t. The password and the proxy's key of a
+// namespaced instance usually live in the pod's namespace already, and are
+// mounted as they are; what lives elsewhere is copied into the pod's namespace.
+func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepared, *admission.Response) {
 	fail := func(r admission.Response) (prepared, *admission.Response) { return prepared{}, &r }
 
-	if len(validation.IsValidLabelValue(pi.Name)) > 0 {
-		return fail(admission.Denied(fmt.Sprintf(errLongName, ref, pi.Name, v1alpha1.LabelInstance)))
-	}
-	sr := pi.GetWriteConnectionSecretToReference()
+	sr := t.pi.ConnectionSecret()
 	if sr == nil {
-		return fail(admission.Denied(fmt.Sprintf(errNoSecretRef, ref, pi.Name)))
+		return fail(admission.Denied(fmt.Sprintf(errNoSecretRef, ref, t)))
 	}
 	cs := &corev1.Secret{}
 	err := i.live.Get(ctx, types.NamespacedName{Namespace: sr.Namespace, Name: sr.Name}, cs)
 	if err != nil && !kerrors.IsNotFound(err) {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetSecret, ref, sr.Namespace, sr.Name, pi.Name)))
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetSecret, ref, sr.Namespace, sr.Name, t)))
 	}
 	pgpass := cs.Data[cloudsql.ConnectionKeyPgpass]
 	if len(pgpass) == 0 {
-		return fail(admission.Denied(fmt.Sprintf(errNoPgpass, ref, sr.Namespace, sr.Name, pi.Name, cloudsql.ConnectionKeyPgpass)))
+		return fail(admission.Denied(fmt.Sprintf(errNoPgpass, ref, sr.Namespace, sr.Name, t, cloudsql.ConnectionKeyPgpass)))
 	}
 	// A password the provider is still setting may never work: a pod started with
 	// it would fail to connect until restarted.
 	if cs.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" {
-		return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, pi.Name)))
+		return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, t)))
 	}
-	x := prepared{
-		Inputs: Inputs{
-			ConnectionName: pi.Status.AtProvider.ConnectionName,
-			PrivateIP:      pi.Status.AtProvider.PublicIP == "",
-			PgpassSecret:   ReplicaName(ReplicaPgpass, pi.Name),
-			ProxyImage:     i.cfg.ProxyImage,
-			WriterImage:    i.cfg.WriterImage,
-			Native:         i.cfg.Native,
-			ProxyResources: i.cfg.ProxyResources,
-			Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), //nolint:gosec // ports need no secrecy
-		},
-		replicas: []*corev1.Secret{pgpassReplica(pi, ns, pgpass)},
+	x := prepared{Inputs: Inputs{
+		Instance:       t.resource(),
+		ConnectionName: t.pi.Observation().ConnectionName,
+		PrivateIP:      t.pi.Observation().PublicIP == "",
+		PgpassSecret:   sr.Name,
+		ProxyImage:     i.cfg.ProxyImage,
+		WriterImage:    i.cfg.WriterImage,
+		Native:         i.cfg.Native,
+		ProxyResources: i.cfg.ProxyResources,
+		Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), //nolint:gosec // ports need no secrecy
+	}}
+	// The cluster-scoped kind's password is always copied, so that the
+	// refresher can take it away from a namespace that its policy stops allowing.
+	if sr.Namespace != ns || t.cluster != nil {
+		if resp := copyable(ref, t); resp != nil {
+			return fail(*resp)
+		}
+		x.PgpassSecret = t.replicaName(ReplicaPgpass)
+		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
 	}
 
-	key, resp := i.proxyKey(ctx, ref, pi)
+	sel, key, resp := i.proxyKey(ctx, ref, t)
 	if resp != nil {
 		return fail(*resp)
 	}
-	if key != nil {
-		x.ProxyCredentialsSecret = ReplicaName(ReplicaProxyCredentials, pi.Name)
-		x.replicas = append(x.replicas, proxyCredentialsReplica(pi, ns, key))
+	switch {
+	case sel == nil:
+	case sel.Namespace == ns && t.cluster == nil:
+		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = sel.Name, sel.Key
+	default:
+		if resp := copyable(ref, t); resp != nil {
+			return fail(*resp)
+		}
+		x.ProxyCredentialsSecret = t.replicaName(ReplicaProxyCredentials)
+		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
 	}
 	return x, nil
 }
 
-// proxyKey is the proxy's service-account key from the instance's
-// ProviderConfig, or nil when it has none (the proxy then authenticates as the
-// pod, with Workload Identity).
-func (i *Injector) proxyKey(ctx context.Context, ref string, pi *v1alpha1.PostgresqlInstance) ([]byte, *admission.Response) {
-	fail := func(r admission.Response) ([]byte, *admission.Response) { return nil, &r }
-	pc, err := providerConfig(ctx, i.cached, pi)
+// copyable denies the pod when the copies of t cannot carry its name in a
+// label.
+func copyable(ref string, t target) *admission.Response {
+	if len(validation.IsValidLabelValue(t.name())) == 0 {
+		return nil
+	}
+	r := admission.Denied(fmt.Sprintf(errLongName, ref, t, t.label()))
+	return &r
+}
+
+// proxyKey is where the proxy's service-account key of t is, and the key,
+// or nil when t's configuration names none (the proxy then authenticates as
+// the pod, with Workload Identity).
+func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (*xpv2.SecretKeySelector, []byte, *admission.Response) {
+	fail := func(r admission.Response) (*xpv2.SecretKeySelector, []byte, *admission.Response) { return nil, nil, &r }
+	config, sel, err := t.proxyKey(ctx, i.cached)
 	if err != nil {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, pcName(pi), pi.Name)))
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, config, t)))
 	}
-	if pc == nil || pc.Spec.ProxyCredentials == nil {
-		return nil, nil
+	if sel == nil {
+		return nil, nil, nil
 	}
-	sel := pc.Spec.ProxyCredentials
 	s := &corev1.Secret{}
 	err = i.live.Get(ctx, types.NamespacedName{Namespace: sel.Namespace, Name: sel.Name}, s)
 	if err != nil && !kerrors.IsNotFound(err) {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetProxyKey, ref, sel.Namespace, sel.Name, pc.Name)))
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetProxyKey, ref, sel.Namespace, sel.Name, config)))
 	}
 	if len(s.Data[sel.Key]) == 0 {
-		return fail(admission.Denied(fmt.Sprintf(errNoProxyKey, ref, pc.Name, sel.Key, sel.Namespace, sel.Name)))
+		return fail(admission.Denied(fmt.Sprintf(errNoProxyKey, ref, config, sel.Key, sel.Namespace, sel.Name)))
 	}
-	return s.Data[sel.Key], nil
+	return sel, s.Data[sel.Key], nil
 }
 
 // pcName is the name of pi's ProviderConfig.

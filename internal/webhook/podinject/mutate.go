@@ -96,12 +96,18 @@ type Inputs struct {
 	// PrivateIP makes the proxy connect to the instance's private IP, for
 	// instances without a public one.
 	PrivateIP bool
+	// Instance names the PostgresqlInstance in AnnotationInjectedInstance;
+	// empty sets no such annotation.
+	Instance string
 	// PgpassSecret is the secret in the pod's namespace holding key pgpass.
 	PgpassSecret string
 	// ProxyCredentialsSecret is the secret in the pod's namespace holding the
-	// proxy's service-account key under ProxyCredentialsKey; empty when the
-	// proxy authenticates as the pod (Workload Identity).
+	// proxy's service-account key under ProxyCredentialsSecretKey; empty when
+	// the proxy authenticates as the pod (Workload Identity).
 	ProxyCredentialsSecret string
+	// ProxyCredentialsSecretKey is the key of ProxyCredentialsSecret; empty
+	// means ProxyCredentialsKey, the key of the injector's copies.
+	ProxyCredentialsSecretKey string
 
 	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
 	ProxyImage string
@@ -116,6 +122,13 @@ type Inputs struct {
 
 	// Rand draws the ports; nil uses math/rand/v2's global source.
 	Rand *rand.Rand
+}
+
+func (x Inputs) proxyCredentialsSecretKey() string {
+	if x.ProxyCredentialsSecretKey != "" {
+		return x.ProxyCredentialsSecretKey
+	}
+	return ProxyCredentialsKey
 }
 
 // Mutate returns pod with the Cloud SQL Auth Proxy and the libpq settings added
@@ -187,6 +200,9 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[v1alpha1.AnnotationProxyInjected] = injectedValue
+	if x.Instance != "" {
+		pod.Annotations[v1alpha1.AnnotationInjectedInstance] = x.Instance
+	}
 	return pod, nil
 }
 
@@ -476,7 +492,7 @@ func ensureVolumes(pod *corev1.Pod, x Inputs) {
 	if x.ProxyCredentialsSecret != "" {
 		add(corev1.Volume{Name: ProxyCredentialsVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  x.ProxyCredentialsSecret,
-			Items:       []corev1.KeyToPath{{Key: ProxyCredentialsKey, Path: ProxyCredentialsKey}},
+			Items:       []corev1.KeyToPath{{Key: x.proxyCredentialsSecretKey(), Path: ProxyCredentialsKey}},
 			DefaultMode: ptr.To[int32](0o444),
 		}}})
 	}

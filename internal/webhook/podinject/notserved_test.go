@@ -46,5 +46,6 @@ func TestDeniedWhileTheKindIsNotServed(t *testing.T) {
 	g.Expect(resp.Result.Message).To(And(
 		ContainSubstring("team-a/app"),
 		ContainSubstring(`PostgresqlInstance "orders"`),
-		ContainSubstring("activate the ManagedResourceDefinition postgresqlinstances.cloudsql.travelaudience.com")))
+		ContainSubstring("this cluster serves no PostgresqlInstances"),
+		ContainSubstring("activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com or postgresqlinstances.cloudsql.travelaudience.com")))
 }

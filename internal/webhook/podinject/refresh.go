@@ -190,17 +190,8 @@ func (r *Refresher) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		switch {
-		case !keep:
-			log.Debug("Deleting copied secret", "secret", s.Namespace+"/"+s.Name)
-			if err := r.kube.Delete(ctx, s); err != nil && !kerrors.IsNotFound(err) {
-				return reconcile.Result{}, errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
-			}
-		case want != nil && !current(s, want):
-			log.Debug("Refreshing copied secret", "secret", s.Namespace+"/"+s.Name)
-			if err := ensureReplica(ctx, r.live, r.kube, want); err != nil {
-				return reconcile.Result{}, err
-			}
+		if err := settle(ctx, r.live, r.kube, log, s, want, keep); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	return reconcile.Result{}, nil
@@ -226,7 +217,7 @@ func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, s *cor
 		if err != nil || pgpass == nil {
 			return true, nil, err
 		}
-		return true, pgpassReplica(pi, s.Namespace, pgpass), nil
+		return true, pgpassReplica(clusterTarget(pi), s.Namespace, pgpass), nil
 	case ReplicaProxyCredentials:
 		key, has, err := src.proxyKey(ctx)
 		switch {
@@ -237,7 +228,7 @@ func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, s *cor
 		case key == nil:
 			return true, nil, nil
 		}
-		return true, proxyCredentialsReplica(pi, s.Namespace, key), nil
+		return true, proxyCredentialsReplica(clusterTarget(pi), s.Namespace, key), nil
 	}
 	return true, nil, nil
 }
@@ -278,6 +269,10 @@ func (s *sources) proxyKey(ctx context.Context) ([]byte, bool, error) {
 		return s.keyVal, s.keyHas, nil
 	}
 	pc, err := providerConfig(ctx, s.r.cached, s.pi)
+	if err == nil && (pc == nil || pc.Spec.ProxyCredentials == nil) {
+		// Confirm before the copies go: the cache may lag behind.
+		pc, err = providerConfig(ctx, s.r.live, s.pi)
+	}
 	if err != nil {
 		return nil, false, errors.Wrapf(err, errProviderConfR, pcName(s.pi), s.pi.Name)
 	}

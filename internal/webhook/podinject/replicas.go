@@ -8,6 +8,7 @@ import (
 	"maps"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
@@ -43,11 +45,23 @@ const (
 // maxNameLength is the longest name of a secret (a DNS subdomain).
 const maxNameLength = 253
 
-// ReplicaName is the name of the copied secret of a kind for an instance:
-// cloudsql-pgpass-<instance> or cloudsql-proxy-credentials-<instance>, shortened
-// with a hash when the instance's name is too long for that.
+// ReplicaName is the name of the copied secret of a kind for a cluster-scoped
+// instance: cloudsql-pgpass-<instance> or cloudsql-proxy-credentials-<instance>,
+// shortened with a hash when the instance's name is too long for that.
 func ReplicaName(kind, instance string) string {
-	name := "cloudsql-" + kind + "-" + instance
+	return replicaName("cloudsql-"+kind+"-", instance)
+}
+
+// NamespacedReplicaName is the name of the copied secret of a kind for a
+// namespaced instance, cloudsql-m-<kind>-<instance>: no copy of a cluster-scoped
+// instance has that prefix, so a namespaced instance and a cluster-scoped one of
+// the same name never claim the same secret.
+func NamespacedReplicaName(kind, instance string) string {
+	return replicaName("cloudsql-m-"+kind+"-", instance)
+}
+
+func replicaName(prefix, instance string) string {
+	name := prefix + instance
 	if len(name) <= maxNameLength {
 		return name
 	}
@@ -56,37 +70,32 @@ func ReplicaName(kind, instance string) string {
 	return name[:maxNameLength-len(suffix)] + suffix
 }
 
-// replica is the secret of a kind that the injector keeps in namespace ns for pi,
+// replica is the secret of a kind that the injector keeps in namespace ns for t,
 // holding value under key.
-func replica(pi *v1alpha1.PostgresqlInstance, ns, kind, key string, value []byte) *corev1.Secret {
+func replica(t target, ns, kind, key string, value []byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ns,
-			Name:      ReplicaName(kind, pi.Name),
-			Labels:    map[string]string{v1alpha1.LabelInstance: pi.Name, LabelReplica: kind},
+			Name:      t.replicaName(kind),
+			Labels:    map[string]string{t.label(): t.name(), LabelReplica: kind},
 			// A namespaced object may be owned by a cluster-scoped one: the
 			// garbage collector removes the copies with the instance even when
 			// the provider does not run (the injector alone).
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1alpha1.SchemeGroupVersion.String(),
-				Kind:       v1alpha1.PostgresqlInstanceKind,
-				Name:       pi.Name,
-				UID:        pi.UID,
-			}},
+			OwnerReferences: []metav1.OwnerReference{t.owner()},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{key: value},
 	}
 }
 
-// pgpassReplica is the copy of the password file of pi in ns.
-func pgpassReplica(pi *v1alpha1.PostgresqlInstance, ns string, pgpass []byte) *corev1.Secret {
-	return replica(pi, ns, ReplicaPgpass, cloudsql.ConnectionKeyPgpass, pgpass)
+// pgpassReplica is the copy of the password file of t in ns.
+func pgpassReplica(t target, ns string, pgpass []byte) *corev1.Secret {
+	return replica(t, ns, ReplicaPgpass, cloudsql.ConnectionKeyPgpass, pgpass)
 }
 
-// proxyCredentialsReplica is the copy of the proxy's key for pi in ns.
-func proxyCredentialsReplica(pi *v1alpha1.PostgresqlInstance, ns string, key []byte) *corev1.Secret {
-	return replica(pi, ns, ReplicaProxyCredentials, ProxyCredentialsKey, key)
+// proxyCredentialsReplica is the copy of the proxy's key for t in ns.
+func proxyCredentialsReplica(t target, ns string, key []byte) *corev1.Secret {
+	return replica(t, ns, ReplicaProxyCredentials, ProxyCredentialsKey, key)
 }
 
 // current reports whether have already is want: same data, labels and owners.
@@ -123,8 +132,9 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		if err != nil {
 			return errors.Wrapf(err, errGetReplica, want.Namespace, want.Name)
 		}
-		if have.Labels[v1alpha1.LabelInstance] != want.Labels[v1alpha1.LabelInstance] {
-			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, want.Labels[v1alpha1.LabelInstance], v1alpha1.LabelInstance, want.Labels[v1alpha1.LabelInstance])
+		label := instanceLabel(want)
+		if have.Labels[label] != want.Labels[label] {
+			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, want.Labels[label], label, want.Labels[label])
 		}
 		if current(have, want) {
 			return nil
@@ -137,6 +147,30 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		have.OwnerReferences = want.OwnerReferences
 		return errors.Wrapf(w.Update(ctx, have), errWriteReplica, want.Namespace, want.Name)
 	})
+}
+
+// settle deletes copy s when it should not be kept, or brings it to want (nil:
+// leave it as it is).
+func settle(ctx context.Context, live client.Reader, w client.Writer, log logging.Logger, s, want *corev1.Secret, keep bool) error {
+	switch {
+	case !keep:
+		log.Debug("Deleting copied secret", "secret", s.Namespace+"/"+s.Name)
+		if err := w.Delete(ctx, s); err != nil && !kerrors.IsNotFound(err) {
+			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
+		}
+	case want != nil && !current(s, want):
+		log.Debug("Refreshing copied secret", "secret", s.Namespace+"/"+s.Name)
+		return ensureReplica(ctx, live, w, want)
+	}
+	return nil
+}
+
+// instanceLabel is the label of a copy that names its instance.
+func instanceLabel(s *corev1.Secret) string {
+	if _, ok := s.Labels[nsv1alpha1.LabelInstance]; ok {
+		return nsv1alpha1.LabelInstance
+	}
+	return v1alpha1.LabelInstance
 }
 
 // listReplicas lists the secrets copied for the instance named instance, in every

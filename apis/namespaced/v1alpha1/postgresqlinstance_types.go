@@ -1,0 +1,81 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// LabelInstance is set, with the metadata.name of a namespaced
+// PostgresqlInstance as its value, on the secrets the injector copies into the
+// instance's namespace for it. It differs from the cluster-scoped kind's label
+// so that the copies of two instances of the same name, one of each kind, never
+// mix.
+const LabelInstance = Group + "/postgresqlinstance"
+
+// A PostgresqlInstanceSpec defines the desired state of a namespaced
+// PostgresqlInstance. The name, version, region and disk type cannot change
+// once the provider may create or update the instance; while it only observes
+// (managementPolicies Observe), they may be corrected to describe an imported
+// instance.
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || has(self.forProvider.name) == has(oldSelf.forProvider.name)",fieldPath=".forProvider.name",message="cannot be added or removed after creation: the Cloud SQL instance keeps the name it was created with"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || !has(self.forProvider.name) || !has(oldSelf.forProvider.name) || self.forProvider.name == oldSelf.forProvider.name",fieldPath=".forProvider.name",messageExpression="'is immutable: the Cloud SQL instance is named ' + oldSelf.forProvider.name + '; create a new PostgresqlInstance to use another name'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.version == oldSelf.forProvider.version",fieldPath=".forProvider.version",messageExpression="'is immutable (was ' + oldSelf.forProvider.version + '): create a new instance to change the PostgreSQL major version'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.location.region == oldSelf.forProvider.location.region",fieldPath=".forProvider.location.region",messageExpression="'is immutable (was ' + oldSelf.forProvider.location.region + '): a Cloud SQL instance cannot move to another region'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.resources.disk.type == oldSelf.forProvider.resources.disk.type",fieldPath=".forProvider.resources.disk.type",messageExpression="'is immutable (was ' + oldSelf.forProvider.resources.disk.type + '): Cloud SQL cannot change the disk type of an instance'"
+// +kubebuilder:validation:XValidation:rule="has(self.writeConnectionSecretToRef) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",fieldPath=".writeConnectionSecretToRef",message="is required when the provider may create the instance: the generated password of the postgres user is stored there, in the instance's namespace, before the instance is created, so that it is never lost"
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || size(self.providerConfigRef.name) > 0",fieldPath=".providerConfigRef.name",message="must name a ClusterProviderConfig, or a ProviderConfig of this namespace (the project and credentials), for example default"
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ClusterProviderConfig', 'ProviderConfig']",fieldPath=".providerConfigRef.kind",message="must be ClusterProviderConfig (shared by the cluster) or ProviderConfig (of this namespace)"
+type PostgresqlInstanceSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+
+	// ForProvider holds the settings of the Cloud SQL instance.
+	ForProvider clusterv1alpha1.PostgresqlInstanceParameters `json:"forProvider"`
+}
+
+// A PostgresqlInstanceStatus represents the observed state of a
+// PostgresqlInstance.
+type PostgresqlInstanceStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+
+	// AtProvider is what Cloud SQL last reported about the instance.
+	AtProvider clusterv1alpha1.PostgresqlInstanceObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PostgresqlInstance is a Cloud SQL for PostgreSQL instance that belongs to a
+// namespace. Creating one creates the instance, with a generated password for
+// the postgres user published in the connection secret in the same namespace;
+// pods of that namespace, and only those, may ask for the Cloud SQL Auth Proxy
+// with the annotation cloudsql.travelaudience.com/postgresqlinstance-name.
+// Deleting one deletes the instance only when it carries the annotation
+// cloudsql.travelaudience.com/allow-deletion: "true".
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.atProvider.state"
+// +kubebuilder:printcolumn:name="CONNECTION NAME",type="string",JSONPath=".status.atProvider.connectionName"
+// +kubebuilder:printcolumn:name="VERSION",type="string",JSONPath=".spec.forProvider.version",priority=1
+// +kubebuilder:printcolumn:name="TYPE",type="string",JSONPath=".spec.forProvider.resources.instanceType",priority=1
+// +kubebuilder:printcolumn:name="REGION",type="string",JSONPath=".spec.forProvider.location.region",priority=1
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name",priority=1
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudsql}
+type PostgresqlInstance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PostgresqlInstanceSpec   `json:"spec"`
+	Status PostgresqlInstanceStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PostgresqlInstanceList contains a list of PostgresqlInstance.
+type PostgresqlInstanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PostgresqlInstance `json:"items"`
+}

@@ -1,0 +1,164 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// A ProviderConfigSpec says which Google Cloud project the instances of a
+// namespace are managed in, and with which credentials, found in the same
+// namespace.
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'None' || has(self.endpoint)",fieldPath=".credentials.source",message="None is only allowed together with spec.endpoint (an emulator or an endpoint that needs no credentials); Google's API needs credentials"
+type ProviderConfigSpec struct {
+	clusterv1alpha1.Project `json:",inline"`
+
+	// Credentials the provider uses to call the Cloud SQL Admin API for the
+	// instances of this namespace; the service account needs
+	// roles/cloudsql.admin on the project.
+	Credentials LocalCredentials `json:"credentials"`
+
+	// ProxyCredentials is a key of a secret in this namespace holding the JSON
+	// key of a service account with roles/cloudsql.client, which the injected
+	// Cloud SQL Auth Proxy sidecars use. When omitted, the proxies authenticate
+	// as the pod's own identity (GKE Workload Identity).
+	// +optional
+	ProxyCredentials *xpv2.LocalSecretKeySelector `json:"proxyCredentials,omitempty"`
+}
+
+// LocalCredentials are the credentials of a namespaced ProviderConfig: a key in
+// a secret of its own namespace. The provider's own identity, environment and
+// files belong to the platform, not to a namespace: use a ClusterProviderConfig
+// for them.
+// +kubebuilder:validation:XValidation:rule="self.source != 'Secret' || has(self.secretRef)",fieldPath=".secretRef",message="is required when source is Secret: name the secret of this namespace, and its key, holding the service-account key JSON"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || (size(self.secretRef.name) > 0 && size(self.secretRef.key) > 0)",fieldPath=".secretRef",message="must give the name and key of the secret holding the service-account key JSON; neither may be empty"
+type LocalCredentials struct {
+	// Source of the credentials: Secret (a service-account key JSON in a
+	// secret of this namespace), or None (no credentials at all, only for an
+	// endpoint that needs none, such as the local emulator).
+	// +kubebuilder:validation:Enum=Secret;None
+	Source xpv2.CredentialsSource `json:"source"`
+
+	// SecretRef is the key of a secret in this namespace that holds the
+	// service-account key JSON.
+	// +optional
+	SecretRef *xpv2.LocalSecretKeySelector `json:"secretRef,omitempty"`
+}
+
+// A ProviderConfigStatus reflects the observed state of a ProviderConfig or a
+// ClusterProviderConfig.
+type ProviderConfigStatus struct {
+	xpv2.ProviderConfigStatus `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ProviderConfig configures the Cloud SQL provider for the PostgresqlInstances
+// of its namespace: the Google Cloud project, and credentials from a secret of
+// the same namespace.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="PROJECT",type="string",JSONPath=".spec.projectID"
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source",priority=1
+// +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,cloudsql}
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name may hold at most 63 characters: Crossplane records which resources use a ProviderConfig in labels, whose values are limited to 63"
+type ProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ProviderConfigSpec   `json:"spec"`
+	Status ProviderConfigStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProviderConfigList contains a list of ProviderConfig.
+type ProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProviderConfig `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ClusterProviderConfig configures the Cloud SQL provider for namespaced
+// PostgresqlInstances of every namespace: the Google Cloud project, and
+// credentials from a secret of the namespace it names, the provider's own
+// identity, its environment or a file.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="PROJECT",type="string",JSONPath=".spec.projectID"
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source",priority=1
+// +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,cloudsql}
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name may hold at most 63 characters: Crossplane records which resources use a ProviderConfig in labels, whose values are limited to 63"
+type ClusterProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   clusterv1alpha1.ProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus               `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterProviderConfigList contains a list of ClusterProviderConfig.
+type ClusterProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfig `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ProviderConfigUsage records that a namespaced PostgresqlInstance uses a
+// ProviderConfig or a ClusterProviderConfig, so that it is not deleted while
+// in use.
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="CONFIG-KIND",type="string",JSONPath=".providerConfigRef.kind"
+// +kubebuilder:printcolumn:name="CONFIG-NAME",type="string",JSONPath=".providerConfigRef.name"
+// +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"
+// +kubebuilder:printcolumn:name="RESOURCE-NAME",type="string",JSONPath=".resourceRef.name"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,cloudsql}
+type ProviderConfigUsage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	xpv2.TypedProviderConfigUsage `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProviderConfigUsageList contains a list of ProviderConfigUsage.
+type ProviderConfigUsageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProviderConfigUsage `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ClusterProviderConfigUsage records that a managed resource uses a
+// ClusterProviderConfig, so that it is not deleted while in use.
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="CONFIG-NAME",type="string",JSONPath=".providerConfigRef.name"
+// +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"
+// +kubebuilder:printcolumn:name="RESOURCE-NAME",type="string",JSONPath=".resourceRef.name"
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,cloudsql}
+type ClusterProviderConfigUsage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	xpv2.TypedProviderConfigUsage `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterProviderConfigUsageList contains a list of ClusterProviderConfigUsage.
+type ClusterProviderConfigUsageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfigUsage `json:"items"`
+}

@@ -1,0 +1,76 @@
+package v1alpha1
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+// Package type metadata.
+const (
+	// Group is the API group of every kind in this package.
+	Group = "cloudsql.m.travelaudience.com"
+	// Version is the API version of every kind in this package.
+	Version = "v1alpha1"
+)
+
+var (
+	// SchemeGroupVersion is the group version used to register these objects.
+	SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+	// SchemeBuilder registers the Go types of this package with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: SchemeGroupVersion}
+)
+
+// PostgresqlInstance type metadata.
+var (
+	PostgresqlInstanceKind             = reflect.TypeFor[PostgresqlInstance]().Name()
+	PostgresqlInstanceGroupKind        = schema.GroupKind{Group: Group, Kind: PostgresqlInstanceKind}.String()
+	PostgresqlInstanceKindAPIVersion   = PostgresqlInstanceKind + "." + SchemeGroupVersion.String()
+	PostgresqlInstanceGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlInstanceKind)
+)
+
+// ProviderConfig type metadata.
+var (
+	ProviderConfigKind             = reflect.TypeFor[ProviderConfig]().Name()
+	ProviderConfigGroupKind        = schema.GroupKind{Group: Group, Kind: ProviderConfigKind}.String()
+	ProviderConfigKindAPIVersion   = ProviderConfigKind + "." + SchemeGroupVersion.String()
+	ProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigKind)
+)
+
+// ClusterProviderConfig type metadata.
+var (
+	ClusterProviderConfigKind             = reflect.TypeFor[ClusterProviderConfig]().Name()
+	ClusterProviderConfigGroupKind        = schema.GroupKind{Group: Group, Kind: ClusterProviderConfigKind}.String()
+	ClusterProviderConfigKindAPIVersion   = ClusterProviderConfigKind + "." + SchemeGroupVersion.String()
+	ClusterProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind(ClusterProviderConfigKind)
+)
+
+// ProviderConfigUsage type metadata.
+var (
+	ProviderConfigUsageKind                 = reflect.TypeFor[ProviderConfigUsage]().Name()
+	ProviderConfigUsageGroupKind            = schema.GroupKind{Group: Group, Kind: ProviderConfigUsageKind}.String()
+	ProviderConfigUsageKindAPIVersion       = ProviderConfigUsageKind + "." + SchemeGroupVersion.String()
+	ProviderConfigUsageGroupVersionKind     = SchemeGroupVersion.WithKind(ProviderConfigUsageKind)
+	ProviderConfigUsageListKind             = reflect.TypeFor[ProviderConfigUsageList]().Name()
+	ProviderConfigUsageListGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigUsageListKind)
+)
+
+// ClusterProviderConfigUsage type metadata.
+var (
+	ClusterProviderConfigUsageKind                 = reflect.TypeFor[ClusterProviderConfigUsage]().Name()
+	ClusterProviderConfigUsageGroupKind            = schema.GroupKind{Group: Group, Kind: ClusterProviderConfigUsageKind}.String()
+	ClusterProviderConfigUsageKindAPIVersion       = ClusterProviderConfigUsageKind + "." + SchemeGroupVersion.String()
+	ClusterProviderConfigUsageGroupVersionKind     = SchemeGroupVersion.WithKind(ClusterProviderConfigUsageKind)
+	ClusterProviderConfigUsageListKind             = reflect.TypeFor[ClusterProviderConfigUsageList]().Name()
+	ClusterProviderConfigUsageListGroupVersionKind = SchemeGroupVersion.WithKind(ClusterProviderConfigUsageListKind)
+)
+
+func init() {
+	SchemeBuilder.Register(&PostgresqlInstance{}, &PostgresqlInstanceList{})
+	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
+	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
+	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
+	SchemeBuilder.Register(&ClusterProviderConfigUsage{}, &ClusterProviderConfigUsageList{})
+}

@@ -1,0 +1,163 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	clusterv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+)
+
+// The kinds are what crossplane-runtime's reconcilers take.
+var (
+	_ resource.ModernManaged            = &v1alpha1.PostgresqlInstance{}
+	_ resource.ProviderConfig           = &v1alpha1.ProviderConfig{}
+	_ resource.ProviderConfig           = &v1alpha1.ClusterProviderConfig{}
+	_ resource.TypedProviderConfigUsage = &v1alpha1.ProviderConfigUsage{}
+	_ resource.TypedProviderConfigUsage = &v1alpha1.ClusterProviderConfigUsage{}
+)
+
+var env *controlplane.Env
+
+const team = "team-a"
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = controlplane.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot stop the test control plane:", err)
+	}
+	os.Exit(code)
+}
+
+// instance is the smallest valid namespaced PostgresqlInstance.
+func instance(name string) *v1alpha1.PostgresqlInstance {
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name}}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	return pi
+}
+
+func denied(g Gomega, err error, fragments ...string) {
+	g.ExpectWithOffset(1, err).To(HaveOccurred(), "the API server accepted an object it should reject")
+	for _, f := range fragments {
+		g.ExpectWithOffset(1, err.Error()).To(ContainSubstring(f))
+	}
+}
+
+func TestNamespacedInstance(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}})).To(Succeed())
+
+	// The same defaults as the cluster-scoped kind, from the one shared type,
+	// and a ClusterProviderConfig named default when none is given.
+	pi := instance("defaults")
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
+	g.Expect(pi.Spec.ProviderConfigReference).To(Equal(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}))
+	g.Expect(pi.Spec.ForProvider.Version).To(Equal("18"))
+	g.Expect(pi.Spec.ForProvider.Resources.InstanceType).To(Equal("db-custom-1-3840"))
+	g.Expect(pi.Spec.ManagementPolicies).To(ConsistOf(xpv2.ManagementActionAll))
+
+	cases := map[string]struct {
+		change    func(pi *v1alpha1.PostgresqlInstance)
+		fragments []string
+	}{
+		"no connection secret": {
+			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.WriteConnectionSecretToReference = nil },
+			fragments: []string{"spec.writeConnectionSecretToRef", "is required when the provider may create the instance"},
+		},
+		"a kind of provider config that does not exist": {
+			change: func(pi *v1alpha1.PostgresqlInstance) {
+				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "Secret", Name: "x"}
+			},
+			fragments: []string{"spec.providerConfigRef.kind", "must be ClusterProviderConfig"},
+		},
+		"an empty provider config name": {
+			change: func(pi *v1alpha1.PostgresqlInstance) {
+				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig"}
+			},
+			fragments: []string{"spec.providerConfigRef.name", "must name a ClusterProviderConfig, or a ProviderConfig of this namespace"},
+		},
+		"the shared forProvider rules": {
+			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Networking.PublicIP.Enabled = false },
+			fragments: []string{"spec.forProvider.networking", "enable at least one of networking.publicIp and networking.privateIp"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			pi := instance("bad")
+			tc.change(pi)
+			denied(g, env.Client.Create(ctx, pi), tc.fragments...)
+		})
+	}
+
+	// Immutable like the cluster-scoped kind's.
+	pi.Spec.ForProvider.Version = "17"
+	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "is immutable (was 18)")
+}
+
+func TestProviderConfigs(t *testing.T) {
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))).To(Succeed())
+	project := clusterv1alpha1.Project{ProjectID: "team-a-123456"}
+	cases := map[string]struct {
+		creds     v1alpha1.LocalCredentials
+		fragments []string
+	}{
+		"a key of a secret of its namespace": {creds: v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceSecret, SecretRef: &xpv2.LocalSecretKeySelector{LocalSecretReference: xpv2.LocalSecretReference{Name: "gcp"}, Key: "key.json"}}},
+		"a secret without a reference": {
+			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceSecret},
+			fragments: []string{"spec.credentials.secretRef", "is required when source is Secret"},
+		},
+		"the provider's own identity belongs to the platform": {
+			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
+			fragments: []string{"spec.credentials.source", "Unsupported value", "Secret", "None"},
+		},
+		"no credentials without an endpoint": {
+			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone},
+			fragments: []string{"spec.credentials.source", "None is only allowed together with spec.endpoint"},
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			i++
+			pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: fmt.Sprintf("pc-%d", i)},
+				Spec: v1alpha1.ProviderConfigSpec{Project: project, Credentials: tc.creds}}
+			err := env.Client.Create(ctx, pc)
+			if len(tc.fragments) == 0 {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			denied(g, err, tc.fragments...)
+		})
+	}
+
+	// A ClusterProviderConfig has the cluster-scoped ProviderConfig's spec.
+	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: clusterv1alpha1.ProviderConfigSpec{
+		Project: project, Credentials: clusterv1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
+	}}
+	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	cpc2 := cpc.DeepCopy()
+	cpc2.ObjectMeta = metav1.ObjectMeta{Name: "secret-without-namespace"}
+	cpc2.Spec.Credentials = clusterv1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}
+	denied(g, env.Client.Create(ctx, cpc2), "spec.credentials.secretRef", "is required when source is Secret")
+}

@@ -1,0 +1,89 @@
+package providerconfig
+
+import (
+	"context"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+const (
+	errGetClusterConfig      = "cannot get ClusterProviderConfig %q named by spec.providerConfigRef"
+	errGetNamespacedConfig   = "cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef"
+	errUnknownProviderConfig = "spec.providerConfigRef.kind %q is not a kind of provider configuration: use ClusterProviderConfig or ProviderConfig"
+)
+
+// Names that the namespaced group's configurations take when read as the
+// cluster-scoped kind's: unique among every kind's configurations, since they
+// key the clients (ServiceCache) and the listings that reconciles share.
+const (
+	ClusterConfigPrefix = "ClusterProviderConfig/"
+	ConfigPrefix        = "ProviderConfig/"
+)
+
+// Display names pc in messages as users know it: a ProviderConfig by its name,
+// a namespaced group's configuration (read through ForNamespaced) by its kind,
+// name and, for a namespaced ProviderConfig, namespace.
+func Display(pc *v1alpha1.ProviderConfig) string {
+	if name, ok := strings.CutPrefix(pc.Name, ClusterConfigPrefix); ok {
+		return nsv1alpha1.ClusterProviderConfigKind + " " + name
+	}
+	if key, ok := strings.CutPrefix(pc.Name, ConfigPrefix); ok {
+		if ns, name, ok := strings.Cut(key, "/"); ok {
+			return nsv1alpha1.ProviderConfigKind + " " + name + " of namespace " + ns
+		}
+	}
+	return v1alpha1.ProviderConfigKind + " " + pc.Name
+}
+
+// ForNamespaced reads the configuration that a namespaced PostgresqlInstance of
+// namespace ns names: a ClusterProviderConfig, or a ProviderConfig of ns. It
+// returns it as the cluster-scoped kind's, named uniquely, with the secrets of a
+// ProviderConfig named in its own namespace and no other.
+func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.ProviderConfigReference) (*v1alpha1.ProviderConfig, error) {
+	switch ref.Kind {
+	case nsv1alpha1.ClusterProviderConfigKind:
+		cpc := &nsv1alpha1.ClusterProviderConfig{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
+			return nil, errors.Wrapf(err, errGetClusterConfig, ref.Name)
+		}
+		return &v1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigPrefix + cpc.Name, UID: cpc.UID},
+			Spec:       cpc.Spec,
+		}, nil
+	case nsv1alpha1.ProviderConfigKind:
+		pc := &nsv1alpha1.ProviderConfig{}
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, pc); err != nil {
+			return nil, errors.Wrapf(err, errGetNamespacedConfig, ref.Name, ns)
+		}
+		return AsClusterConfig(pc), nil
+	default:
+		return nil, errors.Errorf(errUnknownProviderConfig, ref.Kind)
+	}
+}
+
+// AsClusterConfig is a namespaced ProviderConfig as the cluster-scoped kind's,
+// with its secrets named in its own namespace.
+func AsClusterConfig(pc *nsv1alpha1.ProviderConfig) *v1alpha1.ProviderConfig {
+	out := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigPrefix + pc.Namespace + "/" + pc.Name, UID: pc.UID},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Project:     pc.Spec.Project,
+			Credentials: v1alpha1.ProviderCredentials{Source: pc.Spec.Credentials.Source},
+		},
+	}
+	if ref := pc.Spec.Credentials.SecretRef; ref != nil {
+		out.Spec.Credentials.SecretRef = ref.ToSecretKeySelector(pc.Namespace)
+	}
+	if ref := pc.Spec.ProxyCredentials; ref != nil {
+		out.Spec.ProxyCredentials = ref.ToSecretKeySelector(pc.Namespace)
+	}
+	return out
+}

@@ -1,0 +1,32 @@
+package postgresqlinstance
+
+import (
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// instance is a PostgresqlInstance of either kind: the cluster-scoped
+// cloudsql.travelaudience.com one, or the namespaced cloudsql.m one. Both share
+// the instance's settings and observation types; the controller reads them, and
+// where the connection secret is, through this.
+type instance interface {
+	resource.Managed
+	Parameters() *v1alpha1.PostgresqlInstanceParameters
+	Observation() *v1alpha1.PostgresqlInstanceObservation
+	ConnectionSecret() *xpv2.SecretReference
+}
+
+// objectKey names an object in the controller's own bookkeeping (pacing,
+// listings): its name, prefixed by its namespace when it has one. A cluster-scoped
+// name holds no "/", so the keys of the two kinds never meet.
+func objectKey(mg interface {
+	GetNamespace() string
+	GetName() string
+}) string {
+	if ns := mg.GetNamespace(); ns != "" {
+		return ns + "/" + mg.GetName()
+	}
+	return mg.GetName()
+}

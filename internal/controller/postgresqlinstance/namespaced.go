@@ -1,0 +1,56 @@
+package postgresqlinstance
+
+import (
+	"context"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/spf13/afero"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+)
+
+const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a ClusterProviderConfig, or a ProviderConfig of this namespace, that holds the project and credentials"
+
+// SetupNamespaced adds the controller of the namespaced PostgresqlInstance kind
+// (cloudsql.m.travelaudience.com) to mgr. It shares the core's fleet, request
+// budget, listings and clients with the cluster-scoped kind's.
+func (c *Core) SetupNamespaced(mgr ctrl.Manager) error {
+	if err := c.fleet.watch(mgr, &nsv1alpha1.PostgresqlInstance{}); err != nil {
+		return err
+	}
+	conn := &connector[*nsv1alpha1.PostgresqlInstance]{
+		kube:     mgr.GetClient(),
+		secrets:  mgr.GetAPIReader(),
+		services: c.services,
+		pacing:   c.pacing,
+		fs:       afero.NewOsFs(),
+		observer: c.observer,
+		owner:    nsv1alpha1.PostgresqlInstanceGroupVersionKind,
+		config:   namespacedConfig(mgr.GetClient()),
+	}
+	return c.setup(mgr, nsv1alpha1.PostgresqlInstanceGroupKind, nsv1alpha1.PostgresqlInstanceGroupVersionKind, &nsv1alpha1.PostgresqlInstance{},
+		managed.WithTypedExternalConnector[*nsv1alpha1.PostgresqlInstance](conn), c.changed[true])
+}
+
+// namespacedConfig is the config of the namespaced kind: the ClusterProviderConfig
+// it names, or the ProviderConfig of its own namespace, whose secrets are read
+// from that namespace and no other.
+func namespacedConfig(kube client.Client) func(context.Context, *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+	usage := resource.NewProviderConfigUsageTracker(kube, &nsv1alpha1.ProviderConfigUsage{})
+	return func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+		ref := mg.GetProviderConfigReference()
+		if ref == nil || ref.Name == "" {
+			return nil, errors.New(errNoTypedProviderConfig)
+		}
+		if err := usage.Track(ctx, mg); err != nil {
+			return nil, errors.Wrap(err, errTrackUsage)
+		}
+		return providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref)
+	}
+}

@@ -1,0 +1,84 @@
+package postgresqlinstance_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+)
+
+// The lifecycle tests run for the namespaced kind too (see kinds_test.go);
+// these are about what only it has: provider configurations of two kinds, one
+// of which belongs to a namespace.
+
+// A namespaced PostgresqlInstance whose providerConfigRef names a configuration
+// that does not exist is told so, with the kind and, for a ProviderConfig, the
+// namespace it was looked for in; a ProviderConfig of that name in another
+// namespace is never used (its credentials are that namespace's). Nothing is
+// asked of Cloud SQL. Once the configuration exists, the instance is created
+// through it, and the use is recorded in the object's namespace.
+func TestMissingProviderConfigIsNamed(t *testing.T) {
+	cases := map[string]struct {
+		ref  func(h *harness) xpv2.ProviderConfigReference
+		want func(h *harness, ns string) string
+		// make makes the configuration that ref names.
+		make func(h *harness, ns string)
+	}{
+		"ProviderConfig of another namespace": {
+			ref: func(h *harness) xpv2.ProviderConfigReference {
+				h.localProviderConfig(teamB.namespace(h))
+				return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: h.pc}
+			},
+			want: func(h *harness, ns string) string {
+				return fmt.Sprintf("cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef", h.pc, ns)
+			},
+			make: func(h *harness, ns string) { h.localProviderConfig(ns) },
+		},
+		"ClusterProviderConfig": {
+			ref: func(h *harness) xpv2.ProviderConfigReference {
+				return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: h.pc + "-missing"}
+			},
+			want: func(h *harness, _ string) string {
+				return fmt.Sprintf("cannot get ClusterProviderConfig %q named by spec.providerConfigRef", h.pc+"-missing")
+			},
+			make: func(h *harness, _ string) {
+				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.providerConfigSpec()}
+				h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
+				h.t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
+			},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			a := h.of(teamA)
+			ns := teamA.namespace(h)
+			ref := c.ref(h)
+			h.g.Expect(env.Client.Create(h.ctx, a.instance("orders", func(p object) {
+				p.(*nsv1alpha1.PostgresqlInstance).Spec.ProviderConfigReference = &ref
+			}))).To(Succeed())
+			h.g.Eventually(func() xpv2.Condition { return a.condition("orders", xpv2.TypeSynced) }, 30*time.Second, 50*time.Millisecond).Should(And(
+				HaveField("Status", corev1.ConditionFalse),
+				HaveField("Message", And(ContainSubstring(c.want(h, ns)), ContainSubstring("not found"))),
+			))
+			h.g.Expect(h.requests()).To(Equal(0), "Cloud SQL was called without the configuration the object names")
+
+			c.make(h, ns)
+			a.poke("orders", 1)
+			a.waitReady("orders")
+			usages := &nsv1alpha1.ProviderConfigUsageList{}
+			h.g.Expect(env.Client.List(h.ctx, usages, client.InNamespace(ns))).To(Succeed())
+			h.g.Expect(usages.Items).To(ConsistOf(And(
+				HaveField("ProviderConfigReference", ref),
+				HaveField("ResourceReference.Name", "orders"),
+			)))
+		})
+	}
+}

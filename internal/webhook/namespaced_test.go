@@ -1,0 +1,297 @@
+package webhook_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+// The namespaced kind gets the cluster-scoped kind's checks: a name taken in the
+// project of its ClusterProviderConfig is refused, and it is deleted only with
+// the allow-deletion annotation, with messages that name its namespace.
+func TestNamespacedInstanceIsValidated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "team-x", nil)
+	seedInstance(g, "taken-by-ns")
+
+	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "wants-taken"}}
+	pi.Spec.ForProvider.Name = ptr.To("taken-by-ns")
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "wants-taken"}
+	g.Expect(env.Client.Create(ctx, pi.DeepCopy())).To(MatchError(And(
+		ContainSubstring("PostgresqlInstance team-x/wants-taken: a Cloud SQL instance named taken-by-ns already exists in project "+project),
+		ContainSubstring(`(ClusterProviderConfig "default")`),
+	)))
+
+	guarded := pi.DeepCopy()
+	guarded.Name, guarded.Spec.ForProvider.Name = "guarded", nil
+	g.Expect(env.Client.Create(ctx, guarded)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, guarded)).To(MatchError(And(
+		ContainSubstring("PostgresqlInstance team-x/guarded may not be deleted: deleting it deletes Cloud SQL instance guarded"),
+		ContainSubstring("kubectl annotate -n team-x postgresqlinstances.cloudsql.m.travelaudience.com guarded cloudsql.travelaudience.com/allow-deletion=true"),
+	)))
+	guarded.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}
+	g.Expect(env.Client.Update(ctx, guarded)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, guarded)).To(Succeed())
+	g.Expect(kerrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(guarded), guarded))).To(BeTrue())
+}
+
+// readyNamespacedInstance creates a namespaced PostgresqlInstance in ns, through
+// the validating webhook, and makes it look reconciled: Ready, with a connection
+// name and a connection secret in ns holding a pgpass entry.
+func readyNamespacedInstance(t testing.TB, ns, name string, fns ...func(*nsv1alpha1.PostgresqlInstance)) *nsv1alpha1.PostgresqlInstance {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
+	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	// Cloud SQL names are unique in a project, metadata.names only in a namespace.
+	pi.Spec.ForProvider.Name = ptr.To(ns + "-" + name)
+	for _, fn := range fns {
+		fn(pi)
+	}
+	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
+	pi.Status.AtProvider = v1alpha1.PostgresqlInstanceObservation{
+		State: "RUNNABLE", ConnectionName: project + ":europe-west1:" + ns + "-" + name, PublicIP: "203.0.113.8",
+	}
+	pi.SetConditions(xpv2.Available())
+	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-postgres"},
+		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-"+ns+"-"+name))},
+	})).To(Succeed())
+	return pi
+}
+
+// secretVolume is the secret that pod's volume named name mounts, and its items.
+func secretVolume(g Gomega, pod *corev1.Pod, name string) *corev1.SecretVolumeSource {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			g.Expect(v.Secret).ToNot(BeNil(), "volume %s", name)
+			return v.Secret
+		}
+	}
+	g.Expect(pod.Spec.Volumes).To(ContainElement(HaveField("Name", name)))
+	return nil
+}
+
+// A namespaced instance serves the pods of its own namespace, with the
+// connection secret it already has there, and no other namespace's.
+func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "team-a", nil)
+	namespace(t, "team-b", nil)
+	readyNamespacedInstance(t, "team-a", "db")
+
+	for _, value := range []string{"db", "team-a/db"} {
+		p := annotatedPod("team-a", "web-"+strings.ReplaceAll(value, "/", "-"), value)
+		g.Expect(env.Client.Create(ctx, p)).To(Succeed(), value)
+		g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
+		g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/db"))
+		g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal("db-postgres"), "the connection secret is mounted as it is")
+	}
+	for _, name := range []string{
+		podinject.ReplicaName(podinject.ReplicaPgpass, "db"),
+		podinject.NamespacedReplicaName(podinject.ReplicaPgpass, "db"),
+	} {
+		g.Expect(absent("team-a", name)()).To(BeTrue(), "no copy of a secret that is in the namespace already: %s", name)
+	}
+
+	err := env.Client.Create(ctx, annotatedPod("team-b", "web", "db"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`pod team-b/web: annotation cloudsql.travelaudience.com/postgresqlinstance-name names PostgresqlInstance "db", which exists neither in the pod's namespace team-b`),
+		ContainSubstring("a namespaced PostgresqlInstance serves only pods of its own namespace"),
+	)))
+	err = env.Client.Create(ctx, annotatedPod("team-b", "web", "team-a/db"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`pod team-b/web: annotation cloudsql.travelaudience.com/postgresqlinstance-name names "team-a/db", a PostgresqlInstance of namespace team-a`),
+		ContainSubstring("serves only pods of its own namespace and this pod is in team-b"),
+	)))
+	l := &corev1.SecretList{}
+	g.Expect(env.Client.List(ctx, l, client.InNamespace("team-b"))).To(Succeed())
+	g.Expect(l.Items).To(BeEmpty(), "a denied namespace gets no secret")
+}
+
+// With a namespaced and a cluster-scoped instance of one name, a pod of the
+// namespaced one's namespace gets it, any other allowed pod the cluster-scoped
+// one; the pod's annotation says which, and their copies never mix.
+func TestNamespacedInstanceComesFirst(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "both", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
+	})
+	namespace(t, "both-ns", nil)
+	namespace(t, "both-other", nil)
+	readyNamespacedInstance(t, "both-ns", "both", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
+	})
+
+	own := annotatedPod("both-ns", "web", "both")
+	g.Expect(env.Client.Create(ctx, own)).To(Succeed())
+	g.Expect(own.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/both"))
+	g.Expect(own.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:both-ns-both"))))
+	key := secret(g, "both-ns", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "both"))
+	g.Expect(key.Labels).To(HaveKeyWithValue(nsv1alpha1.LabelInstance, "both"))
+	g.Expect(key.Labels).ToNot(HaveKey(v1alpha1.LabelInstance))
+	g.Expect(key.OwnerReferences).To(ConsistOf(HaveField("Kind", "PostgresqlInstance")))
+	g.Expect(key.OwnerReferences[0].APIVersion).To(Equal(nsv1alpha1.SchemeGroupVersion.String()))
+	g.Expect(secretVolume(g, own, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal(key.Name))
+
+	other := annotatedPod("both-other", "web", "both")
+	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
+	g.Expect(other.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.travelaudience.com/both"))
+	g.Expect(other.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:both"))))
+	secret(g, "both-other", podinject.ReplicaName(podinject.ReplicaPgpass, "both"))
+	g.Expect(absent("both-other", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "both"))()).To(BeTrue())
+}
+
+// The proxy key of a ClusterProviderConfig is copied into the instance's
+// namespace and kept current; a namespaced ProviderConfig's key is mounted as
+// it is, from its own namespace.
+func TestNamespacedInstanceProxyKeys(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "keys", nil)
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "rotating-key"}, Data: map[string][]byte{"sa.json": []byte(`{"v":1}`)},
+	})).To(Succeed())
+	def := &nsv1alpha1.ClusterProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: pcDefault}, def)).To(Succeed())
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "rotating"}, Spec: def.Spec}
+	cpc.Spec.ProxyCredentials = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "rotating-key"}, Key: "sa.json"}
+	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	readyNamespacedInstance(t, "keys", "shared-key", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "rotating"}
+	})
+	g.Expect(env.Client.Create(ctx, annotatedPod("keys", "web", "shared-key"))).To(Succeed())
+	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "shared-key")
+	g.Expect(secret(g, "keys", name).Data).To(Equal(map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"v":1}`)}))
+
+	src := secret(g, secretNS, "rotating-key")
+	src.Data["sa.json"] = []byte(`{"v":2}`)
+	g.Expect(env.Client.Update(ctx, src)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(secret(g, "keys", name).Data[podinject.ProxyCredentialsKey]).To(Equal([]byte(`{"v":2}`)))
+	}, eventually, poll).Should(Succeed(), "a new key reaches the copy")
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc)).To(Succeed())
+	cpc.Spec.ProxyCredentials = nil
+	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
+	g.Eventually(absent("keys", name), eventually, poll).Should(BeTrue(), "the copy goes with the key")
+
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "keys", Name: "local-key"}, Data: map[string][]byte{"k.json": []byte(`{"local":true}`)},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &nsv1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "keys", Name: "local"},
+		Spec: nsv1alpha1.ProviderConfigSpec{Project: def.Spec.Project,
+			Credentials:      nsv1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone},
+			ProxyCredentials: &xpv2.LocalSecretKeySelector{LocalSecretReference: xpv2.LocalSecretReference{Name: "local-key"}, Key: "k.json"}},
+	})).To(Succeed())
+	readyNamespacedInstance(t, "keys", "local-key-db", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"}
+	})
+	p := annotatedPod("keys", "local", "local-key-db")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	v := secretVolume(g, p, podinject.ProxyCredentialsVolumeName)
+	g.Expect(v.SecretName).To(Equal("local-key"))
+	g.Expect(v.Items).To(Equal([]corev1.KeyToPath{{Key: "k.json", Path: podinject.ProxyCredentialsKey}}))
+	g.Expect(absent("keys", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "local-key-db"))()).To(BeTrue())
+}
+
+// A namespaced instance that is not ready is denied with the command that
+// shows it, in its namespace and group.
+func TestNamespacedInstanceNotReadyIsDenied(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "unready-ns", nil)
+	pi := readyNamespacedInstance(t, "unready-ns", "db")
+	pi.SetConditions(xpv2.Creating())
+	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
+	err := env.Client.Create(ctx, annotatedPod("unready-ns", "web", "db"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`PostgresqlInstance "db" of namespace unready-ns (cloudsql.m.travelaudience.com) is not ready (Ready is False, reason Creating)`),
+		ContainSubstring("kubectl -n unready-ns get postgresqlinstances.cloudsql.m.travelaudience.com/db"),
+	)))
+}
+
+// The namespaced examples work together: the example Deployment's pod, in the
+// example instance's namespace, gets that instance.
+func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	read := func(file string, into any) {
+		objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", file))
+		g.Expect(err).ToNot(HaveOccurred())
+		g.Expect(objs).To(HaveLen(1))
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, into)).To(Succeed())
+	}
+	ex := &nsv1alpha1.PostgresqlInstance{}
+	read("postgresqlinstance.yaml", ex)
+	d := &appsv1.Deployment{}
+	read("deployment-with-proxy.yaml", d)
+	g.Expect(d.Namespace).To(Equal(ex.Namespace))
+
+	// Another namespace than the examples', which another test uses.
+	const ns = "example-team"
+	namespace(t, ns, nil)
+	readyNamespacedInstance(t, ns, ex.Name, func(pi *nsv1alpha1.PostgresqlInstance) { pi.Spec = ex.Spec })
+	p := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
+	p.Namespace, p.Name = ns, "orders-api"
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/"+ex.Name))
+	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal(ex.Spec.WriteConnectionSecretToReference.Name))
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
+}
+
+// A ClusterProviderConfig's key copied for a namespaced instance goes when the
+// instance turns to another configuration, and when the instance goes.
+func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "key-follows", nil)
+	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")
+	copied := func(instance string) {
+		g.Expect(env.Client.Create(ctx, annotatedPod("key-follows", "web-"+instance, instance))).To(Succeed())
+		g.Expect(secret(g, "key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, instance)).Data).To(HaveKey(podinject.ProxyCredentialsKey))
+	}
+	keyed := func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
+		pi.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}
+	}
+
+	pi := readyNamespacedInstance(t, "key-follows", "db", keyed)
+	copied("db")
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Eventually(absent("key-follows", name), eventually, poll).Should(BeTrue(), "a configuration without a key leaves no copy")
+
+	gone := readyNamespacedInstance(t, "key-follows", "gone", keyed)
+	copied("gone")
+	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
+	g.Eventually(absent("key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "gone")), eventually, poll).Should(BeTrue(), "the copy goes with its instance")
+}

@@ -1,0 +1,203 @@
+package podinject
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+)
+
+// Resources of the two PostgresqlInstance kinds, as kubectl takes them: with
+// both groups installed, `kubectl get postgresqlinstance` alone picks one.
+const (
+	clusterResource    = "postgresqlinstances." + v1alpha1.Group
+	namespacedResource = "postgresqlinstances." + nsv1alpha1.Group
+)
+
+// instance is what the injector reads of a PostgresqlInstance of either kind.
+type instance interface {
+	client.Object
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+	Observation() *v1alpha1.PostgresqlInstanceObservation
+	ConnectionSecret() *xpv2.SecretReference
+}
+
+// A target is the PostgresqlInstance that a pod's annotation resolved to.
+type target struct {
+	pi instance
+	// cluster is pi when it is cluster-scoped: its spec.injection decides which
+	// namespaces may use it. A namespaced instance serves its own namespace only.
+	cluster *v1alpha1.PostgresqlInstance
+}
+
+func clusterTarget(pi *v1alpha1.PostgresqlInstance) target { return target{pi: pi, cluster: pi} }
+
+func namespacedTarget(pi *nsv1alpha1.PostgresqlInstance) target { return target{pi: pi} }
+
+// name is the instance's metadata.name.
+func (t target) name() string { return t.pi.GetName() }
+
+// String names the instance in messages: the cluster-scoped kind as it always
+// was, the namespaced kind with its group and namespace.
+func (t target) String() string {
+	if t.cluster != nil {
+		return fmt.Sprintf("PostgresqlInstance %q", t.name())
+	}
+	return fmt.Sprintf("PostgresqlInstance %q of namespace %s (%s)", t.name(), t.pi.GetNamespace(), nsv1alpha1.Group)
+}
+
+// resource is the instance as `kubectl get` takes it in the pod's namespace,
+// and the value of AnnotationInjectedInstance on the pods it was injected into.
+func (t target) resource() string {
+	if t.cluster != nil {
+		return clusterResource + "/" + t.name()
+	}
+	return namespacedResource + "/" + t.name()
+}
+
+// kubectlGet is the command that shows the instance.
+func (t target) kubectlGet() string {
+	if t.cluster != nil {
+		return "kubectl get " + t.resource()
+	}
+	return "kubectl -n " + t.pi.GetNamespace() + " get " + t.resource()
+}
+
+// owner is the owner reference of the secrets copied for the instance, so that
+// the garbage collector removes them with it.
+func (t target) owner() metav1.OwnerReference {
+	gv, kind := v1alpha1.SchemeGroupVersion, v1alpha1.PostgresqlInstanceKind
+	if t.cluster == nil {
+		gv, kind = nsv1alpha1.SchemeGroupVersion, nsv1alpha1.PostgresqlInstanceKind
+	}
+	return metav1.OwnerReference{APIVersion: gv.String(), Kind: kind, Name: t.name(), UID: t.pi.GetUID()}
+}
+
+// label is the label whose value, the instance's name, marks its copies. The
+// kinds have different labels, so that the copies of a namespaced instance and
+// of a cluster-scoped one of the same name never mix.
+func (t target) label() string {
+	if t.cluster != nil {
+		return v1alpha1.LabelInstance
+	}
+	return nsv1alpha1.LabelInstance
+}
+
+// replicaName is the name of the copy of a kind for the instance.
+func (t target) replicaName(kind string) string {
+	if t.cluster != nil {
+		return ReplicaName(kind, t.name())
+	}
+	return NamespacedReplicaName(kind, t.name())
+}
+
+// proxyKey says where the proxy's service-account key of the instance is: the
+// configuration that names it (for messages) and the key, nil when the
+// configuration has none or does not exist (the controller reports a missing
+// configuration on the instance; the proxy then needs no key).
+func (t target) proxyKey(ctx context.Context, r client.Reader) (string, *xpv2.SecretKeySelector, error) {
+	if t.cluster != nil {
+		name := pcName(t.cluster)
+		config := fmt.Sprintf("ProviderConfig %q", name)
+		pc, err := providerConfig(ctx, r, t.cluster)
+		if err != nil || pc == nil {
+			return config, nil, err
+		}
+		return config, pc.Spec.ProxyCredentials, nil
+	}
+	ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
+	if pr := t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference(); pr != nil {
+		ref = *pr
+	}
+	config := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
+	if ref.Kind == nsv1alpha1.ProviderConfigKind {
+		config = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, t.pi.GetNamespace())
+	}
+	pc, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref)
+	if kerrors.IsNotFound(err) {
+		return config, nil, nil
+	}
+	if err != nil {
+		return config, nil, err
+	}
+	return config, pc.Spec.ProxyCredentials, nil
+}
+
+// A lookup is what the annotation's value asks for.
+type lookup struct {
+	// namespace, when set, is the namespace that the value named (namespace/name):
+	// only a namespaced instance of it will do.
+	namespace string
+	name      string
+}
+
+// parseAnnotation reads the annotation's value: name, or namespace/name. It
+// reports false for a value of neither form.
+func parseAnnotation(v string) (lookup, bool) {
+	l := lookup{name: v}
+	if ns, name, ok := strings.Cut(v, "/"); ok {
+		l = lookup{namespace: ns, name: name}
+		if len(validation.IsDNS1123Label(ns)) > 0 {
+			return l, false
+		}
+	}
+	return l, len(validation.IsDNS1123Subdomain(l.name)) == 0
+}
+
+// A resolution is the outcome of looking an annotation up through one reader:
+// the target, or why there is none.
+type resolution struct {
+	target target
+	found  bool
+	// served says, by kind, whether the API server serves it.
+	namespacedServed, clusterServed bool
+}
+
+// resolve looks the instance named by l up for a pod of namespace ns: an
+// instance of the pod's own namespace first, else the cluster-scoped one. A
+// namespaced instance missing from the cache is confirmed missing through live
+// before a cluster-scoped one is chosen: a new namespaced instance must never
+// be passed over for an older cluster-scoped one of the same name.
+func resolve(ctx context.Context, r, live client.Reader, ns string, l lookup) (resolution, error) {
+	res := resolution{namespacedServed: true, clusterServed: true}
+	npi := &nsv1alpha1.PostgresqlInstance{}
+	key := types.NamespacedName{Namespace: ns, Name: l.name}
+	err := r.Get(ctx, key, npi)
+	if kerrors.IsNotFound(err) && r != live {
+		err = live.Get(ctx, key, npi)
+	}
+	switch {
+	case err == nil:
+		res.target, res.found = namespacedTarget(npi), true
+		return res, nil
+	case apimeta.IsNoMatchError(err):
+		res.namespacedServed = false
+	case !kerrors.IsNotFound(err):
+		return res, err
+	}
+	if l.namespace != "" {
+		return res, nil
+	}
+	cpi := &v1alpha1.PostgresqlInstance{}
+	err = r.Get(ctx, types.NamespacedName{Name: l.name}, cpi)
+	switch {
+	case err == nil:
+		res.target, res.found = clusterTarget(cpi), true
+	case apimeta.IsNoMatchError(err):
+		res.clusterServed = false
+	case !kerrors.IsNotFound(err):
+		return res, err
+	}
+	return res, nil
+}
