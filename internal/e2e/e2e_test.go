@@ -139,7 +139,8 @@ func TestInjectedPodConnects(t *testing.T) {
 	// private-IP-only instance.
 	key, err := emulator.ServiceAccountKey(project, strings.TrimSuffix(w.endpoint, "/")+emulator.TokenPath)
 	g.Expect(err).NotTo(HaveOccurred())
-	step(t, "creating ProviderConfig default (proxies use the pod's identity) and %s (proxies use a service-account key whose token_uri is the emulator)", pcKey)
+	keyRef := &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json"}
+	step(t, "creating ProviderConfig default (no credentials; proxies use the pod's identity) and %s (the provider and the proxies use a service-account key whose token_uri is the emulator)", pcKey)
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
@@ -147,9 +148,7 @@ func TestInjectedPodConnects(t *testing.T) {
 			"key.json": key,
 		}},
 		providerConfig("default", w.endpoint, nil),
-		providerConfig(pcKey, w.endpoint, &xpv2.SecretKeySelector{
-			SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json",
-		}),
+		providerConfig(pcKey, w.endpoint, keyRef),
 	} {
 		g.Expect(w.c.Create(ctx, o)).To(Succeed())
 	}
@@ -198,9 +197,7 @@ func TestInjectedPodConnects(t *testing.T) {
 	// 6. The namespaced kind: an instance of team-a, through a ClusterProviderConfig
 	// whose proxy key is copied into team-a, used by a pod of team-a only.
 	step(t, "creating ClusterProviderConfig %s and the namespaced PostgresqlInstance %s/%s, and waiting for Ready", pcKey, teamNS, nsInstance)
-	keyed := providerConfig(pcKey, w.endpoint, &xpv2.SecretKeySelector{
-		SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json",
-	})
+	keyed := providerConfig(pcKey, w.endpoint, keyRef)
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherTeamNS}},
@@ -375,6 +372,9 @@ func (w *world) createPod(ctx context.Context, ns, name, instanceName string, sc
 			g.Expect(proxy.Args).To(ContainElement("--port="+e.Value), "PGPORT names the proxy's --port")
 		}
 	}
+	// Every configuration here has the emulator's endpoint, which the proxy
+	// needs as much as the provider does.
+	g.Expect(proxy.Args).To(ContainElement(podinject.ProxyEndpointFlag+"="+w.endpoint), "the proxy calls the Admin API at the configuration's endpoint")
 	w.t.Logf("    pod %s/%s stored with app env %s", ns, name, strings.Join(envs, " "))
 	return got
 }
@@ -401,6 +401,13 @@ func (w *world) connect(ctx context.Context, pod *corev1.Pod, why string) *local
 			w.t.Logf("proxy output of pod %s:\n%s", pod.Name, proxyOut.String())
 		}
 	}()
+	var endpoints []string
+	for _, a := range proxy.Args {
+		if strings.HasPrefix(a, podinject.ProxyEndpointFlag) {
+			endpoints = append(endpoints, a)
+		}
+	}
+	g.Expect(endpoints).To(Equal([]string{podinject.ProxyEndpointFlag + "=" + w.endpoint}), "the proxy runs with the pod's endpoint, which localpod does not add again")
 	w.t.Logf("    pod %s: cloud-sql-proxy %s: startup probe passed", pod.Name, strings.Join(proxy.Args, " "))
 	g.Expect(lp.WritePasswordFiles(ctx)).To(Succeed())
 	out, err := w.runApp(ctx, lp)
@@ -499,13 +506,21 @@ func (w *world) foreignCertificateRefused(ctx context.Context) {
 	w.t.Logf("    refused: %v", err)
 }
 
-func providerConfig(name, endpoint string, proxyKey *xpv2.SecretKeySelector) *v1alpha1.ProviderConfig {
+// providerConfig is a configuration of the emulator at endpoint. With a key,
+// the provider and the proxies both authenticate with it, as they would with a
+// key from Google (its token_uri is the emulator's); without one, the provider
+// sends no credentials and the proxies use the pod's identity.
+func providerConfig(name, endpoint string, key *xpv2.SecretKeySelector) *v1alpha1.ProviderConfig {
+	creds := v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}
+	if key != nil {
+		creds = v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret, CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: key}}
+	}
 	return &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.ProviderConfigSpec{
 			Project:          v1alpha1.Project{ProjectID: project, Endpoint: endpoint},
-			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-			ProxyCredentials: proxyKey,
+			Credentials:      creds,
+			ProxyCredentials: key,
 		},
 	}
 }

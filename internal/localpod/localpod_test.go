@@ -107,3 +107,24 @@ func TestLoadAndCommand(t *testing.T) {
 	g.Expect(lp.Close()).To(Succeed())
 	g.Expect(dir).NotTo(BeADirectory())
 }
+
+// StartProxy adds the emulator's endpoint only to a proxy that has none (the
+// injector writes the configuration's), and a token only to one without a key.
+func TestProxyExtraArgs(t *testing.T) {
+	const endpoint = "http://127.0.0.1:8085/"
+	for name, tc := range map[string]struct {
+		args, want []string
+	}{
+		"neither":                       {args: []string{"--port=20000", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
+		"the injector's endpoint":       {args: []string{"--sqladmin-api-endpoint=http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
+		"an endpoint as two args":       {args: []string{"--sqladmin-api-endpoint", "http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
+		"a key":                         {args: []string{"--credentials-file=/k.json", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
+		"a key, short":                  {args: []string{"-c=/k.json"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
+		"both":                          {args: []string{"--sqladmin-api-endpoint=" + endpoint, "--credentials-file", "/k.json"}},
+		"a flag that only starts alike": {args: []string{"--sqladmin-api-endpointx=1"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(proxyExtraArgs(tc.args, endpoint)).To(Equal(tc.want))
+		})
+	}
+}

@@ -28,24 +28,17 @@ func (x *Proxy) Stop() error { return x.stop() }
 
 // StartProxy starts the pod's injected Cloud SQL Auth Proxy container and waits
 // for its startup probe. To the container's own arguments it adds only what a
-// machine without Google Cloud needs: --sqladmin-api-endpoint, and --token when the
-// container has no --credentials-file (which then authenticates for real, against
-// the token_uri of the key). Its output goes to out.
+// machine without Google Cloud needs (see proxyExtraArgs): endpoint as
+// --sqladmin-api-endpoint when the container has none (the injector gives it the
+// endpoint of the instance's configuration), and --token when the container has
+// no --credentials-file (which then authenticates for real, against the
+// token_uri of the key). Its output goes to out.
 func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*Proxy, error) {
 	c, err := p.Container(podinject.ProxyContainerName)
 	if err != nil {
 		return nil, err
 	}
-	extra := []string{"--sqladmin-api-endpoint=" + endpoint}
-	hasKey := false
-	for _, a := range c.Args {
-		if strings.HasPrefix(a, "--credentials-file") || strings.HasPrefix(a, "-c=") {
-			hasKey = true
-		}
-	}
-	if !hasKey {
-		extra = append(extra, "--token=localpod-token")
-	}
+	extra := proxyExtraArgs(c.Args, endpoint)
 	cmd, err := p.Command(context.WithoutCancel(ctx), podinject.ProxyContainerName, extra...)
 	if err != nil {
 		return nil, err
@@ -78,6 +71,26 @@ func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*
 		return nil, err
 	}
 	return x, nil
+}
+
+// proxyExtraArgs are the arguments StartProxy adds to a proxy container's args.
+// A flag the container has is never added again: the proxy would take the last
+// one, so a second --sqladmin-api-endpoint would hide what the injector wrote.
+func proxyExtraArgs(args []string, endpoint string) []string {
+	hasEndpoint, hasKey := false, false
+	for _, a := range args {
+		// Both --flag=value and --flag value.
+		hasEndpoint = hasEndpoint || a == podinject.ProxyEndpointFlag || strings.HasPrefix(a, podinject.ProxyEndpointFlag+"=")
+		hasKey = hasKey || strings.HasPrefix(a, "--credentials-file") || strings.HasPrefix(a, "-c=")
+	}
+	var extra []string
+	if !hasEndpoint {
+		extra = append(extra, podinject.ProxyEndpointFlag+"="+endpoint)
+	}
+	if !hasKey {
+		extra = append(extra, "--token=localpod-token")
+	}
+	return extra
 }
 
 // WritePasswordFiles runs the injector's password-file writers (the init

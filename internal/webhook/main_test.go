@@ -51,6 +51,8 @@ var (
 	env  *controlplane.Env
 	emu  *emulator.Server
 	pods *switchable // the pod injector, native or classic
+	// endpoint is the emulator's URL, the spec.endpoint of every configuration.
+	endpoint string
 )
 
 // A switchable forwards admission requests to the injector of the sidecar mode a
@@ -124,6 +126,7 @@ func run(m *testing.M) (int, error) {
 	emu = emulator.New()
 	srv := httptest.NewServer(emu)
 	defer srv.Close()
+	endpoint = srv.URL + "/"
 
 	var err error
 	env, err = controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
@@ -183,7 +186,7 @@ func run(m *testing.M) (int, error) {
 	}
 
 	c := env.Client
-	plain := v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: srv.URL + "/"},
+	plain := v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint},
 		Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}
 	keyed := plain
 	keyed.ProxyCredentials = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "proxy-key"}, Key: "key.json"}

@@ -110,6 +110,8 @@ func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
 		g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
 		g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/db"))
 		g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal("db-postgres"), "the connection secret is mounted as it is")
+		g.Expect(p.Spec.InitContainers).To(ContainElement(And(HaveField("Name", podinject.ProxyContainerName),
+			HaveField("Args", ContainElement("--sqladmin-api-endpoint="+endpoint)))), "the endpoint of ClusterProviderConfig default")
 	}
 	for _, name := range []string{
 		podinject.ReplicaName(podinject.ReplicaPgpass, "db"),
@@ -207,7 +209,9 @@ func TestNamespacedInstanceProxyKeys(t *testing.T) {
 	})).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &nsv1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "keys", Name: "local"},
-		Spec: nsv1alpha1.ProviderConfigSpec{Project: def.Spec.Project,
+		// The emulator's URL written without the trailing slash, unlike every
+		// other configuration's, so that the proxy's flag shows where it came from.
+		Spec: nsv1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: strings.TrimSuffix(endpoint, "/")},
 			Credentials:      nsv1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone},
 			ProxyCredentials: &xpv2.LocalSecretKeySelector{LocalSecretReference: xpv2.LocalSecretReference{Name: "local-key"}, Key: "k.json"}},
 	})).To(Succeed())
@@ -219,6 +223,8 @@ func TestNamespacedInstanceProxyKeys(t *testing.T) {
 	v := secretVolume(g, p, podinject.ProxyCredentialsVolumeName)
 	g.Expect(v.SecretName).To(Equal("local-key"))
 	g.Expect(v.Items).To(Equal([]corev1.KeyToPath{{Key: "k.json", Path: podinject.ProxyCredentialsKey}}))
+	g.Expect(p.Spec.InitContainers).To(ContainElement(And(HaveField("Name", podinject.ProxyContainerName),
+		HaveField("Args", ContainElement("--sqladmin-api-endpoint="+strings.TrimSuffix(endpoint, "/"))))), "the endpoint of the namespaced ProviderConfig, as written")
 	g.Expect(absent("keys", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "local-key-db"))()).To(BeTrue())
 }
 

@@ -85,6 +85,7 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	g.Expect(proxy.Args).To(ContainElement("--health-check"))
 	g.Expect(proxy.Args[len(proxy.Args)-1]).To(Equal(project + ":europe-west1:stored"))
 	g.Expect(proxy.Args).ToNot(ContainElement("--private-ip"), "the instance has a public IP")
+	g.Expect(proxy.Args).To(ContainElement("--sqladmin-api-endpoint="+endpoint), "the proxy calls the Admin API where ProviderConfig default says")
 	g.Expect(proxy.StartupProbe).ToNot(BeNil())
 	g.Expect(proxy.LivenessProbe).ToNot(BeNil())
 	app := got.Spec.Containers[0]

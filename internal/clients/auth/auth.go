@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"golang.org/x/oauth2"
@@ -80,8 +81,9 @@ func CheckKey(data []byte) error {
 
 // NewService returns a Cloud SQL Admin API client that authenticates with creds and
 // sends its requests through base (which typically enforces the request budget).
-// An empty endpoint means Google's. The client outlives any one reconcile, so its
-// token source is not bound to the caller's context.
+// An empty endpoint means Google's; a non-empty one is a base URL, its path kept
+// whole with or without a trailing slash (see baseURL). The client outlives any
+// one reconcile, so its token source is not bound to the caller's context.
 func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sqladmin.Service, error) {
 	//nolint:contextcheck // the client and its token refreshes outlive the caller
 	ctx := context.Background()
@@ -113,7 +115,19 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sq
 	}
 	opts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
 	if endpoint != "" {
-		opts = append(opts, option.WithEndpoint(endpoint))
+		opts = append(opts, option.WithEndpoint(baseURL(endpoint)))
 	}
 	return sqladmin.NewService(ctx, opts...)
+}
+
+// baseURL is endpoint with a trailing slash. The client resolves its request
+// paths against the endpoint as a URL reference, which drops a last path
+// segment without one (https://psc.example.com/sqladmin would be called at
+// /sql/v1beta4/...), while the Cloud SQL Auth Proxy, which the injector gives the
+// same endpoint, adds the slash: both must call the API at the same place.
+func baseURL(endpoint string) string {
+	if strings.HasSuffix(endpoint, "/") {
+		return endpoint
+	}
+	return endpoint + "/"
 }

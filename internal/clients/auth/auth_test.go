@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -124,4 +125,34 @@ func TestNewServiceRejectsBadKeys(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`has type ""`)))
 	_, err = NewService(Credentials{Source: "Magic"}, "", nil)
 	g.Expect(err).To(MatchError(ContainSubstring(`credentials source "Magic" is not supported`)))
+}
+
+// An endpoint's path is kept whole, with or without a trailing slash, as the
+// Cloud SQL Auth Proxy keeps it: the injector gives the proxy the same endpoint,
+// and both must call the API at the same place.
+func TestNewServiceKeepsTheEndpointsPath(t *testing.T) {
+	for _, suffix := range []string{"", "/", "/sqladmin", "/sqladmin/"} {
+		t.Run("endpoint ending in "+suffix, func(t *testing.T) {
+			g := NewWithT(t)
+			var mu sync.Mutex
+			var paths []string
+			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				paths = append(paths, r.URL.Path)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{}`))
+			}))
+			defer api.Close()
+			svc, err := NewService(Credentials{Source: xpv2.CredentialsSourceNone}, api.URL+suffix, http.DefaultTransport)
+			g.Expect(err).ToNot(HaveOccurred())
+			_, err = svc.Instances.List("auth-project").Do()
+			g.Expect(err).ToNot(HaveOccurred())
+			want := "/sql/v1beta4/projects/auth-project/instances"
+			if strings.HasPrefix(suffix, "/sqladmin") {
+				want = "/sqladmin" + want
+			}
+			g.Expect(paths).To(Equal([]string{want}))
+		})
+	}
 }

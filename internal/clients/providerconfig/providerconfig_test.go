@@ -2,16 +2,22 @@ package providerconfig
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	"github.com/spf13/afero"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
 
 func pc(name string, source xpv2.CredentialsSource, sel xpv2.CommonCredentialSelectors) *v1alpha1.ProviderConfig {
@@ -85,4 +91,43 @@ func TestDisplay(t *testing.T) {
 			NewWithT(t).Expect(Display(&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Equal(want))
 		})
 	}
+}
+
+// A ProviderConfig whose credentials are a secret holding a key with the
+// emulator's token_uri works as a key from Google does: the provider's client
+// gets its access token from that token_uri and calls the API with it.
+func TestSecretKeyWithTheEmulatorsTokenURI(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen []string
+	emu := emulator.New()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		emu.ServeHTTP(w, r)
+	}))
+	defer api.Close()
+
+	key, err := emulator.ServiceAccountKey("my-project-123", api.URL+emulator.TokenPath)
+	g.Expect(err).ToNot(HaveOccurred())
+	kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "crossplane-system", Name: "admin-key"}, Data: map[string][]byte{"key.json": key},
+	}).Build()
+	p := pc("keyed", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{SecretRef: &xpv2.SecretKeySelector{
+		SecretReference: xpv2.SecretReference{Namespace: "crossplane-system", Name: "admin-key"}, Key: "key.json",
+	}})
+	p.Spec.Endpoint = api.URL + "/"
+
+	creds, err := Credentials(ctx, kube, nil, p)
+	g.Expect(err).ToNot(HaveOccurred())
+	svc, err := NewServiceCache(nil).Get(p, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = svc.Instances.List("my-project-123").Context(ctx).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(seen).To(HaveExactElements(
+		emulator.TokenPath+" ",
+		MatchRegexp(`^/sql/v1beta4/projects/my-project-123/instances Bearer emulator-\S+$`),
+	))
 }

@@ -3,7 +3,8 @@
 //
 //   - the Cloud SQL Auth Proxy v2, listening on 127.0.0.1:<random port>, as a native
 //     sidecar (an init container with restartPolicy Always) on Kubernetes 1.29 and
-//     later or as a regular container before (configurable);
+//     later or as a regular container before (configurable), calling the Cloud
+//     SQL Admin API at the endpoint of the instance's configuration, if it has one;
 //   - PGHOST=127.0.0.1, PGPORT=<port>, PGUSER=postgres and PGPASSFILE on every
 //     container and init container, except where the container sets one itself
 //     (PGHOST and PGPORT as a pair: a container that sets either gets neither);

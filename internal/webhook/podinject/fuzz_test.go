@@ -21,31 +21,33 @@ import (
 
 // FuzzMutate builds pods from the fuzzer's bytes (names, images, ports, users,
 // variables, mounts, deliberately including the injector's reserved names and
-// other proxies) and checks that Mutate never panics, never changes its argument,
-// and either says why it cannot inject or returns a valid pod that it leaves as it
-// is when applied again. `go test` runs the seeds below; `go test -fuzz FuzzMutate
-// ./internal/webhook/podinject` searches further.
+// other proxies), with any Admin API endpoint, and checks that Mutate never
+// panics, never changes its argument, and either says why it cannot inject or
+// returns a valid pod that it leaves as it is when applied again. `go test` runs
+// the seeds below; `go test -fuzz FuzzMutate ./internal/webhook/podinject`
+// searches further.
 func FuzzMutate(f *testing.F) {
-	f.Add([]byte{}, true, false, false, uint64(1))
-	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, false, true, true, uint64(2))
-	f.Add([]byte("containers with ports, users and variables"), true, true, false, uint64(3))
-	f.Add([]byte{0, 0, 3, 0, 5, 2, 1, 7, 7, 7, 1, 0, 200, 3, 2, 1, 4, 4, 4, 4, 9, 9}, true, false, true, uint64(4))
-	f.Add([]byte{7, 1, 2, 2, 0, 1, 3, 3, 255, 255, 0, 1, 1, 6, 6, 2, 2, 0, 0, 1, 1, 5}, false, false, true, uint64(5))
-	f.Add([]byte("\x00\x01\x02\x03cloudsql-proxy\xff\xfe\xfdgce-proxy runAsNonRoot PGPASSFILE"), true, true, true, uint64(6))
+	f.Add([]byte{}, true, false, false, "", uint64(1))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, false, true, true, testEndpoint, uint64(2))
+	f.Add([]byte("containers with ports, users and variables"), true, true, false, "https://sqladmin-psc.p.googleapis.com", uint64(3))
+	f.Add([]byte{0, 0, 3, 0, 5, 2, 1, 7, 7, 7, 1, 0, 200, 3, 2, 1, 4, 4, 4, 4, 9, 9}, true, false, true, "", uint64(4))
+	f.Add([]byte{7, 1, 2, 2, 0, 1, 3, 3, 255, 255, 0, 1, 1, 6, 6, 2, 2, 0, 0, 1, 1, 5}, false, false, true, testEndpoint, uint64(5))
+	f.Add([]byte("\x00\x01\x02\x03cloudsql-proxy\xff\xfe\xfdgce-proxy runAsNonRoot PGPASSFILE"), true, true, true, "", uint64(6))
 	// And a few hundred more, drawn once from a fixed source, so that `go test`
 	// alone reaches every branch.
 	r := rand.New(rand.NewPCG(42, 42))
+	endpoints := []string{"", testEndpoint, "https://sqladmin-psc.p.googleapis.com"}
 	for i := range 300 {
 		b := make([]byte, r.IntN(96))
 		for j := range b {
 			b[j] = byte(r.Uint32())
 		}
-		f.Add(b, i%2 == 0, i%3 == 0, i%5 == 0, r.Uint64())
+		f.Add(b, i%2 == 0, i%3 == 0, i%5 == 0, endpoints[i%7%3], r.Uint64())
 	}
-	f.Fuzz(func(t *testing.T, data []byte, native, privateIP, creds bool, seed uint64) {
+	f.Fuzz(func(t *testing.T, data []byte, native, privateIP, creds bool, endpoint string, seed uint64) {
 		in := genPod(&gen{fuzzbytes.New(data)})
 		x := inputs(func(x *Inputs) {
-			x.Native, x.PrivateIP = native, privateIP
+			x.Native, x.PrivateIP, x.AdminAPIEndpoint = native, privateIP, endpoint
 			if creds {
 				withCreds(x)
 			}
@@ -77,6 +79,14 @@ func FuzzMutate(f *testing.F) {
 		}
 		if in.Annotations[v1alpha1.AnnotationProxyInjected] == "true" {
 			return
+		}
+		// A new proxy has the endpoint once, or not at all.
+		var want []string
+		if endpoint != "" {
+			want = []string{ProxyEndpointFlag + "=" + endpoint}
+		}
+		if got := endpointFlags(findContainer(out, ProxyContainerName).Args); !slices.Equal(got, want) {
+			t.Fatalf("endpoint %q: the proxy has %q", endpoint, got)
 		}
 		// The same draw for a pod that declares the ports drawn must give others.
 		port, health, _ := proxyPorts(findContainer(out, ProxyContainerName))

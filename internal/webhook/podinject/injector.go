@@ -360,11 +360,12 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
 	}
 
-	sel, key, resp := i.proxyKey(ctx, ref, t)
+	pc, key, resp := i.proxyKey(ctx, ref, t)
 	if resp != nil {
 		return fail(*resp)
 	}
-	switch {
+	x.AdminAPIEndpoint = pc.endpoint
+	switch sel := pc.key; {
 	case sel == nil:
 	case sel.Namespace == ns && t.cluster == nil:
 		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = sel.Name, sel.Key
@@ -388,27 +389,28 @@ func copyable(ref string, t target) *admission.Response {
 	return &r
 }
 
-// proxyKey is where the proxy's service-account key of t is, and the key,
-// or nil when t's configuration names none (the proxy then authenticates as
-// the pod, with Workload Identity).
-func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (*xpv2.SecretKeySelector, []byte, *admission.Response) {
-	fail := func(r admission.Response) (*xpv2.SecretKeySelector, []byte, *admission.Response) { return nil, nil, &r }
-	config, sel, err := t.proxyKey(ctx, i.cached)
+// proxyKey is what the proxy takes from t's configuration, and the
+// service-account key it names, nil when it names none (the proxy then
+// authenticates as the pod, with Workload Identity).
+func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (proxyConfig, []byte, *admission.Response) {
+	fail := func(r admission.Response) (proxyConfig, []byte, *admission.Response) { return proxyConfig{}, nil, &r }
+	pc, err := t.proxyConfig(ctx, i.cached)
 	if err != nil {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, config, t)))
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, pc.name, t)))
 	}
+	sel := pc.key
 	if sel == nil {
-		return nil, nil, nil
+		return pc, nil, nil
 	}
 	s := &corev1.Secret{}
 	err = i.live.Get(ctx, types.NamespacedName{Namespace: sel.Namespace, Name: sel.Name}, s)
 	if err != nil && !kerrors.IsNotFound(err) {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetProxyKey, ref, sel.Namespace, sel.Name, config)))
+		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetProxyKey, ref, sel.Namespace, sel.Name, pc.name)))
 	}
 	if len(s.Data[sel.Key]) == 0 {
-		return fail(admission.Denied(fmt.Sprintf(errNoProxyKey, ref, config, sel.Key, sel.Namespace, sel.Name)))
+		return fail(admission.Denied(fmt.Sprintf(errNoProxyKey, ref, pc.name, sel.Key, sel.Namespace, sel.Name)))
 	}
-	return sel, s.Data[sel.Key], nil
+	return pc, s.Data[sel.Key], nil
 }
 
 // pcName is the name of pi's ProviderConfig.

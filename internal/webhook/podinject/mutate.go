@@ -71,6 +71,10 @@ const ProxyAddress = "127.0.0.1"
 // ProxyUser is the user the proxy runs as: nonroot of its distroless image.
 const ProxyUser int64 = 65532
 
+// ProxyEndpointFlag is the proxy's flag for the Cloud SQL Admin API endpoint,
+// which it gets from the instance's configuration (Inputs.AdminAPIEndpoint).
+const ProxyEndpointFlag = "--sqladmin-api-endpoint"
+
 // Value of AnnotationProxyInjected on injected pods.
 const injectedValue = "true"
 
@@ -96,6 +100,13 @@ type Inputs struct {
 	// PrivateIP makes the proxy connect to the instance's private IP, for
 	// instances without a public one.
 	PrivateIP bool
+	// AdminAPIEndpoint is the spec.endpoint of the instance's configuration,
+	// passed as the proxy's --sqladmin-api-endpoint: the proxy fetches the
+	// instance's certificates and addresses from the Cloud SQL Admin API, and
+	// must reach it where the provider does (a Private Service Connect endpoint
+	// in a cluster without a route to Google's, or an emulator). Empty leaves
+	// the proxy on Google's public endpoint.
+	AdminAPIEndpoint string
 	// Instance names the PostgresqlInstance in AnnotationInjectedInstance;
 	// empty sets no such annotation.
 	Instance string
@@ -387,6 +398,11 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 	}
 	if x.PrivateIP {
 		args = append(args, "--private-ip")
+	}
+	if x.AdminAPIEndpoint != "" {
+		// As written in the configuration: the proxy adds a missing trailing
+		// slash itself, as the provider's client does (auth.NewService).
+		args = append(args, ProxyEndpointFlag+"="+x.AdminAPIEndpoint)
 	}
 	if x.Native {
 		// The proxy's /startup answers as soon as it listens, reachable instance

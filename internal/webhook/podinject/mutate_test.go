@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -21,6 +22,7 @@ const (
 	testConnectionName = "my-project-123:europe-west1:db"
 	testProxyImage     = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0"
 	testWriterImage    = "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.27.0-alpine"
+	testEndpoint       = "http://127.0.0.1:8085/"
 )
 
 // inputs are the Inputs of most cases; fns change them.
@@ -89,6 +91,17 @@ func mountsOf(c corev1.Container) map[string]corev1.VolumeMount {
 		m[vm.Name] = vm
 	}
 	return m
+}
+
+// endpointFlags are the arguments that set the proxy's Admin API endpoint.
+func endpointFlags(args []string) []string {
+	var flags []string
+	for _, a := range args {
+		if strings.HasPrefix(a, ProxyEndpointFlag) {
+			flags = append(flags, a)
+		}
+	}
+	return flags
 }
 
 // ports returns the proxy's port and health-check port.
@@ -262,6 +275,30 @@ func TestMutate(t *testing.T) {
 				g.Expect(args[len(args)-1]).To(Equal(testConnectionName))
 			},
 		},
+		"the configuration's endpoint": {
+			pod: pod(),
+			in:  inputs(private, withCreds, func(x *Inputs) { x.AdminAPIEndpoint = testEndpoint }),
+			check: func(g Gomega, _, out *corev1.Pod) {
+				args := findContainer(out, ProxyContainerName).Args
+				g.Expect(endpointFlags(args)).To(Equal([]string{"--sqladmin-api-endpoint=" + testEndpoint}), "once, the flag and its value one argument")
+				g.Expect(args).To(ContainElements("--private-ip", "--credentials-file="+ProxyCredentialsDir+"/"+ProxyCredentialsKey))
+				g.Expect(args[len(args)-1]).To(Equal(testConnectionName), "flags come before the instance")
+			},
+		},
+		"an endpoint without a trailing slash is passed as written": {
+			pod: pod(),
+			in:  inputs(classic, func(x *Inputs) { x.AdminAPIEndpoint = "https://sqladmin-psc.p.googleapis.com" }),
+			check: func(g Gomega, _, out *corev1.Pod) {
+				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(Equal([]string{"--sqladmin-api-endpoint=https://sqladmin-psc.p.googleapis.com"}))
+			},
+		},
+		"no endpoint: Google's, no flag": {
+			pod: pod(),
+			in:  inputs(withCreds),
+			check: func(g Gomega, _, out *corev1.Pod) {
+				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(BeEmpty())
+			},
+		},
 		"proxy credentials are mounted into the proxy only": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
@@ -380,13 +417,19 @@ func TestMutateReinvocation(t *testing.T) {
 	for _, native := range []bool{true, false} {
 		t.Run("native="+strconv.FormatBool(native), func(t *testing.T) {
 			g := NewWithT(t)
-			x := inputs(func(x *Inputs) { x.Native = native })
+			x := inputs(func(x *Inputs) { x.Native = native; x.AdminAPIEndpoint = testEndpoint })
 			first, err := Mutate(pod(), x)
 			g.Expect(err).ToNot(HaveOccurred())
 
 			// Reinvoked on its own output (another draw of the random source
-			// would give other ports): nothing changes.
-			again, err := Mutate(first, inputs(func(x *Inputs) { x.Native = native; x.Rand = rand.New(rand.NewPCG(9, 9)) }))
+			// would give other ports, a configuration changed since another
+			// endpoint): nothing changes.
+			again, err := Mutate(first, x)
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(again).To(Equal(first))
+			again, err = Mutate(first, inputs(func(x *Inputs) {
+				x.Native, x.Rand, x.AdminAPIEndpoint = native, rand.New(rand.NewPCG(9, 9)), "https://sqladmin-psc.p.googleapis.com/"
+			}))
 			g.Expect(err).ToNot(HaveOccurred())
 			g.Expect(again).To(Equal(first))
 

@@ -150,14 +150,15 @@ func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, 
 	if gone {
 		return nil, false, nil
 	}
-	config, sel, err := t.proxyKey(ctx, r.cached)
-	if err == nil && sel == nil {
+	pc, err := t.proxyConfig(ctx, r.cached)
+	if err == nil && pc.key == nil {
 		// Confirm before deleting: the cache may lag behind a new configuration.
-		config, sel, err = t.proxyKey(ctx, r.live)
+		pc, err = t.proxyConfig(ctx, r.live)
 	}
 	if err != nil {
-		return nil, true, errors.Wrapf(err, errConfigR, config, t.pi.GetNamespace()+"/"+t.name())
+		return nil, true, errors.Wrapf(err, errConfigR, pc.name, t.pi.GetNamespace()+"/"+t.name())
 	}
+	sel := pc.key
 	if sel == nil || sel.Namespace == ns {
 		// No key any more, or one that pods now mount as it is.
 		return nil, false, nil

@@ -102,36 +102,48 @@ func (t target) replicaName(kind string) string {
 	return NamespacedReplicaName(kind, t.name())
 }
 
-// proxyKey says where the proxy's service-account key of the instance is: the
-// configuration that names it (for messages) and the key, nil when the
-// configuration has none or does not exist (the controller reports a missing
-// configuration on the instance; the proxy then needs no key).
-func (t target) proxyKey(ctx context.Context, r client.Reader) (string, *xpv2.SecretKeySelector, error) {
+// proxyConfig is what the proxy takes from the configuration of an instance.
+type proxyConfig struct {
+	// name names the configuration in messages.
+	name string
+	// key is where the proxy's service-account key is; nil when the
+	// configuration names none or does not exist (the controller reports a
+	// missing configuration on the instance; the proxy then needs no key).
+	key *xpv2.SecretKeySelector
+	// endpoint is the configuration's Cloud SQL Admin API endpoint, empty for
+	// Google's.
+	endpoint string
+}
+
+// proxyConfig reads what the proxy takes from the instance's configuration, of
+// either kind.
+func (t target) proxyConfig(ctx context.Context, r client.Reader) (proxyConfig, error) {
 	if t.cluster != nil {
-		name := pcName(t.cluster)
-		config := fmt.Sprintf("ProviderConfig %q", name)
-		pc, err := providerConfig(ctx, r, t.cluster)
-		if err != nil || pc == nil {
-			return config, nil, err
+		pc := proxyConfig{name: fmt.Sprintf("ProviderConfig %q", pcName(t.cluster))}
+		cfg, err := providerConfig(ctx, r, t.cluster)
+		if err != nil || cfg == nil {
+			return pc, err
 		}
-		return config, pc.Spec.ProxyCredentials, nil
+		pc.key, pc.endpoint = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint
+		return pc, nil
 	}
 	ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
 	if pr := t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference(); pr != nil {
 		ref = *pr
 	}
-	config := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
+	pc := proxyConfig{name: fmt.Sprintf("%s %q", ref.Kind, ref.Name)}
 	if ref.Kind == nsv1alpha1.ProviderConfigKind {
-		config = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, t.pi.GetNamespace())
+		pc.name = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, t.pi.GetNamespace())
 	}
-	pc, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref)
+	cfg, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref)
 	if kerrors.IsNotFound(err) {
-		return config, nil, nil
+		return pc, nil
 	}
 	if err != nil {
-		return config, nil, err
+		return pc, err
 	}
-	return config, pc.Spec.ProxyCredentials, nil
+	pc.key, pc.endpoint = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint
+	return pc, nil
 }
 
 // A lookup is what the annotation's value asks for.

@@ -1,9 +1,22 @@
 package podinject
 
 import (
+	"context"
 	"testing"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis"
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 func TestParseAnnotation(t *testing.T) {
@@ -73,6 +86,90 @@ func TestNotFound(t *testing.T) {
 			for _, w := range tc.want {
 				g.Expect(msg).To(ContainSubstring(w))
 			}
+		})
+	}
+}
+
+// The proxy gets the endpoint of its instance's configuration, whichever kind
+// that is, and no endpoint flag when the configuration has none or is missing.
+func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
+	const ns = "team-a"
+	scheme := kruntime.NewScheme()
+	NewWithT(t).Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	NewWithT(t).Expect(apis.AddToScheme(scheme)).To(Succeed())
+	project := func(endpoint string) v1alpha1.Project {
+		return v1alpha1.Project{ProjectID: "my-project-123", Endpoint: endpoint}
+	}
+	clusterPI := func(pc string) target {
+		pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "db"}}
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pc}
+		pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: "crossplane-system", Name: "db-conn"}
+		pi.Status.AtProvider.ConnectionName = testConnectionName
+		return clusterTarget(pi)
+	}
+	namespacedPI := func(ref *xpv2.ProviderConfigReference) target {
+		pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}}
+		pi.Spec.ProviderConfigReference = ref
+		pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "db-conn"}
+		pi.Status.AtProvider.ConnectionName = testConnectionName
+		return namespacedTarget(pi)
+	}
+	cases := map[string]struct {
+		config client.Object // nil: the configuration does not exist
+		t      target
+		want   string
+	}{
+		"ProviderConfig with an endpoint": {
+			config: &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}},
+			t:      clusterPI("pc"), want: testEndpoint,
+		},
+		"ProviderConfig without one": {
+			config: &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project("")}},
+			t:      clusterPI("pc"),
+		},
+		"missing ProviderConfig": {t: clusterPI("pc")},
+		"ClusterProviderConfig with an endpoint": {
+			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cpc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}},
+			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "cpc"}), want: testEndpoint,
+		},
+		"the default ClusterProviderConfig without one": {
+			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Project: project("")}},
+			t:      namespacedPI(nil),
+		},
+		"namespaced ProviderConfig with an endpoint": {
+			config: &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}, Spec: nsv1alpha1.ProviderConfigSpec{Project: project("https://sqladmin-psc.p.googleapis.com")}},
+			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"}), want: "https://sqladmin-psc.p.googleapis.com",
+		},
+		"namespaced ProviderConfig without one": {
+			config: &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}, Spec: nsv1alpha1.ProviderConfigSpec{Project: project("")}},
+			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"}),
+		},
+		"missing namespaced ProviderConfig": {t: namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"})},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			sr := tc.t.pi.ConnectionSecret()
+			b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: sr.Namespace, Name: sr.Name},
+				Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw"))},
+			})
+			if tc.config != nil {
+				b = b.WithObjects(tc.config)
+			}
+			kube := b.Build()
+			i := NewInjector(kube, kube, kube, scheme, Config{ProxyImage: testProxyImage, WriterImage: testWriterImage})
+			x, resp := i.prepare(context.Background(), ns+"/web", ns, tc.t)
+			g.Expect(resp).To(BeNil())
+			g.Expect(x.AdminAPIEndpoint).To(Equal(tc.want))
+
+			out, err := Mutate(pod(), x.Inputs)
+			g.Expect(err).ToNot(HaveOccurred())
+			var want []string
+			if tc.want != "" {
+				want = []string{"--sqladmin-api-endpoint=" + tc.want}
+			}
+			g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(Equal(want))
 		})
 	}
 }
