@@ -63,13 +63,13 @@ check-generated: ## Fail when generated code or CRDs are out of date.
 	fi; echo "generated files are up to date"
 
 .PHONY: control-plane
-control-plane: $(TOOLS_DIR)/.built ## Build kube-apiserver, etcd and kubectl from Go modules (cached).
+control-plane: $(TOOLS_DIR)/.built ## Build kube-apiserver, etcd, kubectl and kubelet from Go modules (cached).
 
 $(TOOLS_DIR)/.built:
-	@echo "building kube-apiserver, etcd and kubectl $(K8S_VERSION) into $(TOOLS_DIR) (once; a few minutes on 2 cores)"
+	@echo "building kube-apiserver, etcd, kubectl and kubelet $(K8S_VERSION) into $(TOOLS_DIR) (once; a few minutes on 2 cores)"
 	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $$tmp/ \
-	  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl ./etcd; \
+	  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet ./etcd; \
 	rm -rf $(TOOLS_DIR); mv $$tmp $(TOOLS_DIR); touch $(TOOLS_DIR)/.built
 
 .PHONY: crossplane-cli
@@ -119,6 +119,7 @@ build: ## Build the commands into bin/.
 lint: ## go vet and a gofmt check.
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./internal/e2e/
+	$(GO) vet -tags node ./internal/nodee2e/
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -130,10 +131,30 @@ test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint
 	OBSERVE=get $(GO) test -count=1 $(GO_TEST_FLAGS) ./internal/controller/...
 	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
 	$(MAKE) --no-print-directory e2e
+	@if why=$$($(GO) run ./hack/nodecheck); then $(MAKE) --no-print-directory node-e2e; \
+	else echo "node-e2e (injected pods on a real kubelet) does not run on this machine: $$why"; fi
 
 .PHONY: e2e
 e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provider, webhooks, emulator with PostgreSQL, the real proxy and psql.
 	$(GO) test -tags e2e -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/e2e/
+
+# containerd, runc and the CNI plugins run the node's pods; busybox-static and
+# PostgreSQL's client go into the images the node tests build (nothing is pulled).
+NODE_PACKAGES := containerd runc containernetworking-plugins busybox-static postgresql-client
+.PHONY: node-deps
+node-deps: ## Install what the node tests need with apt (containerd, runc, the CNI plugins, busybox-static, psql).
+	@missing=""; for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  command -v apt-get >/dev/null || { echo "the node tests need$$missing, and there is no apt-get: install them yourself"; exit 1; }; \
+	  sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+	  echo "installing$$missing with apt"; export DEBIAN_FRONTEND=noninteractive; \
+	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends $$missing \
+	    || { echo "cannot install$$missing with apt: install them and run make again"; exit 1; }; \
+	fi
+
+.PHONY: node-e2e
+node-e2e: control-plane cloud-sql-proxy postgres node-deps ## Injected pods on a real kubelet (root): containerd, CNI, native and classic sidecars, psql through the real proxy.
+	$(GO) test -tags node -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/nodee2e/
 
 .PHONY: bench
 bench: control-plane crossplane-cli ## Run the benchmarks and print their figures.

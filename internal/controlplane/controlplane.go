@@ -60,6 +60,12 @@ func WithWebhooks(o envtest.WebhookInstallOptions) Option {
 	return func(e *envtest.Environment) { e.WebhookInstallOptions = o }
 }
 
+// WithAPIServerFlag adds a flag to kube-apiserver's command line, for control
+// planes that serve more than envtest's (a real kubelet, for example).
+func WithAPIServerFlag(name, value string) Option {
+	return func(e *envtest.Environment) { e.ControlPlane.GetAPIServer().Configure().Append(name, value) }
+}
+
 // RepoRoot is the root directory of this repository.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -24,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +45,8 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/localpod"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/logtail"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/providerproc"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -73,9 +74,8 @@ type world struct {
 	endpoint string
 	proxyBin string
 	dir      string
-	provider *exec.Cmd
-	provLog  string
-	provRuns int
+	provBin  string
+	provider *providerproc.Process
 }
 
 func step(t *testing.T, format string, a ...any) {
@@ -121,18 +121,17 @@ func TestInjectedPodConnects(t *testing.T) {
 	w.endpoint = "http://" + lis.Addr().String() + "/"
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("emulator log (tail):\n%s", tail(filepath.Join(w.dir, "emulator.log"), 40))
-			t.Logf("provider log (tail):\n%s", tail(w.provLog, 60))
+			t.Logf("emulator log (tail):\n%s", logtail.Tail(filepath.Join(w.dir, "emulator.log"), 40))
+			if w.provider != nil {
+				t.Logf("provider log (tail):\n%s", logtail.Tail(w.provider.Log, 60))
+			}
 		}
 	})
 
 	step(t, "building cmd/provider and starting it with both webhooks (sidecar_mode = auto: native sidecars on this API server)")
-	bin := filepath.Join(w.dir, "provider")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/provider")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), string(out))
-	w.startProvider(bin, configfile.SidecarAuto)
+	w.provBin, err = providerproc.Build(w.dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.startProvider(configfile.SidecarAuto)
 	t.Cleanup(w.stopProvider)
 
 	// 2. ProviderConfigs, with and without proxy credentials; a public and a
@@ -228,7 +227,7 @@ func TestInjectedPodConnects(t *testing.T) {
 	// 7. Restart, out-of-band change, self-healing password.
 	step(t, "restarting the provider (now with sidecar_mode = classic)")
 	w.stopProvider()
-	w.startProvider(bin, configfile.SidecarClassic)
+	w.startProvider(configfile.SidecarClassic)
 
 	step(t, "changing %s out of band (backup start time); the provider reverts it", public)
 	before, err := w.emu.Instance(project, public)
@@ -273,53 +272,26 @@ func TestInjectedPodConnects(t *testing.T) {
 
 // startProvider runs the provider binary against the control plane, serving both
 // webhooks where envtest registered them.
-func (w *world) startProvider(bin, sidecarMode string) {
-	g := NewWithT(w.t)
-	_, port, certDir := w.env.WebhookServing()
-	w.provRuns++
-	cfg := filepath.Join(w.dir, fmt.Sprintf("config-%d.toml", w.provRuns))
-	g.Expect(os.WriteFile(cfg, []byte(fmt.Sprintf(`[reconcile]
+func (w *world) startProvider(sidecarMode string) {
+	var err error
+	w.provider, err = providerproc.Start(w.provBin, w.dir, w.env, fmt.Sprintf(`[reconcile]
 poll_interval = "10s"
 busy_poll_interval = "1s"
 
-[webhook]
-port = %d
-cert_dir = %q
-
 [proxy]
 sidecar_mode = %q
-`, port, certDir, sidecarMode)), 0o600)).To(Succeed())
-	kubeconfig := filepath.Join(w.dir, "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, w.env.KubeConfig(), 0o600)).To(Succeed())
-	w.provLog = filepath.Join(w.dir, fmt.Sprintf("provider-%d.log", w.provRuns))
-	logf, err := os.Create(w.provLog)
-	g.Expect(err).NotTo(HaveOccurred())
-	w.provider = exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-	w.provider.Stdout, w.provider.Stderr = logf, logf
-	g.Expect(w.provider.Start()).To(Succeed())
+`, sidecarMode))
+	NewWithT(w.t).Expect(err).NotTo(HaveOccurred())
 }
 
 func (w *world) stopProvider() {
-	if w.provider == nil {
-		return
-	}
-	_ = w.provider.Process.Signal(syscall.SIGTERM)
-	_ = w.provider.Wait()
+	w.provider.Stop()
 	w.provider = nil
 }
 
-// createWhenAdmitted creates o, retrying while the provider's webhooks are still
-// starting (the API server then cannot call them).
+// createWhenAdmitted creates o, retrying while the provider's webhooks start.
 func (w *world) createWhenAdmitted(ctx context.Context, o client.Object) {
-	g := NewWithT(w.t)
-	g.Eventually(func() error {
-		err := w.c.Create(ctx, o)
-		if err != nil && !strings.Contains(err.Error(), "failed calling webhook") {
-			return StopTrying(err.Error())
-		}
-		return err
-	}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+	providerproc.CreateWhenAdmitted(ctx, NewWithT(w.t), w.c, o)
 }
 
 // conditioned is a PostgresqlInstance of either kind.
@@ -551,16 +523,4 @@ func findContainer(pod *corev1.Pod, name string) (*corev1.Container, bool) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

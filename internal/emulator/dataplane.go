@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,9 +46,34 @@ const (
 	readyTimeout = 90 * time.Second
 	// maxAddressTries bounds the search for a free loopback address.
 	maxAddressTries = 4096
-	// loopbackHosts is how many host addresses 127.0.0.0/8 has after 127.0.0.1.
-	loopbackHosts = 1<<24 - 3
 )
+
+// loopback is where instance addresses come from unless WithDataPlaneAddresses
+// says otherwise: Linux answers on all of 127.0.0.0/8 with no configuration.
+var loopback = netip.MustParsePrefix("127.0.0.0/8")
+
+// WithDataPlaneAddresses makes the data plane (WithPostgres) give instances
+// addresses of prefix instead of 127.0.0.0/8, from its third address on (the
+// second is usually a gateway's), for clients that cannot reach this host's
+// loopback, such as pods in network namespaces of their own. The host must
+// accept connections to the whole prefix, for example through a local route
+// (ip route add local <prefix> dev lo). Only IPv4 prefixes of 24 bits or less
+// are supported.
+func WithDataPlaneAddresses(prefix netip.Prefix) Option {
+	return func(s *Server) { s.dataAddrs = prefix.Masked() }
+}
+
+// dataAddress is host number h of prefix, and how many host numbers from 2 on it
+// has (neither the network's nor the broadcast address).
+func dataAddress(prefix netip.Prefix, h uint32) (netip.Addr, uint32) {
+	if !prefix.IsValid() {
+		prefix = loopback
+	}
+	hosts := uint32(1)<<(32-prefix.Bits()) - 3
+	b := prefix.Addr().As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) + h
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), hosts
+}
 
 // WithPostgres backs every RUNNABLE instance with a real PostgreSQL server (see
 // package postgres) behind a TLS listener that speaks like Cloud SQL's
@@ -66,14 +92,14 @@ func WithPostgres(cfg postgres.Config) Option {
 	}
 }
 
-// dataPlane allocates loopback addresses and runs the backends.
+// dataPlane allocates instance addresses and runs the backends.
 type dataPlane struct {
 	srv *Server
 	cfg postgres.Config
 	log func(format string, a ...any)
 
 	mu       sync.Mutex // guards what follows
-	next     uint32     // host number of the next address to try in 127.0.0.0/8
+	next     uint32     // host number of the next address to try (see dataAddress)
 	backends map[*backend]bool
 	closed   bool
 }
@@ -236,15 +262,15 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 	return b, nil
 }
 
-// listen binds the server-side proxy port on the next free loopback address.
+// listen binds the server-side proxy port on the next free address.
 func (dp *dataPlane) listen(b *backend) (*endpoint, error) {
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
 	var lastErr error
 	for range maxAddressTries {
-		h := dp.next
-		dp.next = 2 + (dp.next-1)%loopbackHosts
-		addr := fmt.Sprintf("127.%d.%d.%d", byte(h>>16), byte(h>>8), byte(h))
+		ip, hosts := dataAddress(dp.srv.dataAddrs, dp.next)
+		dp.next = 2 + (dp.next-1)%hosts
+		addr := ip.String()
 		ln, err := net.Listen("tcp", net.JoinHostPort(addr, fmt.Sprint(ServerProxyPort)))
 		if err == nil {
 			ep := &endpoint{addr: addr, ln: ln}
@@ -253,10 +279,10 @@ func (dp *dataPlane) listen(b *backend) (*endpoint, error) {
 		}
 		lastErr = err
 		if errors.Is(err, syscall.EADDRNOTAVAIL) {
-			return nil, fmt.Errorf("this system has no loopback address %s (Linux answers on all of 127.0.0.0/8; elsewhere add aliases): %w", addr, err)
+			return nil, fmt.Errorf("this system has no address %s (Linux answers on all of 127.0.0.0/8; elsewhere add aliases, and for WithDataPlaneAddresses a local route): %w", addr, err)
 		}
 	}
-	return nil, fmt.Errorf("no free loopback address for port %d after %d tries: %w", ServerProxyPort, maxAddressTries, lastErr)
+	return nil, fmt.Errorf("no free data-plane address for port %d after %d tries: %w", ServerProxyPort, maxAddressTries, lastErr)
 }
 
 // closeDataPlane stops every instance's backend and waits for their servers to

@@ -25,6 +25,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,9 @@ type Server struct {
 	// data backs instances with PostgreSQL servers (WithPostgres); nil
 	// without.
 	data *dataPlane
+	// dataAddrs is where the data plane takes instance addresses from; the
+	// zero value means 127.0.0.0/8.
+	dataAddrs netip.Prefix
 
 	logMu sync.Mutex // serialises writes to logw
 

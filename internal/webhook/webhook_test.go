@@ -115,10 +115,11 @@ func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
 	namespace(t, "classic-app", nil)
 	p := annotatedPod("classic-app", "web", "classic")
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	g.Expect(containerNames(p.Spec.Containers)).To(Equal([]string{"app", podinject.ProxyContainerName}))
+	g.Expect(containerNames(p.Spec.Containers)).To(Equal([]string{podinject.ProxyContainerName, "app"}))
 	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0"}))
-	g.Expect(p.Spec.Containers[1].RestartPolicy).To(BeNil())
-	g.Expect(p.Spec.Containers[1].Args).To(ContainElement("--private-ip"), "the instance has no public IP")
+	g.Expect(p.Spec.Containers[0].RestartPolicy).To(BeNil())
+	g.Expect(p.Spec.Containers[0].Lifecycle.PostStart.Exec.Command).To(ContainElement("wait"))
+	g.Expect(p.Spec.Containers[0].Args).To(ContainElement("--private-ip"), "the instance has no public IP")
 }
 
 func TestUnannotatedPodIsNeverSentToTheWebhook(t *testing.T) {

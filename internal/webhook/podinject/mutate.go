@@ -93,6 +93,14 @@ const (
 	errProxyPorts     = "the pod is marked %s=true but its %s container has no --port and --http-port arguments: remove the annotation and the container, and create the pod again"
 )
 
+// ProxyBinary is the Cloud SQL Auth Proxy's path in its images (the
+// entrypoint of Google's images, distroless and alpine alike).
+const ProxyBinary = "/cloud-sql-proxy"
+
+// annotationDefaultContainer names the container that kubectl logs and exec
+// choose when none is given.
+const annotationDefaultContainer = "kubectl.kubernetes.io/default-container"
+
 // Inputs are what Mutate needs besides the pod.
 type Inputs struct {
 	// ConnectionName of the instance, project:region:name.
@@ -182,7 +190,23 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 			pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, c)
 		} else {
-			pod.Spec.Containers = append(pod.Spec.Containers, c)
+			// The kubelet starts containers in order, and the next only once
+			// the postStart hook of the one before has returned: first, and
+			// waiting until the proxy listens, the proxy holds the
+			// application back until it can connect. Appended, the proxy
+			// started with the application, whose first connection was
+			// refused (seen on a real kubelet).
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
+				ProxyBinary, "wait", "--http-address=" + ProxyAddress, "--http-port=" + strconv.Itoa(int(healthPort)), "--max=60s",
+			}}}}
+			if pod.Annotations[annotationDefaultContainer] == "" && len(pod.Spec.Containers) > 0 {
+				// kubectl logs and exec keep going to the application.
+				if pod.Annotations == nil {
+					pod.Annotations = map[string]string{}
+				}
+				pod.Annotations[annotationDefaultContainer] = pod.Spec.Containers[0].Name
+			}
+			pod.Spec.Containers = slices.Insert(pod.Spec.Containers, 0, c)
 		}
 	}
 

@@ -177,12 +177,18 @@ func TestMutate(t *testing.T) {
 			in:  inputs(classic),
 			check: func(g Gomega, _, out *corev1.Pod) {
 				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0"}))
-				g.Expect(names(out.Spec.Containers)).To(Equal([]string{"app", ProxyContainerName}))
-				g.Expect(out.Spec.Containers[1].RestartPolicy).To(BeNil())
-				g.Expect(env(out.Spec.Containers[0])).To(HaveKey(EnvPort))
-				g.Expect(env(out.Spec.Containers[1])).To(BeEmpty(), "the proxy needs no libpq settings")
-				g.Expect(out.Spec.Containers[1].Args).NotTo(ContainElement("--run-connection-test"),
-					"a classic sidecar gates nothing, and exiting on a failed test could leave a Job's pod without a proxy")
+				g.Expect(names(out.Spec.Containers)).To(Equal([]string{ProxyContainerName, "app"}), "the kubelet starts containers in order")
+				proxy := out.Spec.Containers[0]
+				g.Expect(proxy.RestartPolicy).To(BeNil())
+				g.Expect(env(out.Spec.Containers[1])).To(HaveKey(EnvPort))
+				g.Expect(env(proxy)).To(BeEmpty(), "the proxy needs no libpq settings")
+				g.Expect(proxy.Args).NotTo(ContainElement("--run-connection-test"),
+					"exiting on a failed test could leave a Job's pod without a proxy")
+				_, health, _ := proxyPorts(&proxy)
+				g.Expect(proxy.Lifecycle.PostStart.Exec.Command).To(Equal([]string{
+					ProxyBinary, "wait", "--http-address=127.0.0.1", "--http-port=" + strconv.Itoa(int(health)), "--max=60s",
+				}), "the application starts once the proxy listens")
+				g.Expect(out.Annotations).To(HaveKeyWithValue("kubectl.kubernetes.io/default-container", "app"))
 			},
 		},
 		"ports the pod declares or probes are avoided": {

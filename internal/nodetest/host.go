@@ -1,0 +1,344 @@
+package nodetest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The node's network. Everything the tests start runs in a network namespace
+// of its own, where the node has a non-loopback address (the kubelet refuses
+// a loopback node IP) on one end of a veth pair whose other end stays on the
+// host; pods sit on a CNI bridge behind it. No traffic leaves the namespace
+// but to the host end of the pair.
+const (
+	netnsName = "cloudsql-node-e2e"
+	hostVeth  = "cpnode0"
+	nodeVeth  = "cpnode1"
+	hostAddr  = "10.251.0.1"
+	// NodeIP is the node's address: where the API server reaches the kubelet,
+	// and where pods reach what the test serves (the emulator).
+	NodeIP = "10.251.0.2"
+	// PodSubnet is where the CNI bridge gives pods their addresses.
+	PodSubnet = "10.252.0.0/24"
+	// NodeName is the name the kubelet registers; pods name it in
+	// spec.nodeName, since no scheduler runs.
+	NodeName = "node-e2e"
+)
+
+// DataPlane is a range that the node's namespace answers on as its own
+// (a local route), for servers that pods must reach at addresses of their own,
+// such as the Cloud SQL emulator's instances (emulator.WithDataPlaneAddresses).
+var DataPlane = netip.MustParsePrefix("10.253.0.0/24")
+
+// Paths the kubelet, containerd and the CNI plugins use whatever they are told,
+// outside the work directory; teardown removes what the run created of them.
+var fixedPaths = []string{
+	"/var/lib/kubelet", "/var/log/containers", "/var/log/pods",
+	"/run/containerd", "/var/lib/cni", "/run/netns",
+}
+
+// Environment of the test binary that runs inside the namespace.
+const (
+	envInside  = "CLOUDSQL_NODETEST_INSIDE"
+	envWorkDir = "CLOUDSQL_NODETEST_WORKDIR"
+)
+
+// Inside reports whether this process is the test binary that Main re-ran in
+// the node's network namespace.
+func Inside() bool { return os.Getenv(envInside) != "" }
+
+// MachineUnsupported says why this machine cannot run a node whatever is
+// installed, or "" when it can: the harness needs root (network namespaces,
+// mounts, cgroups) and writable cgroups.
+func MachineUnsupported() string {
+	if os.Geteuid() != 0 {
+		return "it needs root (network namespaces, mounts and cgroups)"
+	}
+	probe := filepath.Join(cgroupRoot(), "cloudsql-node-e2e-probe")
+	if _, err := os.Stat(filepath.Join(cgroupRoot(), "cgroup.controllers")); err != nil {
+		probe = filepath.Join(cgroupRoot(), "memory", "cloudsql-node-e2e-probe") // cgroup v1
+	}
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return "cgroups are not writable here (" + err.Error() + ")"
+	}
+	_ = os.Remove(probe)
+	return ""
+}
+
+// Unsupported says why this machine cannot run a node now, or "" when it can:
+// MachineUnsupported, and containerd, runc, the CNI plugins and nsenter
+// installed.
+func Unsupported() string {
+	if why := MachineUnsupported(); why != "" {
+		return why
+	}
+	for _, bin := range []string{"containerd", "ctr", "runc", "nsenter", "ip"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return bin + " is not installed (make node-deps installs containerd, runc, containernetworking-plugins and busybox-static with apt)"
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
+		return "the CNI plugins are not installed in " + cniBinDir + " (make node-deps installs containernetworking-plugins)"
+	}
+	return ""
+}
+
+// Main runs the tests of m in the node's network namespace and returns their
+// exit code. Called from TestMain, it creates the namespace, runs the test
+// binary again inside it with nsenter (which, unlike ip netns exec, leaves the
+// cgroup mounts as they are), and tears everything down afterwards, whatever
+// the tests did: processes, mounts, cgroups, the namespace and the paths the
+// kubelet, containerd and CNI insist on. Inside the namespace it just runs m.
+func Main(m *testing.M) int {
+	if Inside() {
+		return m.Run()
+	}
+	if why := Unsupported(); why != "" {
+		fmt.Fprintln(os.Stderr, "the node tests cannot run on this machine: "+why)
+		return 1
+	}
+	work, err := os.MkdirTemp("", "cloudsql-node-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	before := snapshot()
+	code := 1
+	if err := createNamespace(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot create the node's network namespace:", err)
+	} else {
+		code = runInside(work)
+	}
+	if err := teardown(work, before); err != nil {
+		fmt.Fprintln(os.Stderr, "teardown left something behind:", err)
+		code = 1
+	}
+	return code
+}
+
+// runInside runs this test binary, with its arguments, in the namespace.
+func runInside(work string) int {
+	args := append([]string{"--net=" + netnsPath(), "--", os.Args[0]}, os.Args[1:]...)
+	cmd := exec.Command("nsenter", args...)
+	cmd.Env = append(os.Environ(), envInside+"=1", envWorkDir+"="+work)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "the tests in the node's namespace did not run:", err)
+		return 1
+	}
+}
+
+func netnsPath() string { return filepath.Join("/run/netns", netnsName) }
+
+// createNamespace creates the namespace, the veth pair, the node's address
+// with a default route (kube-apiserver wants one), the local route of
+// DataPlane and forwarding for the pods' bridge.
+func createNamespace() error {
+	if _, err := os.Stat(netnsPath()); err == nil {
+		return fmt.Errorf("namespace %s exists already: another run is going on, or one was killed before it could clean up (ip netns del %s)", netnsName, netnsName)
+	}
+	in := []string{"nsenter", "--net=" + netnsPath()}
+	for _, c := range [][]string{
+		{"ip", "netns", "add", netnsName},
+		{"ip", "link", "add", hostVeth, "type", "veth", "peer", "name", nodeVeth},
+		{"ip", "link", "set", nodeVeth, "netns", netnsName},
+		{"ip", "addr", "add", hostAddr + "/24", "dev", hostVeth},
+		{"ip", "link", "set", hostVeth, "up"},
+		append(in, "ip", "link", "set", "lo", "up"),
+		append(in, "ip", "addr", "add", NodeIP+"/24", "dev", nodeVeth),
+		append(in, "ip", "link", "set", nodeVeth, "up"),
+		append(in, "ip", "route", "add", "default", "via", hostAddr),
+		append(in, "ip", "route", "add", "local", DataPlane.String(), "dev", "lo"),
+		append(in, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"),
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %w: %s", strings.Join(c, " "), err, out)
+		}
+	}
+	return nil
+}
+
+// state is what existed before the run, so that teardown removes only what the
+// run made.
+type state struct {
+	paths  map[string]bool
+	mounts map[string]bool
+	netns  map[string]bool
+}
+
+func snapshot() state {
+	s := state{paths: map[string]bool{}, mounts: map[string]bool{}, netns: map[string]bool{}}
+	for _, p := range fixedPaths {
+		if _, err := os.Stat(p); err == nil {
+			s.paths[p] = true
+		}
+	}
+	for _, m := range mountPoints() {
+		s.mounts[m] = true
+	}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		s.netns[e.Name()] = true
+	}
+	return s
+}
+
+// teardown kills what runs in the namespace and in the containers' cgroups,
+// unmounts what the run mounted, removes the cgroups, the namespace (and with
+// it the veth pair and the bridge) and the files the run created.
+func teardown(work string, before state) error {
+	var errs []error
+	killAll()
+	for _, m := range mountPoints() {
+		if !before.mounts[m] && underAny(m, append([]string{work}, fixedPaths...)) {
+			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+			}
+		}
+	}
+	if err := removeCgroups(); err != nil {
+		errs = append(errs, err)
+	}
+	if out, err := exec.Command("ip", "link", "del", hostVeth).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
+		errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", hostVeth, err, out))
+	}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if !before.netns[e.Name()] {
+			_ = os.Remove(filepath.Join("/run/netns", e.Name()))
+		}
+	}
+	for _, p := range fixedPaths {
+		if !before.paths[p] {
+			if err := os.RemoveAll(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(work); err != nil {
+		errs = append(errs, err)
+	}
+	if left := leftovers(work, before); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("still there: %s", strings.Join(left, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// killAll kills the processes of the namespace (the control plane, containerd
+// and its shims, the kubelet) and those of the containers, which live in
+// namespaces of their own but in the cgroups containerd made, and waits until
+// they are gone.
+func killAll() {
+	for range 50 {
+		pids := append(netnsPids(), cgroupPids()...)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// netnsPids are the processes in the node's namespace.
+func netnsPids() []int {
+	out, err := exec.Command("ip", "netns", "pids", netnsName).Output()
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		var pid int
+		if _, err := fmt.Sscan(sc.Text(), &pid); err == nil && pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// mountPoints lists the mount points of this mount namespace, deepest first.
+func mountPoints() []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 {
+			out = append(out, unescapeMount(fields[4]))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// leftovers lists what teardown should have removed and did not.
+func leftovers(work string, before state) []string {
+	var left []string
+	if _, err := os.Stat(netnsPath()); err == nil {
+		left = append(left, "namespace "+netnsName)
+	}
+	if pids := append(netnsPids(), cgroupPids()...); len(pids) > 0 {
+		left = append(left, fmt.Sprintf("processes %v", pids))
+	}
+	for _, m := range mountPoints() {
+		if !before.mounts[m] && underAny(m, append([]string{work}, fixedPaths...)) {
+			left = append(left, "mount "+m)
+		}
+	}
+	for _, d := range containerCgroups() {
+		left = append(left, "cgroup "+d)
+	}
+	return left
+}

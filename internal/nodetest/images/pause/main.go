@@ -1,0 +1,44 @@
+// Command pause is the sandbox ("pause") container of the node test harness,
+// which has no registry to pull registry.k8s.io/pause from. It is PID 1 of
+// every pod sandbox: it holds the pod's namespaces open by doing nothing until
+// the container runtime stops it, and, as PID 1, it must reap the zombies of
+// processes orphaned into the sandbox's PID namespace (shareProcessNamespace),
+// which the kernel reparents to it and nothing else would wait for.
+package main
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// PID 1 gets no default signal handlers from the kernel: without these,
+	// SIGTERM would be ignored and the runtime would have to SIGKILL the sandbox.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	for s := range sigs {
+		reap()
+		if s != syscall.SIGCHLD {
+			// The runtime stopping the sandbox is the normal end, as for the
+			// upstream pause binary: exit 0.
+			os.Exit(0)
+		}
+	}
+}
+
+// reap waits for every child that has exited. Signals coalesce, so one
+// SIGCHLD may stand for several children: loop until none is left.
+func reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,94 @@
+// Package providerproc runs the provider binary as a process of its own, as a
+// pod runs it, against a test control plane: for the end-to-end tests, which
+// must see what the shipped command does (flags, configuration file, both
+// webhooks, a restart), not what a test wires up in-process.
+package providerproc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+)
+
+// Build builds cmd/provider into dir and returns the binary's path.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "provider")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/provider")
+	cmd.Dir = controlplane.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cannot build cmd/provider: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// A Process is a running provider.
+type Process struct {
+	cmd *exec.Cmd
+	// Log is the file its output goes to.
+	Log string
+}
+
+// runs numbers the processes of a test binary, so that each has files of its own.
+var runs int
+
+// Start runs bin with a configuration file holding settings (TOML) and the
+// [webhook] section that serves both webhooks where env's API server calls
+// them, and env's administrator kubeconfig. Its files go into dir.
+func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, error) {
+	_, port, certDir := env.WebhookServing()
+	runs++
+	cfg := filepath.Join(dir, fmt.Sprintf("config-%d.toml", runs))
+	content := fmt.Sprintf("%s\n[webhook]\nport = %d\ncert_dir = %q\n", settings, port, certDir)
+	if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
+		return nil, err
+	}
+	p := &Process{Log: filepath.Join(dir, fmt.Sprintf("provider-%d.log", runs))}
+	logf, err := os.Create(p.Log)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		_ = logf.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Stop stops the provider as the kubelet would, with SIGTERM, and waits for it.
+func (p *Process) Stop() {
+	if p == nil || p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+	p.cmd = nil
+}
+
+// CreateWhenAdmitted creates o, retrying while the provider's webhooks are
+// still starting (the API server then cannot call them).
+func CreateWhenAdmitted(ctx context.Context, g gomega.Gomega, c client.Client, o client.Object) {
+	g.Eventually(func() error {
+		err := c.Create(ctx, o)
+		if err != nil && !strings.Contains(err.Error(), "failed calling webhook") {
+			return gomega.StopTrying(err.Error())
+		}
+		return err
+	}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
+}
