@@ -119,7 +119,7 @@ build: ## Build the commands into bin/.
 lint: ## go vet and a gofmt check.
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./internal/e2e/
-	$(GO) vet -tags node ./internal/nodee2e/
+	$(GO) vet -tags node ./internal/nodee2e/ ./internal/nodetest/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -154,6 +154,8 @@ node-deps: ## Install what the node tests need with apt (containerd, runc, the C
 
 .PHONY: node-e2e
 node-e2e: control-plane cloud-sql-proxy postgres node-deps ## Injected pods on a real kubelet (root): containerd, CNI, native and classic sidecars, psql through the real proxy.
+	@# The images' tests need root and node-deps' packages too: they run here, not in go test ./...
+	$(GO) test -tags node -count=1 $(GO_TEST_FLAGS) ./internal/nodetest/...
 	$(GO) test -tags node -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/nodee2e/
 
 .PHONY: bench

@@ -1,0 +1,33 @@
+package nodetest
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/lib/kubelet":             "/var/lib/kubelet",
+		`/tmp/with\040space`:           "/tmp/with space",
+		`/tmp/tab\011and\134backslash`: "/tmp/tab\tand\\backslash",
+		`/tmp/trailing\04`:             `/tmp/trailing\04`,
+	} {
+		NewWithT(t).Expect(unescapeMount(in)).To(Equal(want), in)
+	}
+}
+
+// Teardown unmounts and removes only what lies under the run's directories.
+func TestUnderAny(t *testing.T) {
+	dirs := []string{"/tmp/run-1", "/var/lib/kubelet"}
+	for p, want := range map[string]bool{
+		"/tmp/run-1":                 true,
+		"/tmp/run-1/node/kubelet":    true,
+		"/var/lib/kubelet/pods/x":    true,
+		"/tmp/run-10":                false,
+		"/var/lib/kubelet-something": false,
+		"/":                          false,
+	} {
+		NewWithT(t).Expect(underAny(p, dirs)).To(Equal(want), p)
+	}
+}
