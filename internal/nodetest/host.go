@@ -129,8 +129,15 @@ func Main(m *testing.M) int {
 // runInside runs this test binary, with its arguments, in the namespace.
 func runInside(work string) int {
 	args := append([]string{"--net=" + netnsPath(), "--", os.Args[0]}, os.Args[1:]...)
+	// Temporary files too (envtest's, t.TempDir's, PostgreSQL's data) go into
+	// the work directory, which teardown removes even when the tests were killed.
+	tmp := filepath.Join(work, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	cmd := exec.Command("nsenter", args...)
-	cmd.Env = append(os.Environ(), envInside+"=1", envWorkDir+"="+work)
+	cmd.Env = append(os.Environ(), envInside+"=1", envWorkDir+"="+work, "TMPDIR="+tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
