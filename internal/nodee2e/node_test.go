@@ -114,7 +114,13 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	w.g.Expect(err).NotTo(HaveOccurred())
 	emu := emulator.New(emulator.WithPostgres(pgCfg), emulator.WithDelays(2*time.Second, time.Second, time.Second),
 		emulator.WithDataPlaneAddresses(nodetest.DataPlane), emulator.WithRequestLog(emuLog))
-	t.Cleanup(func() { _ = emu.Close() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			// A PostgreSQL that did not start shows in pods only as a closed connection.
+			t.Logf("emulator log (tail):\n%s", logtail.Tail(emuLog.Name(), 40))
+		}
+		_ = emu.Close()
+	})
 	lis, err := net.Listen("tcp", net.JoinHostPort(nodetest.NodeIP, "0"))
 	w.g.Expect(err).NotTo(HaveOccurred())
 	hs := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}

@@ -131,10 +131,18 @@ func runInside(work string) int {
 	args := append([]string{"--net=" + netnsPath(), "--", os.Args[0]}, os.Args[1:]...)
 	// Temporary files too (envtest's, t.TempDir's, PostgreSQL's data) go into
 	// the work directory, which teardown removes even when the tests were killed.
+	// Like /tmp, it is open to every user (and sticky): PostgreSQL, for one,
+	// does not run as root and keeps its data there.
 	tmp := filepath.Join(work, "tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	for dir, mode := range map[string]os.FileMode{work: 0o755, tmp: 0o777 | os.ModeSticky} {
+		if err := os.Chmod(dir, mode); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	cmd := exec.Command("nsenter", args...)
 	cmd.Env = append(os.Environ(), envInside+"=1", envWorkDir+"="+work, "TMPDIR="+tmp)
