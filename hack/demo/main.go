@@ -336,7 +336,7 @@ func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, en
 		return fmt.Errorf("the Cloud SQL Auth Proxy did not start: %w\n%s", err, proxyOut.String())
 	}
 	defer func() { _ = proxy.Stop() }()
-	fmt.Printf("  cloud-sql-proxy %s\n  (the pod's arguments, then the emulator's endpoint and a token: no Google account here)\n", strings.Join(proxy.Args, " "))
+	fmt.Printf("  cloud-sql-proxy %s\n  (the pod's arguments, the emulator's endpoint among them from the ProviderConfig, then a token: no Google account here)\n", strings.Join(proxy.Args, " "))
 	if err := lp.WritePasswordFiles(ctx); err != nil {
 		return err
 	}
