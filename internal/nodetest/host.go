@@ -112,6 +112,12 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if _, err := os.Stat(netnsPath()); err == nil {
+		// Not ours to tear down: another run may be using it.
+		fmt.Fprintf(os.Stderr, "the node tests cannot run: namespace %s exists already; another run is going on, or one was killed before it could clean up (then: ip netns pids %s | xargs -r kill -9; ip netns del %s)\n", netnsName, netnsName, netnsName)
+		_ = os.RemoveAll(work)
+		return 1
+	}
 	before := snapshot()
 	code := 1
 	if err := createNamespace(); err != nil {
@@ -166,9 +172,6 @@ func netnsPath() string { return filepath.Join("/run/netns", netnsName) }
 // with a default route (kube-apiserver wants one), the local route of
 // DataPlane and forwarding for the pods' bridge.
 func createNamespace() error {
-	if _, err := os.Stat(netnsPath()); err == nil {
-		return fmt.Errorf("namespace %s exists already: another run is going on, or one was killed before it could clean up (ip netns del %s)", netnsName, netnsName)
-	}
 	in := []string{"nsenter", "--net=" + netnsPath()}
 	for _, c := range [][]string{
 		{"ip", "netns", "add", netnsName},
