@@ -131,8 +131,11 @@ test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint
 	OBSERVE=get $(GO) test -count=1 $(GO_TEST_FLAGS) ./internal/controller/...
 	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
 	$(MAKE) --no-print-directory e2e
-	@if why=$$($(GO) run ./hack/nodecheck); then $(MAKE) --no-print-directory node-e2e; \
-	else echo "node-e2e (injected pods on a real kubelet) does not run on this machine: $$why"; fi
+	@if ! why=$$($(GO) run ./hack/nodecheck); then \
+	  echo "node-e2e (injected pods on a real kubelet) does not run on this machine: $$why"; \
+	elif ! $(MAKE) --no-print-directory node-deps; then \
+	  echo "node-e2e (injected pods on a real kubelet) does not run on this machine: its packages are missing (see above)"; \
+	else $(MAKE) --no-print-directory node-e2e; fi
 
 .PHONY: e2e
 e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provider, webhooks, emulator with PostgreSQL, the real proxy and psql.
@@ -140,16 +143,21 @@ e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provid
 
 # containerd, runc and the CNI plugins run the node's pods; busybox-static and
 # PostgreSQL's client go into the images the node tests build (nothing is pulled).
-NODE_PACKAGES := containerd runc containernetworking-plugins busybox-static postgresql-client
+# What is missing is found by its files, not by package names (Docker's
+# containerd.io provides containerd too), and apt never removes a package for
+# them (--no-remove): on a machine where that would be needed, node-deps fails
+# and says so.
+NODE_DEPS := containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins /bin/busybox:busybox-static psql:postgresql-client
 .PHONY: node-deps
-node-deps: ## Install what the node tests need with apt (containerd, runc, the CNI plugins, busybox-static, psql).
-	@missing=""; for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+node-deps: ## Install what the node tests need with apt (containerd, runc, the CNI plugins, busybox-static, psql), removing nothing.
+	@missing=""; for d in $(NODE_DEPS); do f=$${d%%:*}; p=$${d##*:}; \
+	  if [ "$${f#/}" != "$$f" ]; then [ -e "$$f" ] || missing="$$missing $$p"; else command -v "$$f" >/dev/null || missing="$$missing $$p"; fi; done; \
 	if [ -n "$$missing" ]; then \
 	  command -v apt-get >/dev/null || { echo "the node tests need$$missing, and there is no apt-get: install them yourself"; exit 1; }; \
 	  sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
 	  echo "installing$$missing with apt"; export DEBIAN_FRONTEND=noninteractive; \
-	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends $$missing \
-	    || { echo "cannot install$$missing with apt: install them and run make again"; exit 1; }; \
+	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends --no-remove $$missing \
+	    || { echo "cannot install$$missing with apt without removing other packages: install them yourself, then run make node-e2e"; exit 1; }; \
 	fi
 
 .PHONY: node-e2e

@@ -27,7 +27,9 @@ const (
 	SidecarAuto = "auto"
 	// SidecarNative always uses a native sidecar.
 	SidecarNative = "native"
-	// SidecarClassic always appends the proxy to the pod's containers.
+	// SidecarClassic always makes the proxy the pod's first container, which
+	// the application's containers start after (a postStart hook waits until
+	// it listens).
 	SidecarClassic = "classic"
 )
 

@@ -27,3 +27,10 @@ func TestDataAddress(t *testing.T) {
 		})
 	}
 }
+
+func TestDataPlaneAddressesRefusesWhatItCannotNumber(t *testing.T) {
+	for _, p := range []string{"fd00::/64", "10.0.0.0/31", "10.0.0.1/32"} {
+		NewWithT(t).Expect(func() { WithDataPlaneAddresses(netip.MustParsePrefix(p)) }).To(Panic(), p)
+	}
+	NewWithT(t).Expect(func() { WithDataPlaneAddresses(netip.MustParsePrefix("10.0.0.0/30")) }).NotTo(Panic())
+}

@@ -57,9 +57,12 @@ var loopback = netip.MustParsePrefix("127.0.0.0/8")
 // second is usually a gateway's), for clients that cannot reach this host's
 // loopback, such as pods in network namespaces of their own. The host must
 // accept connections to the whole prefix, for example through a local route
-// (ip route add local <prefix> dev lo). Only IPv4 prefixes of 24 bits or less
-// are supported.
+// (ip route add local <prefix> dev lo). The prefix must be IPv4 and hold at
+// least four addresses (/30); anything else is a programming error, and panics.
 func WithDataPlaneAddresses(prefix netip.Prefix) Option {
+	if !prefix.Addr().Is4() || prefix.Bits() > 30 {
+		panic(fmt.Sprintf("emulator.WithDataPlaneAddresses: %s is not an IPv4 prefix of /30 or shorter", prefix))
+	}
 	return func(s *Server) { s.dataAddrs = prefix.Masked() }
 }
 

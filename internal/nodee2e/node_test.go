@@ -179,6 +179,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	w.stopProvider()
 	w.startProvider(configfile.SidecarClassic, proxy.Ref, writer.Ref)
 	classic := w.createPod(ctx, appNS, "classic", app.Ref, false)
+	w.g.Expect(classic.Spec.Containers[0].Name).To(Equal(podinject.ProxyContainerName), "the kubelet starts containers in order")
 	w.g.Eventually(func(g Gomega) {
 		got := &corev1.Pod{}
 		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(classic), got)).To(Succeed())
@@ -188,6 +189,14 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 		g.Expect(st.State.Terminated.ExitCode).To(BeZero(), w.logs(ctx, got, "app"))
 	}).WithTimeout(podDone).WithPolling(time.Second).Should(Succeed())
 	w.g.Expect(w.logs(ctx, classic, "app")).To(Equal("postgres"))
+	got := &corev1.Pod{}
+	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(classic), got)).To(Succeed())
+	proxySt := containerStatus(got.Status.ContainerStatuses, podinject.ProxyContainerName)
+	w.g.Expect(proxySt).NotTo(BeNil())
+	w.g.Expect(proxySt.State.Running).NotTo(BeNil(), "a classic sidecar keeps running after the application")
+	w.g.Expect(proxySt.RestartCount).To(BeZero())
+	w.expectNoEvent(ctx, got, "FailedPostStartHook")
+	w.expectNoEvent(ctx, got, "Unhealthy")
 }
 
 func step(t *testing.T, format string, a ...any) {
@@ -249,9 +258,8 @@ func (w *world) waitPhase(ctx context.Context, pod *corev1.Pod, phase corev1.Pod
 }
 
 // expectProxyServed checks what the native sidecar did in a pod that has
-// finished: it was never restarted, no probe of it failed (the kubelet records a
-// failing probe as an Unhealthy event), and it exited 0 when the kubelet stopped
-// it after the application. That the init container after it ran at all shows
+// finished: it was never restarted, no probe of it failed, and it exited 0 when
+// the kubelet stopped it after the application. That the init container after it ran at all shows
 // that its startup probe passed: a native sidecar's startup gates what follows.
 func (w *world) expectProxyServed(ctx context.Context, pod *corev1.Pod) {
 	got := &corev1.Pod{}
@@ -261,11 +269,17 @@ func (w *world) expectProxyServed(ctx context.Context, pod *corev1.Pod) {
 	w.g.Expect(st.RestartCount).To(BeZero(), w.logs(ctx, got, podinject.ProxyContainerName))
 	w.g.Expect(st.State.Terminated).NotTo(BeNil())
 	w.g.Expect(st.State.Terminated.ExitCode).To(BeZero(), "the proxy exits 0 on SIGTERM")
+	w.expectNoEvent(ctx, got, "Unhealthy")
+}
+
+// expectNoEvent checks that the kubelet recorded no event of reason for the pod
+// (Unhealthy: a failed probe; FailedPostStartHook: a failed postStart hook).
+func (w *world) expectNoEvent(ctx context.Context, pod *corev1.Pod, reason string) {
 	events := &corev1.EventList{}
 	w.g.Expect(w.c.List(ctx, events, client.InNamespace(pod.Namespace))).To(Succeed())
 	for _, e := range events.Items {
 		if e.InvolvedObject.Name == pod.Name {
-			w.g.Expect(e.Reason).NotTo(Equal("Unhealthy"), e.Message)
+			w.g.Expect(e.Reason).NotTo(Equal(reason), e.Message)
 		}
 	}
 }

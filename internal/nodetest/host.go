@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,7 +60,8 @@ func Inside() bool { return os.Getenv(envInside) != "" }
 
 // MachineUnsupported says why this machine cannot run a node whatever is
 // installed, or "" when it can: the harness needs root (network namespaces,
-// mounts, cgroups) and writable cgroups.
+// mounts, cgroups), writable cgroups, and the kubelet's and containerd's
+// paths free (inUse).
 func MachineUnsupported() string {
 	if os.Geteuid() != 0 {
 		return "it needs root (network namespaces, mounts and cgroups)"
@@ -72,7 +74,7 @@ func MachineUnsupported() string {
 		return "cgroups are not writable here (" + err.Error() + ")"
 	}
 	_ = os.Remove(probe)
-	return ""
+	return inUse()
 }
 
 // Unsupported says why this machine cannot run a node now, or "" when it can:
@@ -107,15 +109,24 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "the node tests cannot run on this machine: "+why)
 		return 1
 	}
+	// One run at a time: a second run's teardown would take the first's node.
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot open the node tests' lock:", err)
+		return 1
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(os.Stderr, "the node tests cannot run: another run holds %s\n", lockPath)
+		return 1
+	}
+	if why := inUse(); why != "" {
+		fmt.Fprintln(os.Stderr, "the node tests cannot run: "+why)
+		return 1
+	}
 	work, err := os.MkdirTemp("", "cloudsql-node-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if _, err := os.Stat(netnsPath()); err == nil {
-		// Not ours to tear down: another run may be using it.
-		fmt.Fprintf(os.Stderr, "the node tests cannot run: namespace %s exists already; another run is going on, or one was killed before it could clean up (then: ip netns pids %s | xargs -r kill -9; ip netns del %s)\n", netnsName, netnsName, netnsName)
-		_ = os.RemoveAll(work)
 		return 1
 	}
 	before := snapshot()
@@ -130,6 +141,29 @@ func Main(m *testing.M) int {
 		code = 1
 	}
 	return code
+}
+
+// lockPath is the lock a run holds from start to teardown.
+const lockPath = "/run/cloudsql-node-e2e.lock"
+
+// inUse says why the machine's kubelet, container or network paths are not
+// free for a run, or "" when they are: teardown kills, unmounts and removes
+// what it finds there, so nothing else may be using them. A run that was
+// killed before its teardown leaves them taken too; inUse then says what to
+// remove.
+func inUse() string {
+	if _, err := os.Stat(netnsPath()); err == nil {
+		return fmt.Sprintf("namespace %s exists: a run was killed before its teardown (remove it with: ip netns pids %[1]s | xargs -r kill -9; ip netns del %[1]s)", netnsName)
+	}
+	for _, p := range []string{"/var/lib/kubelet", "/run/containerd"} {
+		if _, err := os.Stat(p); err == nil {
+			return p + " exists: a kubelet or containerd of this machine (Docker's included), or a run killed before its teardown, uses it; the node tests start their own and remove it afterwards, so they run only where it is free"
+		}
+	}
+	if cgs := containerCgroups(); len(cgs) > 0 {
+		return fmt.Sprintf("containers' cgroups exist (%s): another containerd or kubelet runs containers here", cgs[len(cgs)-1])
+	}
+	return ""
 }
 
 // runInside runs this test binary, with its arguments, in the namespace.
@@ -153,7 +187,27 @@ func runInside(work string) int {
 	cmd := exec.Command("nsenter", args...)
 	cmd.Env = append(os.Environ(), envInside+"=1", envWorkDir+"="+work, "TMPDIR="+tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
-	err := cmd.Run()
+	// An interrupt (Ctrl-C) goes to the tests, and this process stays to tear
+	// down once they have stopped.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot run the tests in the node's namespace:", err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+wait:
+	for {
+		select {
+		case sig := <-sigs:
+			_ = cmd.Process.Signal(sig)
+		case err = <-done:
+			break wait
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -161,7 +215,7 @@ func runInside(work string) int {
 	case errors.As(err, &exit) && exit.ExitCode() > 0:
 		return exit.ExitCode()
 	default:
-		fmt.Fprintln(os.Stderr, "the tests in the node's namespace did not run:", err)
+		fmt.Fprintln(os.Stderr, "the tests in the node's namespace ended:", err)
 		return 1
 	}
 }
@@ -225,7 +279,7 @@ func teardown(work string, before state) error {
 	var errs []error
 	killAll()
 	for _, m := range mountPoints() {
-		if !before.mounts[m] && underAny(m, append([]string{work}, fixedPaths...)) {
+		if !before.mounts[m] && ours(m, work) {
 			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 				errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
 			}
@@ -239,7 +293,8 @@ func teardown(work string, before state) error {
 	}
 	entries, _ := os.ReadDir("/run/netns")
 	for _, e := range entries {
-		if !before.netns[e.Name()] {
+		// The pods' namespaces (cni-*, made by this run's containerd) and the node's.
+		if !before.netns[e.Name()] && (strings.HasPrefix(e.Name(), "cni-") || e.Name() == netnsName) {
 			_ = os.Remove(filepath.Join("/run/netns", e.Name()))
 		}
 	}
@@ -332,6 +387,25 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
+// ours reports whether a mount that appeared during the run is the run's: in
+// its work directory, in the paths the kubelet and containerd insist on (free
+// when the run began: see inUse), or a namespace of the node or its pods.
+func ours(m, work string) bool {
+	if m == "/run/netns" {
+		return true
+	}
+	if dir, name := filepath.Split(m); dir == "/run/netns/" {
+		return name == netnsName || strings.HasPrefix(name, "cni-")
+	}
+	var fixed []string
+	for _, p := range fixedPaths {
+		if p != "/run/netns" {
+			fixed = append(fixed, p)
+		}
+	}
+	return underAny(m, append(fixed, work))
+}
+
 func underAny(p string, dirs []string) bool {
 	for _, d := range dirs {
 		if p == d || strings.HasPrefix(p, d+"/") {
@@ -351,7 +425,7 @@ func leftovers(work string, before state) []string {
 		left = append(left, fmt.Sprintf("processes %v", pids))
 	}
 	for _, m := range mountPoints() {
-		if !before.mounts[m] && underAny(m, append([]string{work}, fixedPaths...)) {
+		if !before.mounts[m] && ours(m, work) {
 			left = append(left, "mount "+m)
 		}
 	}

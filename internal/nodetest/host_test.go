@@ -31,3 +31,18 @@ func TestUnderAny(t *testing.T) {
 		NewWithT(t).Expect(underAny(p, dirs)).To(Equal(want), p)
 	}
 }
+
+func TestOurs(t *testing.T) {
+	for m, want := range map[string]bool{
+		"/tmp/run-1/node/kubelet/root":         true,
+		"/var/lib/kubelet/pods/x/volumes/y":    true,
+		"/run/containerd/io.containerd/rootfs": true,
+		"/run/netns":                           true,
+		"/run/netns/" + netnsName:              true,
+		"/run/netns/cni-1234":                  true,
+		"/run/netns/someone-elses":             false,
+		"/var/lib/docker/overlay2/x":           false,
+	} {
+		NewWithT(t).Expect(ours(m, "/tmp/run-1")).To(Equal(want), m)
+	}
+}

@@ -110,9 +110,9 @@ state = %[2]q
 		cniBinDir, filepath.Join(n.Dir, "cni", "net.d"))
 	cni := fmt.Sprintf(`{"cniVersion":"1.0.0","name":"cloudsql-node-e2e","plugins":[
   {"type":"bridge","bridge":"cni0","isGateway":true,"ipMasq":false,
-   "ipam":{"type":"host-local","ranges":[[{"subnet":%q}]],"routes":[{"dst":"0.0.0.0/0"}]}},
+   "ipam":{"type":"host-local","dataDir":%q,"ranges":[[{"subnet":%q}]],"routes":[{"dst":"0.0.0.0/0"}]}},
   {"type":"loopback"}]}
-`, PodSubnet)
+`, filepath.Join(n.Dir, "cni", "ipam"), PodSubnet)
 	if err := os.WriteFile(filepath.Join(n.Dir, "containerd", "config.toml"), []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -168,7 +168,8 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 localStorageCapacityIsolation: false
 resolvConf: ""
-`, NodeIP, n.sock)
+podLogsDir: %[3]q
+`, NodeIP, n.sock, filepath.Join(n.Dir, "kubelet", "pods-logs"))
 	cfgPath := filepath.Join(n.Dir, "kubelet", "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err

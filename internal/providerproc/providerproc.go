@@ -33,10 +33,14 @@ func Build(dir string) (string, error) {
 
 // A Process is a running provider.
 type Process struct {
-	cmd *exec.Cmd
+	cmd  *exec.Cmd
+	logf *os.File
 	// Log is the file its output goes to.
 	Log string
 }
+
+// stopTimeout is how long Stop waits after SIGTERM before it kills.
+const stopTimeout = 30 * time.Second
 
 // runs numbers the processes of a test binary, so that each has files of its own.
 var runs int
@@ -63,7 +67,7 @@ func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, e
 	}
 	p.cmd = exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.Stdout, p.cmd.Stderr, p.logf = logf, logf, logf
 	if err := p.cmd.Start(); err != nil {
 		_ = logf.Close()
 		return nil, err
@@ -71,13 +75,25 @@ func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, e
 	return p, nil
 }
 
-// Stop stops the provider as the kubelet would, with SIGTERM, and waits for it.
+// Stop stops the provider as the kubelet would, with SIGTERM, waits for it,
+// and kills it when it has not stopped within stopTimeout.
 func (p *Process) Stop() {
 	if p == nil || p.cmd == nil {
 		return
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	_ = p.cmd.Wait()
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+	_ = p.logf.Close()
 	p.cmd = nil
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
 // Registry prefixes every reference. It looks like a registry host
@@ -83,7 +85,7 @@ var (
 
 // Paths inside the images.
 const (
-	proxyPath   = "/cloud-sql-proxy"
+	proxyPath   = podinject.ProxyBinary // where the classic sidecar's postStart hook runs it
 	pausePath   = "/pause"
 	busyboxPath = "/bin/busybox"
 	psqlPath    = "/usr/bin/psql"
