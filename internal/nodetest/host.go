@@ -160,6 +160,17 @@ func inUse() string {
 			return p + " exists: a kubelet or containerd of this machine (Docker's included), or a run killed before its teardown, uses it; the node tests start their own and remove it afterwards, so they run only where it is free"
 		}
 	}
+	for _, prefix := range []string{hostAddr + "/24", PodSubnet, DataPlane.String()} {
+		// A route of the machine's (a VPN's, say) that the node's addresses
+		// would shadow.
+		if out, err := exec.Command("ip", "route", "show", "match", prefix).Output(); err == nil {
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if line != "" && !strings.HasPrefix(line, "default ") {
+					return fmt.Sprintf("this machine routes %s already (%s); the node's network would shadow it", prefix, line)
+				}
+			}
+		}
+	}
 	if cgs := containerCgroups(); len(cgs) > 0 {
 		return fmt.Sprintf("containers' cgroups exist (%s): another containerd or kubelet runs containers here", cgs[len(cgs)-1])
 	}
