@@ -143,155 +143,198 @@ type difference struct {
 }
 
 // differences is the comparison behind Compare and GeneratePatch, so that
-// a patch always fixes exactly what the comparison reports.
+// a patch always fixes exactly what the comparison reports. Each group of
+// settings that a setter writes together is compared by a method of diffs
+// of its own; they run in the order of the API, which is the order of the
+// differences.
 func differences(p *v1alpha1.PostgresqlInstanceParameters, o *sqladmin.DatabaseInstance) []difference {
-	var ds []difference
-	add := func(fix setter, path, want, have string) {
-		ds = append(ds, difference{text: path + ": want " + want + ", have " + have, fix: fix})
-	}
-
+	var ds diffs
 	if o == nil {
-		add(setAllPatchable, "instance", "an observed Cloud SQL instance", "none")
+		ds.add(setAllPatchable, "instance", "an observed Cloud SQL instance", "none")
 		return ds
 	}
-	if want := DatabaseVersion(p.Version); want != "" && want != o.DatabaseVersion {
-		add(nil, "databaseVersion", want, orUnset(o.DatabaseVersion))
-	}
-	if want := p.Location.Region; want != "" && want != o.Region {
-		add(nil, "region", want, orUnset(o.Region))
-	}
+	ds.addIfSet(nil, "databaseVersion", DatabaseVersion(p.Version), o.DatabaseVersion)
+	ds.addIfSet(nil, "region", p.Location.Region, o.Region)
 	s := o.Settings
 	if s == nil {
-		add(setAllPatchable, "settings", "the managed settings", "none")
+		ds.add(setAllPatchable, "settings", "the managed settings", "none")
 		return ds
 	}
-
-	if want := p.Resources.InstanceType; want != "" && want != s.Tier {
-		add(setTier, "settings.tier", want, orUnset(s.Tier))
-	}
-	if want := Edition(p.Edition); want != "" && want != s.Edition {
-		add(setEdition, "settings.edition", want, orUnset(s.Edition))
-	}
-	if want := AvailabilityType(p.Availability.Type); want != "" && want != s.AvailabilityType {
-		add(setAvailability, "settings.availabilityType", want, orUnset(s.AvailabilityType))
-	}
-
-	bc := s.BackupConfiguration
-	if bc == nil {
-		bc = &sqladmin.BackupConfiguration{}
-	}
-	if want := p.Backups.Daily.Enabled; want != nil && *want != bc.Enabled {
-		add(setBackups, "settings.backupConfiguration.enabled", strconv.FormatBool(*want), strconv.FormatBool(bc.Enabled))
-	}
-	if want := p.Backups.Daily.StartTime; want != "" && want != bc.StartTime {
-		add(setBackups, "settings.backupConfiguration.startTime", want, orUnset(bc.StartTime))
-	}
-
-	haveFlags := flagMap(s.DatabaseFlags)
-	for _, f := range DatabaseFlags(sortedFlags(p.Flags)) {
-		if have, ok := haveFlags[f.Name]; !ok || have != f.Value {
-			add(setFlags, "settings.databaseFlags["+f.Name+"]", f.Value, orIf(have, ok, absent))
-		}
-	}
-
-	wantLabels := UserLabels(p.Labels)
-	for _, k := range sortedKeys(wantLabels) {
-		if have, ok := s.UserLabels[k]; !ok || have != wantLabels[k] {
-			add(setLabels, "settings.userLabels."+k, wantLabels[k], orIf(have, ok, absent))
-		}
-	}
-
-	ds = append(ds, ipDifferences(p, s.IpConfiguration)...)
-
-	if want := p.Location.Zone; want != "" && want != v1alpha1.Any {
-		have := ""
-		if s.LocationPreference != nil {
-			have = s.LocationPreference.Zone
-		}
-		if have != want {
-			add(setZone, "settings.locationPreference.zone", want, orUnset(have))
-		}
-	}
-
-	if m := p.Maintenance; m.Day != "" {
-		mw := s.MaintenanceWindow
-		if mw == nil {
-			// No window is no preference, which is what day 0 says.
-			mw = &sqladmin.MaintenanceWindow{}
-		}
-		wantDay := MaintenanceDay(m.Day)
-		if wantDay != mw.Day {
-			add(setMaintenance, "settings.maintenanceWindow.day", dayText(wantDay), dayText(mw.Day))
-		}
-		if want := wantMaintenanceHour(m); wantDay != MaintenanceAnyDay && want != mw.Hour {
-			add(setMaintenance, "settings.maintenanceWindow.hour", strconv.FormatInt(want, 10), strconv.FormatInt(mw.Hour, 10))
-		}
-	}
-
-	if disk := p.Resources.Disk; disk.SizeMinimumGb > 0 {
-		if want := int64(disk.SizeMinimumGb); s.DataDiskSizeGb < want {
-			add(setDiskSize, "settings.dataDiskSizeGb", "at least "+strconv.FormatInt(want, 10), strconv.FormatInt(s.DataDiskSizeGb, 10))
-		}
-		want := autoResize(disk)
-		if s.StorageAutoResize == nil || *s.StorageAutoResize != want {
-			have := unset
-			if s.StorageAutoResize != nil {
-				have = strconv.FormatBool(*s.StorageAutoResize)
-			}
-			add(setAutoResize, "settings.storageAutoResize", strconv.FormatBool(want), have)
-		}
-		if want := int64(disk.SizeMaximumGb); autoResize(disk) && want != s.StorageAutoResizeLimit {
-			add(setAutoResize, "settings.storageAutoResizeLimit", limitText(want), limitText(s.StorageAutoResizeLimit))
-		}
-	}
-	if want := DataDiskType(p.Resources.Disk.Type); want != "" && want != s.DataDiskType {
-		add(nil, "settings.dataDiskType", want, orUnset(s.DataDiskType))
-	}
+	ds.tierAndAvailability(p, s)
+	ds.backups(p.Backups.Daily, s.BackupConfiguration)
+	ds.flags(p.Flags, s.DatabaseFlags)
+	ds.labels(p.Labels, s.UserLabels)
+	ds.networks(p.Networking, s.IpConfiguration)
+	ds.zone(p.Location.Zone, s.LocationPreference)
+	ds.maintenance(p.Maintenance, s.MaintenanceWindow)
+	ds.disk(p.Resources.Disk, s)
 	return ds
 }
 
-// ipDifferences compares the networking of the spec with ipc, which may be
-// nil.
-func ipDifferences(p *v1alpha1.PostgresqlInstanceParameters, ipc *sqladmin.IpConfiguration) []difference {
-	var ds []difference
-	add := func(fix setter, path, want, have string) {
-		ds = append(ds, difference{text: path + ": want " + want + ", have " + have, fix: fix})
+// diffs is the list the comparison builds, one group of settings after
+// another, so that every line has the same form.
+type diffs []difference
+
+// add records that path wants want but has have; fix is the setter that
+// fixes it, nil when no patch can.
+func (ds *diffs) add(fix setter, path, want, have string) {
+	*ds = append(*ds, difference{text: path + ": want " + want + ", have " + have, fix: fix})
+}
+
+// addIfSet is add for a plain string field, when want differs from have:
+// an empty want is an unset parameter, which is not compared.
+func (ds *diffs) addIfSet(fix setter, path, want, have string) {
+	if want != "" && want != have {
+		ds.add(fix, path, want, orUnset(have))
 	}
+}
+
+// tierAndAvailability compares what setTier, setEdition and
+// setAvailability write.
+func (ds *diffs) tierAndAvailability(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	ds.addIfSet(setTier, "settings.tier", p.Resources.InstanceType, s.Tier)
+	ds.addIfSet(setEdition, "settings.edition", Edition(p.Edition), s.Edition)
+	ds.addIfSet(setAvailability, "settings.availabilityType", AvailabilityType(p.Availability.Type), s.AvailabilityType)
+}
+
+// backups compares what setBackups writes; bc may be nil.
+func (ds *diffs) backups(d v1alpha1.DailyBackups, bc *sqladmin.BackupConfiguration) {
+	if bc == nil {
+		bc = &sqladmin.BackupConfiguration{}
+	}
+	if want := d.Enabled; want != nil && *want != bc.Enabled {
+		ds.add(setBackups, "settings.backupConfiguration.enabled", strconv.FormatBool(*want), strconv.FormatBool(bc.Enabled))
+	}
+	ds.addIfSet(setBackups, "settings.backupConfiguration.startTime", d.StartTime, bc.StartTime)
+}
+
+// flags requires every desired flag with its value and ignores the others,
+// which Cloud SQL may set itself (see Compare).
+func (ds *diffs) flags(flags []string, observed []*sqladmin.DatabaseFlags) {
+	haveFlags := flagMap(observed)
+	for _, f := range DatabaseFlags(sortedFlags(flags)) {
+		if have, ok := haveFlags[f.Name]; !ok || have != f.Value {
+			ds.add(setFlags, "settings.databaseFlags["+f.Name+"]", f.Value, orIf(have, ok, absent))
+		}
+	}
+}
+
+// labels requires every desired label with its value and ignores the
+// others, which other tools add (see Compare).
+func (ds *diffs) labels(labels map[string]v1alpha1.LabelValue, observed map[string]string) {
+	wantLabels := UserLabels(labels)
+	for _, k := range sortedKeys(wantLabels) {
+		if have, ok := observed[k]; !ok || have != wantLabels[k] {
+			ds.add(setLabels, "settings.userLabels."+k, wantLabels[k], orIf(have, ok, absent))
+		}
+	}
+}
+
+// networks compares what setIPConfiguration writes; ipc may be nil.
+func (ds *diffs) networks(n v1alpha1.Networking, ipc *sqladmin.IpConfiguration) {
 	if ipc == nil {
 		ipc = &sqladmin.IpConfiguration{}
 	}
-	n := p.Networking
-
 	if want := n.PublicIP.Enabled; want != ipc.Ipv4Enabled {
-		add(setIPConfiguration, "settings.ipConfiguration.ipv4Enabled", strconv.FormatBool(want), strconv.FormatBool(ipc.Ipv4Enabled))
+		ds.add(setIPConfiguration, "settings.ipConfiguration.ipv4Enabled", strconv.FormatBool(want), strconv.FormatBool(ipc.Ipv4Enabled))
 	}
+	ds.privateNetwork(n.PrivateIP, NormalizeNetwork(ipc.PrivateNetwork))
+	ds.authorizedNetworks(n.PublicIP.AuthorizedNetworks, ipc.AuthorizedNetworks)
+}
 
-	have := NormalizeNetwork(ipc.PrivateNetwork)
+// privateNetwork compares the wanted private network with have, already
+// normalized. Removing one is immutable: Cloud SQL cannot.
+func (ds *diffs) privateNetwork(pip v1alpha1.PrivateIP, have string) {
 	switch {
-	case n.PrivateIP.Enabled && n.PrivateIP.Network != "":
-		if want := NormalizeNetwork(n.PrivateIP.Network); want != have {
-			add(setIPConfiguration, "settings.ipConfiguration.privateNetwork", want, orUnset(have))
+	case pip.Enabled && pip.Network != "":
+		if want := NormalizeNetwork(pip.Network); want != have {
+			ds.add(setIPConfiguration, "settings.ipConfiguration.privateNetwork", want, orUnset(have))
 		}
-	case !n.PrivateIP.Enabled && have != "":
+	case !pip.Enabled && have != "":
 		// Cloud SQL cannot take a private IP away again.
-		add(nil, "settings.ipConfiguration.privateNetwork", "none (private IP disabled)", have)
+		ds.add(nil, "settings.ipConfiguration.privateNetwork", "none (private IP disabled)", have)
 	}
+}
 
-	want := make(map[string]string, len(n.PublicIP.AuthorizedNetworks))
-	for _, a := range n.PublicIP.AuthorizedNetworks {
+// authorizedNetworks requires exactly the desired set, by CIDR and name:
+// an entry added out of band is a hole in the firewall (see Compare).
+func (ds *diffs) authorizedNetworks(wanted []v1alpha1.AuthorizedNetwork, observed []*sqladmin.AclEntry) {
+	want := make(map[string]string, len(wanted))
+	for _, a := range wanted {
 		want[normalizeCIDR(a.CIDR)] = a.Name
 	}
-	haveACL := aclMap(ipc.AuthorizedNetworks)
+	haveACL := aclMap(observed)
 	for _, cidr := range sortedKeys(want, haveACL) {
 		w, inWant := want[cidr]
 		h, inHave := haveACL[cidr]
 		if inWant && inHave && w == h {
 			continue
 		}
-		add(setIPConfiguration, "settings.ipConfiguration.authorizedNetworks["+cidr+"]",
+		ds.add(setIPConfiguration, "settings.ipConfiguration.authorizedNetworks["+cidr+"]",
 			aclText(w, inWant), aclText(h, inHave))
 	}
-	return ds
+}
+
+// zone compares what setZone writes: Any or no zone accepts every zone.
+func (ds *diffs) zone(want string, lp *sqladmin.LocationPreference) {
+	if want == "" || want == v1alpha1.Any {
+		return
+	}
+	have := ""
+	if lp != nil {
+		have = lp.Zone
+	}
+	if have != want {
+		ds.add(setZone, "settings.locationPreference.zone", want, orUnset(have))
+	}
+}
+
+// maintenance compares what setMaintenance writes, only when a day is
+// set; the hour matters only on a chosen day. mw may be nil.
+func (ds *diffs) maintenance(m v1alpha1.Maintenance, mw *sqladmin.MaintenanceWindow) {
+	if m.Day == "" {
+		return
+	}
+	if mw == nil {
+		// No window is no preference, which is what day 0 says.
+		mw = &sqladmin.MaintenanceWindow{}
+	}
+	wantDay := MaintenanceDay(m.Day)
+	if wantDay != mw.Day {
+		ds.add(setMaintenance, "settings.maintenanceWindow.day", dayText(wantDay), dayText(mw.Day))
+	}
+	if want := wantMaintenanceHour(m); wantDay != MaintenanceAnyDay && want != mw.Hour {
+		ds.add(setMaintenance, "settings.maintenanceWindow.hour", strconv.FormatInt(want, 10), strconv.FormatInt(mw.Hour, 10))
+	}
+}
+
+// disk compares what setDiskSize and setAutoResize write, only when a
+// minimum size is set (a larger disk is automatic growth, not drift), then
+// the disk type, which cannot change.
+func (ds *diffs) disk(d v1alpha1.Disk, s *sqladmin.Settings) {
+	if d.SizeMinimumGb > 0 {
+		if want := int64(d.SizeMinimumGb); s.DataDiskSizeGb < want {
+			ds.add(setDiskSize, "settings.dataDiskSizeGb", "at least "+strconv.FormatInt(want, 10), strconv.FormatInt(s.DataDiskSizeGb, 10))
+		}
+		ds.storageGrowth(d, s)
+	}
+	ds.addIfSet(nil, "settings.dataDiskType", DataDiskType(d.Type), s.DataDiskType)
+}
+
+// storageGrowth compares automatic growth and, only while growth is wanted,
+// its limit: with growth off the limit has no effect.
+func (ds *diffs) storageGrowth(d v1alpha1.Disk, s *sqladmin.Settings) {
+	want := autoResize(d)
+	if s.StorageAutoResize == nil || *s.StorageAutoResize != want {
+		have := unset
+		if s.StorageAutoResize != nil {
+			have = strconv.FormatBool(*s.StorageAutoResize)
+		}
+		ds.add(setAutoResize, "settings.storageAutoResize", strconv.FormatBool(want), have)
+	}
+	if limit := int64(d.SizeMaximumGb); want && limit != s.StorageAutoResizeLimit {
+		ds.add(setAutoResize, "settings.storageAutoResizeLimit", limitText(limit), limitText(s.StorageAutoResizeLimit))
+	}
 }
 
 // setAllPatchable writes every managed setting a patch can change, for an
