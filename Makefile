@@ -34,6 +34,13 @@ PROXY_HASH := $(shell cat hack/proxy/go.mod hack/proxy/go.sum | sha256sum | cut 
 PROXY_DIR := $(CACHE_DIR)/cloud-sql-proxy-$(PROXY_VERSION)-$(PROXY_HASH)
 export CLOUD_SQL_PROXY := $(PROXY_DIR)/cloud-sql-proxy
 
+# staticcheck for `make lint`, built from the release hack/lint/go.mod pins, cached the same way;
+# its checks are in staticcheck.conf.
+STATICCHECK_VERSION := $(shell awk '/honnef\.co\/go\/tools v/ && !/=>/ { print $$NF }' hack/lint/go.mod)
+LINT_HASH := $(shell cat hack/lint/go.mod hack/lint/go.sum | sha256sum | cut -c1-12)
+LINT_DIR := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)-$(LINT_HASH)
+STATICCHECK := $(LINT_DIR)/staticcheck
+
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 \
@@ -115,11 +122,23 @@ build: ## Build the commands into bin/.
 	@mkdir -p $(BIN_DIR)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/ ./cmd/...
 
+.PHONY: staticcheck
+staticcheck: $(LINT_DIR)/.built ## Build staticcheck, the release hack/lint/go.mod pins (cached).
+
+$(LINT_DIR)/.built:
+	@echo "building staticcheck $(STATICCHECK_VERSION) into $(LINT_DIR) (once)"
+	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
+	cd hack/lint && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/staticcheck honnef.co/go/tools/cmd/staticcheck; \
+	rm -rf $(LINT_DIR); mv $$tmp $(LINT_DIR); touch $(LINT_DIR)/.built
+
 .PHONY: lint
-lint: ## go vet and a gofmt check.
+lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too) and a gofmt check.
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./internal/e2e/
 	$(GO) vet -tags node ./internal/nodee2e/ ./internal/nodetest/...
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags e2e ./internal/e2e/
+	$(STATICCHECK) -tags node ./internal/nodee2e/ ./internal/nodetest/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -201,5 +220,5 @@ clean: ## Remove build output (the tool cache stays; `make clean-cache` removes 
 	rm -rf $(BIN_DIR) _output
 
 .PHONY: clean-cache
-clean-cache: ## Remove the cached control-plane binaries and Crossplane CLI.
+clean-cache: ## Remove the cached control-plane binaries, Crossplane CLI, Cloud SQL Auth Proxy and staticcheck.
 	rm -rf $(CACHE_DIR)

@@ -471,7 +471,8 @@ func TestExamplesAreAccepted(t *testing.T) {
 // TestKubectlExplain checks what `kubectl explain` shows users for the resources.
 func TestKubectlExplain(t *testing.T) {
 	g := NewWithT(t)
-	path, args := env.KubectlArgs()
+	path, args, err := env.KubectlArgs()
+	g.Expect(err).NotTo(HaveOccurred())
 	explain := func(field string) func() (string, error) {
 		return func() (string, error) {
 			out, err := exec.Command(path, append(args, "explain", field)...).CombinedOutput()

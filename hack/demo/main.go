@@ -200,7 +200,10 @@ func run(runFor time.Duration) error {
 		}
 	}
 
-	kubectl, _ := env.KubectlArgs()
+	kubectl, _, err := env.KubectlArgs()
+	if err != nil {
+		return err
+	}
 	fmt.Printf("\nEverything is up. Look around with:\n")
 	fmt.Printf("  export KUBECONFIG=%s\n", kubeconfig)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)

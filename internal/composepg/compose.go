@@ -191,7 +191,7 @@ func AsComposed(o runtime.Object) (*composed.Unstructured, error) {
 
 // composed.From finds an object's kind in composed.Scheme, which starts empty: the
 // function adds both PostgresqlInstance kinds and the Secret.
-func init() { //nolint:gochecknoinits // composed.Scheme is a package variable of the SDK
+func init() {
 	for _, add := range []func(*runtime.Scheme) error{v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme, corev1.AddToScheme} {
 		if err := add(composed.Scheme); err != nil {
 			panic(err)

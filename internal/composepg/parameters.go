@@ -300,7 +300,7 @@ func optionalString(xr *composite.Unstructured, path, def string) (string, error
 	v, err := xr.GetValue(path)
 	if err != nil || v == nil {
 		// Only a missing field fails to be read from a well-formed object.
-		return def, nil //nolint:nilerr // absent means default
+		return def, nil // absent means default
 	}
 	s, ok := v.(string)
 	if !ok {
@@ -319,7 +319,7 @@ func allowedNamespaces(xr *composite.Unstructured) ([]string, error) {
 		if ns := claimNamespace(xr); ns != "" {
 			return []string{ns}, nil
 		}
-		return nil, nil //nolint:nilerr // absent means default
+		return nil, nil // absent means default
 	}
 	list, ok := v.([]any)
 	if !ok {

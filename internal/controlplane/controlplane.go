@@ -117,10 +117,19 @@ func (e *Env) WebhookServing() (host string, port int, certDir string) {
 func (e *Env) Stop() error { return e.env.Stop() }
 
 // KubectlArgs returns the path of kubectl and the arguments that make it talk to
-// this control plane, for tests that check what users see (`kubectl explain`).
-func (e *Env) KubectlArgs() (string, []string) {
-	k := e.env.ControlPlane.KubeCtl()
-	return k.Path, k.Opts
+// this control plane as an administrator (a user of the system:masters group,
+// provisioned for the call, with its kubeconfig in the control plane's
+// temporary directory), for tests that check what users see (`kubectl explain`).
+func (e *Env) KubectlArgs() (string, []string, error) {
+	u, err := e.env.AddUser(envtest.User{Name: "kubectl", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot provision a user for kubectl: %w", err)
+	}
+	k, err := u.Kubectl()
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot write kubectl's kubeconfig: %w", err)
+	}
+	return k.Path, k.Opts, nil
 }
 
 // KubeConfig is a kubeconfig file for an administrator of this control plane.

@@ -21,7 +21,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha1" //nolint:gosec // the API identifies certificates by SHA-1 fingerprint.
+	"crypto/sha1" // the API identifies certificates by SHA-1 fingerprint.
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -215,7 +215,7 @@ func encodeCertPEM(der []byte) string {
 }
 
 func sha1Fingerprint(der []byte) string {
-	sum := sha1.Sum(der) //nolint:gosec // fingerprint, not a security boundary.
+	sum := sha1.Sum(der) // fingerprint, not a security boundary.
 	return hex.EncodeToString(sum[:])
 }
 

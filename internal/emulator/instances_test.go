@@ -17,7 +17,7 @@ limitations under the License.
 package emulator_test
 
 import (
-	"crypto/sha1" //nolint:gosec // checking the API's SHA-1 fingerprint.
+	"crypto/sha1" // checking the API's SHA-1 fingerprint.
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
@@ -93,7 +93,7 @@ func TestInsertFillsServerFieldsAndDefaults(t *testing.T) {
 	e.g.Expect(cert.IsCA).To(BeTrue())
 	e.g.Expect(cert.CheckSignatureFrom(cert)).To(Succeed())
 	e.g.Expect(cert.Subject.CommonName).To(Equal("Google Cloud SQL Server CA"))
-	sum := sha1.Sum(block.Bytes) //nolint:gosec // the API's fingerprint.
+	sum := sha1.Sum(block.Bytes) // the API's fingerprint.
 	e.g.Expect(ca.Sha1Fingerprint).To(Equal(hex.EncodeToString(sum[:])))
 	e.g.Expect(ca.CommonName).To(ContainSubstring("CN=Google Cloud SQL Server CA"))
 	exp, err := time.Parse(time.RFC3339, ca.ExpirationTime)

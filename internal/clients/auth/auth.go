@@ -85,7 +85,6 @@ func CheckKey(data []byte) error {
 // whole with or without a trailing slash (see baseURL). The client outlives any
 // one reconcile, so its token source is not bound to the caller's context.
 func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sqladmin.Service, error) {
-	//nolint:contextcheck // the client and its token refreshes outlive the caller
 	ctx := context.Background()
 	var rt http.RoundTripper
 	switch creds.Source {

@@ -97,7 +97,7 @@ func TestAPIServerAcceptsTheNamespacedComposition(t *testing.T) {
 		_, _, _, full := namespacedComposed(g, r)
 		full.SetOwnerReferences(nil)
 		// Crossplane applies the Secret it composed before; so does this.
-		g.Expect(env.Client.Patch(ctx, full, client.Apply, client.FieldOwner("test"), client.ForceOwnership)).To(Succeed())
+		g.Expect(env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(full), client.FieldOwner("test"), client.ForceOwnership)).To(Succeed())
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(full.GroupVersionKind())
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(full), got)).To(Succeed())

@@ -26,6 +26,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	}
 	r := providerconfig.NewReconciler(mgr, of,
 		providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
+		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
 		providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
@@ -55,6 +56,7 @@ func SetupNamespaced(mgr ctrl.Manager, o controller.Options) error {
 			UsageList: nsv1alpha1.ProviderConfigUsageListGroupVersionKind,
 		},
 			providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
+			//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
 			providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))))
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).

@@ -365,12 +365,6 @@ func (h *harness) secret(pi object) *corev1.Secret {
 	return s
 }
 
-// waitGone waits until the PostgresqlInstance is deleted from the API server.
-func (h *harness) waitGone(name string) {
-	h.t.Helper()
-	h.of(cluster).waitGone(name)
-}
-
 // svc is a Cloud SQL client for the test itself, outside the provider's budget.
 func (h *harness) svc() *sqladmin.Service {
 	h.t.Helper()

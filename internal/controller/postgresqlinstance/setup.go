@@ -165,6 +165,7 @@ func (c *Core) setup(mgr ctrl.Manager, groupKind string, gvk schema.GroupVersion
 	opts := []managed.ReconcilerOption{
 		connect,
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(c.pacing.pollIntervalHook(o.BusyPollInterval)),
@@ -322,8 +323,8 @@ func deletesInstance(pi instance) bool {
 	if len(pols) == 0 || (len(pols) == 1 && pols[0] == xpv2.ManagementActionAll) {
 		// The namespaced kind has no deletion policy: its management
 		// policies alone decide.
-		if lm, ok := pi.(resource.LegacyManaged); ok {
-			return lm.GetDeletionPolicy() != xpv2.DeletionOrphan
+		if o, ok := pi.(resource.Orphanable); ok {
+			return o.GetDeletionPolicy() != xpv2.DeletionOrphan
 		}
 		return true
 	}

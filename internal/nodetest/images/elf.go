@@ -69,7 +69,7 @@ func checkStatic(p, hint string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close() // read only
 	interp, err := interpreter(f)
 	if err != nil {
 		return errors.Wrapf(err, errInterp, p)
@@ -130,7 +130,7 @@ func dependencies(obj, hint string) (needed, dirs []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close() // read only
 	if needed, err = f.ImportedLibraries(); err != nil {
 		return nil, nil, errors.Wrapf(err, errNotELF, obj)
 	}

@@ -56,7 +56,7 @@ func readBack(t *testing.T, img Image) built {
 
 	b := built{config: cf, digest: d, files: map[string]*tar.Header{}, root: t.TempDir()}
 	rc := mutate.Extract(i)
-	defer rc.Close() //nolint:errcheck // read only
+	defer rc.Close() // read only
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
@@ -147,7 +147,7 @@ func (b built) command(t *testing.T, uid uint32, args ...string) *exec.Cmd {
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test runs the images' programs in a chroot, which needs root, as the node tests do")
 	}
-	cmd := exec.Command(args[0], args[1:]...) //nolint:gosec // the test's own programs
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = "/"
 	cmd.Env = b.config.Config.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: b.root, Credential: &syscall.Credential{Uid: uid, Gid: uid}}

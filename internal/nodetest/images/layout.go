@@ -65,7 +65,7 @@ func (l *layout) symlink(p, target string) {
 // copyFile adds the host file src as p. hint says how to get src when it is
 // missing.
 func (l *layout) copyFile(p, src string, mode int64, hint string) error {
-	data, err := os.ReadFile(src) //nolint:gosec // src is one of this package's inputs
+	data, err := os.ReadFile(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.Errorf(errMissing, src, hint)
 	}

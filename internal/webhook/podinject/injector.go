@@ -348,7 +348,7 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 		WriterImage:    i.cfg.WriterImage,
 		Native:         i.cfg.Native,
 		ProxyResources: i.cfg.ProxyResources,
-		Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), //nolint:gosec // ports need no secrecy
+		Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), // math/rand: ports need no secrecy
 	}}
 	// The cluster-scoped kind's password is always copied, so that the
 	// refresher can take it away from a namespace that its policy stops allowing.

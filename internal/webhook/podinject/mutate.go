@@ -171,16 +171,19 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 		return nil, errors.New(errHostNetwork)
 	}
 
-	var port, healthPort int32
+	var port int32
 	if injected {
+		// The proxy already runs: only its port is needed again (for the
+		// containers added since), but both must be there.
 		var ok bool
-		if port, healthPort, ok = proxyPorts(proxy); !ok {
+		if port, _, ok = proxyPorts(proxy); !ok {
 			return nil, errors.Errorf(errProxyPorts, v1alpha1.AnnotationProxyInjected, ProxyContainerName)
 		}
 	} else {
 		if err := checkReservedNames(pod); err != nil {
 			return nil, err
 		}
+		var healthPort int32
 		var err error
 		if port, healthPort, err = pickPorts(pod, x.Rand); err != nil {
 			return nil, err
