@@ -131,6 +131,13 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	if e.password.value != "" && !e.password.unconfirmed {
 		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)
+		// The password and its pgpass entry are written by e.secrets.store
+		// alone, which updates the secret only at the version it read.
+		// Published here too, a password read before a user edited the
+		// secret would overwrite the edit (the publisher writes whatever
+		// version is there), and the edit would be lost.
+		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPassword)
+		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPgpass)
 		if sec := e.password.completeHere; sec != nil {
 			if err := e.secrets.complete(ctx, sec, obs.ConnectionDetails); err != nil {
 				return managed.ExternalObservation{}, err
