@@ -133,11 +133,7 @@ func TestSafeStart(t *testing.T) {
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: defaultNamespace, Name: "safe-start-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	g.Eventually(func() error { return c.Create(ctx, pi) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
-	g.Eventually(func() (corev1.ConditionStatus, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(pi), pi)
-		return pi.GetCondition(xpv2.TypeReady).Status, err
-	}, 90*time.Second, 500*time.Millisecond).Should(Equal(corev1.ConditionTrue),
-		func() string { return fmt.Sprintf("conditions: %+v", pi.Status.Conditions) })
+	waitReady(g, c, pi)
 	g.Expect(meta.GetExternalName(pi)).To(Equal("safe-start"))
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: defaultNamespace, Name: "safe-start-postgres"}, &corev1.Secret{})).To(Succeed())
 	g.Expect(startedControllers(g, metrics)).To(ContainElement("managed/postgresqlinstance.cloudsql.travelaudience.com"))
@@ -177,13 +173,21 @@ func namespacedFirst(t *testing.T, g Gomega, env *controlplane.Env, crds, endpoi
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "safe-start-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	g.Eventually(func() error { return c.Create(ctx, pi) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
-	g.Eventually(func() (corev1.ConditionStatus, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(pi), pi)
-		return pi.GetCondition(xpv2.TypeReady).Status, err
-	}, 90*time.Second, 500*time.Millisecond).Should(Equal(corev1.ConditionTrue),
-		func() string { return fmt.Sprintf("conditions: %+v", pi.Status.Conditions) })
+	waitReady(g, c, pi)
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "safe-start-postgres"}, &corev1.Secret{})).To(Succeed())
 	g.Expect(startedControllers(g, metrics)).To(ConsistOf(namespacedControllers), "only the namespaced group's controllers may start")
+}
+
+// waitReady waits until the PostgresqlInstance, of either kind, is Ready.
+func waitReady(g Gomega, c client.Client, pi interface {
+	client.Object
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+}) {
+	g.Eventually(func() (corev1.ConditionStatus, error) {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(pi), pi)
+		return pi.GetCondition(xpv2.TypeReady).Status, err
+	}, 90*time.Second, 500*time.Millisecond).Should(Equal(corev1.ConditionTrue),
+		func() string { return fmt.Sprintf("conditions: %+v", pi.GetCondition(xpv2.TypeReady)) })
 }
 
 // startedControllers names the controllers that the provider started, from the

@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	"github.com/spf13/afero"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,21 +19,8 @@ const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a Clus
 // (cloudsql.m.travelaudience.com) to mgr. It shares the core's fleet, request
 // budget, listings and clients with the cluster-scoped kind's.
 func (c *Core) SetupNamespaced(mgr ctrl.Manager) error {
-	if err := c.fleet.watch(mgr, &nsv1alpha1.PostgresqlInstance{}); err != nil {
-		return err
-	}
-	conn := &connector[*nsv1alpha1.PostgresqlInstance]{
-		kube:     mgr.GetClient(),
-		secrets:  mgr.GetAPIReader(),
-		services: c.services,
-		pacing:   c.pacing,
-		fs:       afero.NewOsFs(),
-		observer: c.observer,
-		owner:    nsv1alpha1.PostgresqlInstanceGroupVersionKind,
-		config:   namespacedConfig(mgr.GetClient()),
-	}
-	return c.setup(mgr, nsv1alpha1.PostgresqlInstanceGroupKind, nsv1alpha1.PostgresqlInstanceGroupVersionKind, &nsv1alpha1.PostgresqlInstance{},
-		managed.WithTypedExternalConnector[*nsv1alpha1.PostgresqlInstance](conn), c.changed[true])
+	return setupKind(c, mgr, &nsv1alpha1.PostgresqlInstance{}, nsv1alpha1.PostgresqlInstanceGroupKind, nsv1alpha1.PostgresqlInstanceGroupVersionKind,
+		namespacedConfig(mgr.GetClient()), c.changed[true])
 }
 
 // namespacedConfig is the config of the namespaced kind: the ClusterProviderConfig

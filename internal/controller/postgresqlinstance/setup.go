@@ -141,21 +141,28 @@ func Setup(mgr ctrl.Manager, o Options) error {
 // SetupCluster adds the controller of the cluster-scoped PostgresqlInstance kind
 // (cloudsql.travelaudience.com) to mgr.
 func (c *Core) SetupCluster(mgr ctrl.Manager) error {
-	if err := c.fleet.watch(mgr, &v1alpha1.PostgresqlInstance{}); err != nil {
+	return setupKind(c, mgr, &v1alpha1.PostgresqlInstance{}, v1alpha1.PostgresqlInstanceGroupKind, v1alpha1.PostgresqlInstanceGroupVersionKind,
+		legacyConfig(mgr.GetClient()), c.changed[false])
+}
+
+// setupKind adds the controller of one PostgresqlInstance kind to mgr, with the
+// core's fleet, pacing, listings and clients, and the kind's configuration.
+func setupKind[T instance](c *Core, mgr ctrl.Manager, obj T, groupKind string, gvk schema.GroupVersionKind,
+	config func(context.Context, T) (*v1alpha1.ProviderConfig, error), changed chan ctrlevent.GenericEvent) error {
+	if err := c.fleet.watch(mgr, obj); err != nil {
 		return err
 	}
-	conn := &connector[*v1alpha1.PostgresqlInstance]{
+	conn := &connector[T]{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
 		services: c.services,
 		pacing:   c.pacing,
 		fs:       afero.NewOsFs(),
 		observer: c.observer,
-		owner:    v1alpha1.PostgresqlInstanceGroupVersionKind,
-		config:   legacyConfig(mgr.GetClient()),
+		owner:    gvk,
+		config:   config,
 	}
-	return c.setup(mgr, v1alpha1.PostgresqlInstanceGroupKind, v1alpha1.PostgresqlInstanceGroupVersionKind, &v1alpha1.PostgresqlInstance{},
-		managed.WithTypedExternalConnector[*v1alpha1.PostgresqlInstance](conn), c.changed[false])
+	return c.setup(mgr, groupKind, gvk, obj, managed.WithTypedExternalConnector[T](conn), changed)
 }
 
 // setup adds the managed reconciler of one kind to mgr.
