@@ -134,11 +134,11 @@ $(LINT_DIR)/.built:
 .PHONY: lint
 lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too) and a gofmt check.
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./internal/e2e/
-	$(GO) vet -tags node ./internal/nodee2e/ ./internal/nodetest/...
+	$(GO) vet -tags e2e ./internal/testing/e2e/
+	$(GO) vet -tags node ./internal/testing/nodee2e/ ./internal/testing/nodetest/...
 	$(STATICCHECK) ./...
-	$(STATICCHECK) -tags e2e ./internal/e2e/
-	$(STATICCHECK) -tags node ./internal/nodee2e/ ./internal/nodetest/...
+	$(STATICCHECK) -tags e2e ./internal/testing/e2e/
+	$(STATICCHECK) -tags node ./internal/testing/nodee2e/ ./internal/testing/nodetest/...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -158,7 +158,7 @@ test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint
 
 .PHONY: e2e
 e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provider, webhooks, emulator with PostgreSQL, the real proxy and psql.
-	$(GO) test -tags e2e -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/testing/e2e/
 
 # containerd, runc and the CNI plugins run the node's pods; busybox-static and
 # PostgreSQL's client go into the images the node tests build (nothing is pulled).
@@ -182,8 +182,8 @@ node-deps: ## Install what the node tests need with apt (containerd, runc, the C
 .PHONY: node-e2e
 node-e2e: control-plane cloud-sql-proxy postgres node-deps ## Injected pods on a real kubelet (root): containerd, CNI, native and classic sidecars, psql through the real proxy.
 	@# The images' tests need root and node-deps' packages too: they run here, not in go test ./...
-	$(GO) test -tags node -count=1 $(GO_TEST_FLAGS) ./internal/nodetest/...
-	$(GO) test -tags node -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/nodee2e/
+	$(GO) test -tags node -count=1 $(GO_TEST_FLAGS) ./internal/testing/nodetest/...
+	$(GO) test -tags node -count=1 -v -timeout 15m $(GO_TEST_FLAGS) ./internal/testing/nodee2e/
 
 .PHONY: bench
 bench: control-plane crossplane-cli ## Run the benchmarks and print their figures.

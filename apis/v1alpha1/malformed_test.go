@@ -11,11 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
 // The malformed-manifest tests send manifests as users write them, as text, through
-// the provider's manifest loader (internal/manifests) and the real API server, so that
+// the provider's manifest loader (internal/testing/manifests) and the real API server, so that
 // what Go types cannot express is exercised too: a string where a number belongs, an
 // object where a list does, fields the schema does not know, fields left out. Every
 // case must be refused with a message that names the field and says what is wrong.

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
 var env *controlplane.Env

@@ -38,11 +38,11 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/localpod"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/localpod"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
 const (

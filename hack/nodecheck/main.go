@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/nodetest"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest"
 )
 
 func main() {

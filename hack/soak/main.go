@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/soak"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/soak"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command xpkg builds the Crossplane packages of this repository (see
-// internal/xpkg): `make xpkg` runs it with the Crossplane CLI it built.
+// hack/xpkg/xpkg): `make xpkg` runs it with the Crossplane CLI it built.
 package main
 
 import (
@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
+	"github.com/travelaudience/cloudsql-postgres-operator/hack/xpkg/xpkg"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
 func main() {

@@ -26,9 +26,9 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	clusterv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
 // The kinds are what crossplane-runtime's reconcilers take.

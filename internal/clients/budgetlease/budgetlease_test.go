@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
 // A process saves its record in the Lease; the next one restores it and waits

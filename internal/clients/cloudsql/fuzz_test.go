@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/fuzzbytes"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/fuzzbytes"
 )
 
 // FuzzSpecRoundTrip builds PostgresqlInstance parameters from the fuzzer's first

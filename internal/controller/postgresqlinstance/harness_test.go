@@ -35,8 +35,8 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
 const secretNamespace = "crossplane-system"

@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/fuzzbytes"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/fuzzbytes"
 )
 
 // FuzzMutate builds pods from the fuzzer's bytes (names, images, ports, users,

@@ -41,12 +41,12 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/localpod"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/logtail"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/providerproc"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/localpod"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/logtail"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 

@@ -32,13 +32,13 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/logtail"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/nodetest"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/nodetest/images"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/providerproc"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/logtail"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest/images"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 

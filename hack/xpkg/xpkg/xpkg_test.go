@@ -16,9 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/xpkg"
+	"github.com/travelaudience/cloudsql-postgres-operator/hack/xpkg/xpkg"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
 func TestImageIsMinimalAndNonRoot(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
 // packageFile is where `crossplane xpkg build` puts the package's objects.

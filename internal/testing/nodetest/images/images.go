@@ -132,7 +132,7 @@ func Pause(dir string) (Image, error) {
 	bin := filepath.Join(dir, "pause")
 	// Static (no libc in the image), for the harness's platform whatever the
 	// host's Go defaults, and reproducible: -trimpath, no VCS stamp.
-	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./internal/nodetest/images/pause")
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./internal/testing/nodetest/images/pause")
 	build.Dir = repoRoot()
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if out, err := build.CombinedOutput(); err != nil {
@@ -232,10 +232,10 @@ func App(dir string) (Image, error) {
 }
 
 // repoRoot is the root directory of this repository, found from this file's
-// path like internal/controlplane.RepoRoot (whose package would drag envtest in).
+// path like internal/testing/controlplane.RepoRoot (whose package would drag envtest in).
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
 }
 
 // proxyVersion is what `cloud-sql-proxy --version` prints last, for example

@@ -14,8 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controlplane"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/logtail"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/logtail"
 )
 
 // cniBinDir is where Debian's containernetworking-plugins installs the plugins.

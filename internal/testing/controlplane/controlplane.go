@@ -69,7 +69,7 @@ func WithAPIServerFlag(name, value string) Option {
 // RepoRoot is the root directory of this repository.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Start starts kube-apiserver and etcd and installs the CRDs. Call Stop when done.
