@@ -1,11 +1,9 @@
 package cloudsql
 
 import (
-	"crypto/rand"
-	"io"
 	"strings"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/password"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
@@ -55,7 +53,6 @@ const PasswordLength = 32
 // YAML or .pgpass files.
 const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-const errReadRandom = "cannot read random bytes to generate a password"
 
 // ConnectionDetails are the contents of the connection secret for observed
 // with password as the postgres user's password. Every key is present, with
@@ -103,30 +100,7 @@ func pgpassEscape(s string) string {
 }
 
 // GeneratePassword returns a new password of PasswordLength letters and
-// digits from crypto/rand.
+// digits, drawn uniformly from crypto/rand.
 func GeneratePassword() (string, error) {
-	return generatePassword(rand.Reader)
-}
-
-// generatePassword draws from r without modulo bias: bytes at or above the
-// largest multiple of the alphabet size are discarded.
-func generatePassword(r io.Reader) (string, error) {
-	const limit = 256 - 256%len(passwordAlphabet)
-	out := make([]byte, 0, PasswordLength)
-	buf := make([]byte, 2*PasswordLength)
-	for len(out) < PasswordLength {
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", errors.Wrap(err, errReadRandom)
-		}
-		for _, b := range buf {
-			if int(b) >= limit {
-				continue
-			}
-			out = append(out, passwordAlphabet[int(b)%len(passwordAlphabet)])
-			if len(out) == PasswordLength {
-				break
-			}
-		}
-	}
-	return string(out), nil
+	return password.Settings{CharacterSet: passwordAlphabet, Length: PasswordLength}.Generate()
 }

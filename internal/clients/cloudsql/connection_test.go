@@ -1,9 +1,6 @@
 package cloudsql
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -119,55 +116,3 @@ func TestGeneratePassword(t *testing.T) {
 	}
 }
 
-func TestGeneratePasswordFromReader(t *testing.T) {
-	// 248 and above would make the first 8 characters likelier: they are
-	// skipped, and the next byte is used.
-	skipped := bytes.Repeat([]byte{248, 255}, PasswordLength)
-	counting := make([]byte, 2*PasswordLength)
-	for i := range counting {
-		counting[i] = byte(i)
-	}
-	cases := map[string]struct {
-		in      io.Reader
-		want    string
-		wantErr bool
-	}{
-		"FirstBytes": {
-			in:   bytes.NewReader(counting),
-			want: passwordAlphabet[:PasswordLength],
-		},
-		"BiasedBytesAreSkipped": {
-			in:   io.MultiReader(bytes.NewReader(skipped), bytes.NewReader(counting)),
-			want: passwordAlphabet[:PasswordLength],
-		},
-		"WrapsAtAlphabetSize": {
-			in:   bytes.NewReader(bytes.Repeat([]byte{62, 247}, PasswordLength)),
-			want: strings.Repeat("A9", PasswordLength/2),
-		},
-		"ReaderFails": {
-			in:      io.MultiReader(bytes.NewReader(skipped[:10]), errReader{}),
-			wantErr: true,
-		},
-		"ReaderRunsDry": {
-			in:      bytes.NewReader(skipped),
-			wantErr: true,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			got, err := generatePassword(tc.in)
-			if tc.wantErr {
-				g.Expect(err).To(MatchError(ContainSubstring(errReadRandom)))
-				g.Expect(got).To(BeEmpty())
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(tc.want))
-		})
-	}
-}
-
-type errReader struct{}
-
-func (errReader) Read([]byte) (int, error) { return 0, errors.New("entropy exhausted") }
