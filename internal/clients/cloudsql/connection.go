@@ -53,7 +53,6 @@ const PasswordLength = 32
 // YAML or .pgpass files.
 const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-
 // ConnectionDetails are the contents of the connection secret for observed
 // with password as the postgres user's password. Every key is present, with
 // an empty value for what the instance does not have (yet), so that readers

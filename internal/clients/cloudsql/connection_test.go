@@ -115,4 +115,3 @@ func TestGeneratePassword(t *testing.T) {
 		seen[pw] = true
 	}
 }
-

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"flag"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -53,6 +54,10 @@ var observeMode = cmp.Or(os.Getenv("OBSERVE"), configfile.ObserveList)
 var harnesses atomic.Int64
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // make unit: the tests that need the control plane skip
+	}
 	if observeMode != configfile.ObserveList && observeMode != configfile.ObserveGet {
 		fmt.Fprintf(os.Stderr, "OBSERVE=%s: use %s or %s\n", observeMode, configfile.ObserveList, configfile.ObserveGet)
 		os.Exit(2)
@@ -142,6 +147,7 @@ func withAttempts(n int) harnessOption {
 
 func newHarness(t testing.TB, o ...harnessOption) *harness {
 	t.Helper()
+	controlplane.Need(t)
 	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode}
 	for _, fn := range o {
 		fn(&cfg)

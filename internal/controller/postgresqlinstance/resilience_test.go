@@ -399,6 +399,7 @@ func secretKey(pi object) client.ObjectKey {
 // The controllers work with exactly the RBAC that cluster/deploy/provider.yaml
 // grants the provider's service account (envtest enforces RBAC).
 func TestRunsWithTheShippedRBAC(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "cluster", "deploy", "provider.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -64,6 +65,15 @@ func WithWebhooks(o envtest.WebhookInstallOptions) Option {
 // planes that serve more than envtest's (a real kubelet, for example).
 func WithAPIServerFlag(name, value string) Option {
 	return func(e *envtest.Environment) { e.ControlPlane.GetAPIServer().Configure().Append(name, value) }
+}
+
+// Need skips t under -short (make unit), where a package's TestMain starts no
+// control plane: t needs one, which `make test` starts.
+func Need(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane (kube-apiserver and etcd): make test runs it, make unit does not")
+	}
 }
 
 // RepoRoot is the root directory of this repository.

@@ -1,0 +1,862 @@
+package postgresqlinstance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+// These tests reach every branch of external, each against the emulator served
+// by httptest and a fake API server for the connection secret: no control plane,
+// milliseconds a case. The envtest suite tells the same stories end to end.
+
+const (
+	unitProject   = "unit-project"
+	unitNamespace = "crossplane-system"
+	teamNamespace = "team-a"
+	ourUID        = "uid-ours"
+	otherUID      = "uid-other"
+	storedPW      = "Stored0Password0Of0Thirty0Two0Ch"
+	editedPW      = "Edited0Password0Of0Thirty0Two0Ch"
+)
+
+var errBoom = errors.New("boom")
+
+// published are the connection details Observe publishes: all but the password
+// and its pgpass entry, which only the secret store writes.
+var published = []string{
+	cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyEndpoint, cloudsql.ConnectionKeyPort, cloudsql.ConnectionKeyPrivateIP,
+	cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
+}
+
+// apiError is how a result shows an error of the Cloud SQL Admin API: its code.
+func apiError(code int) error { return errors.Errorf("googleapi %d", code) }
+
+// unitParams is a PostgresqlInstance's forProvider after the API server applied
+// the CRD's defaults.
+func unitParams() v1alpha1.PostgresqlInstanceParameters {
+	return v1alpha1.PostgresqlInstanceParameters{
+		Version:      "18",
+		Edition:      v1alpha1.EditionEnterprise,
+		Availability: v1alpha1.Availability{Type: v1alpha1.AvailabilityZonal},
+		Backups:      v1alpha1.Backups{Daily: v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "00:00"}},
+		Location:     v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any},
+		Maintenance:  v1alpha1.Maintenance{Day: v1alpha1.Any},
+		Networking:   v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}},
+		Resources: v1alpha1.Resources{
+			Disk:         v1alpha1.Disk{SizeMinimumGb: 10, Type: v1alpha1.DiskTypeSSD},
+			InstanceType: "db-custom-1-3840",
+		},
+	}
+}
+
+type instanceMod func(mg instance)
+
+// clusterDB is a cluster-scoped PostgresqlInstance "db" with its connection
+// secret in crossplane-system.
+func clusterDB(mods ...instanceMod) *v1alpha1.PostgresqlInstance {
+	mg := &v1alpha1.PostgresqlInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", UID: ourUID, Generation: 1},
+		Spec:       v1alpha1.PostgresqlInstanceSpec{ForProvider: unitParams()},
+	}
+	mg.SetWriteConnectionSecretToReference(&xpv2.SecretReference{Namespace: unitNamespace, Name: "db-conn"})
+	for _, m := range mods {
+		m(mg)
+	}
+	return mg
+}
+
+// teamDB is a namespaced PostgresqlInstance "db" of team-a.
+func teamDB(mods ...instanceMod) *nsv1alpha1.PostgresqlInstance {
+	mg := &nsv1alpha1.PostgresqlInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: teamNamespace, Name: "db", UID: ourUID, Generation: 1},
+		Spec:       nsv1alpha1.PostgresqlInstanceSpec{ForProvider: unitParams()},
+	}
+	mg.SetWriteConnectionSecretToReference(&xpv2.LocalSecretReference{Name: "db-conn"})
+	for _, m := range mods {
+		m(mg)
+	}
+	return mg
+}
+
+func deleted(mg instance) { mg.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
+
+func observeOnlyPolicy(mg instance) {
+	mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+}
+
+func noSecretRef(mg instance) {
+	switch mg := mg.(type) {
+	case *v1alpha1.PostgresqlInstance:
+		mg.SetWriteConnectionSecretToReference(nil)
+	case *nsv1alpha1.PostgresqlInstance:
+		mg.SetWriteConnectionSecretToReference(nil)
+	}
+}
+
+func withParams(fn func(p *v1alpha1.PostgresqlInstanceParameters)) instanceMod {
+	return func(mg instance) { fn(mg.Parameters()) }
+}
+
+// synced marks the object reconciled to the end at its generation.
+func synced(mg instance) {
+	mg.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(mg.GetGeneration()))
+}
+
+// importedFrom records an earlier observation of the instance: its selfLink.
+func importedFrom(selfLink string) instanceMod {
+	return func(mg instance) { mg.Observation().SelfLink = selfLink }
+}
+
+// cloud is what the emulator holds before the call.
+type cloud func(t *testing.T, emu *emulator.Server)
+
+// seeded stores the instance GenerateInstance makes of mg's spec, labelled with
+// owner (none when empty), with storedPW for postgres, in state (RUNNABLE when
+// empty); mods change it first.
+func seeded(mg instance, owner, state string, mods ...func(*sqladmin.DatabaseInstance)) cloud {
+	return func(t *testing.T, emu *emulator.Server) {
+		t.Helper()
+		p := *mg.Parameters().DeepCopy()
+		p.Labels = nil
+		name := cloudsql.InstanceName(mg)
+		db := cloudsql.GenerateInstance(name, unitProject, p, storedPW)
+		if owner != "" {
+			if db.Settings.UserLabels == nil {
+				db.Settings.UserLabels = map[string]string{}
+			}
+			db.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey] = owner
+		}
+		db.State = state
+		for _, m := range mods {
+			m(db)
+		}
+		if err := emu.Seed(unitProject, db); err != nil {
+			t.Fatalf("seeding %s: %v", name, err)
+		}
+	}
+}
+
+// reservedName leaves the name of a deleted instance reserved.
+func reservedName(name string) cloud {
+	return func(t *testing.T, emu *emulator.Server) {
+		t.Helper()
+		db := cloudsql.GenerateInstance(name, unitProject, unitParams(), storedPW)
+		if err := emu.Seed(unitProject, db); err != nil {
+			t.Fatalf("seeding %s: %v", name, err)
+		}
+		svc := unitService(t, httptest.NewServer(emu))
+		if _, err := svc.Instances.Delete(unitProject, name).Do(); err != nil {
+			t.Fatalf("deleting %s: %v", name, err)
+		}
+		emu.FinishOperations()
+	}
+}
+
+// fault makes the emulator fail method with 500s count times.
+func fault(method string, count int) cloud {
+	return func(t *testing.T, emu *emulator.Server) {
+		t.Helper()
+		if err := emu.InjectFault(emulator.Fault{Method: method, ServerErrorShare: 1, Count: count}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// running starts an operation on the instance that the emulator's fake clock
+// never finishes: a patch of its labels.
+func running(name string) cloud {
+	return func(t *testing.T, emu *emulator.Server) {
+		t.Helper()
+		svc := unitService(t, httptest.NewServer(emu))
+		if _, err := svc.Instances.Patch(unitProject, name, &sqladmin.DatabaseInstance{
+			Settings: &sqladmin.Settings{UserLabels: map[string]string{v1alpha1.OwnerUIDLabelKey: ourUID, "touched": "yes"}},
+		}).Do(); err != nil {
+			t.Fatalf("patching %s: %v", name, err)
+		}
+	}
+}
+
+func clouds(cs ...cloud) cloud {
+	return func(t *testing.T, emu *emulator.Server) {
+		t.Helper()
+		for _, c := range cs {
+			c(t, emu)
+		}
+	}
+}
+
+func unitService(t *testing.T, srv *httptest.Server) *sqladmin.Service {
+	t.Helper()
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// connSecret is mg's connection secret, controlled by controller (mg's UID when
+// empty), holding password with its fingerprint unless unconfirmed.
+func connSecret(mg instance, password string, mods ...func(*corev1.Secret)) *corev1.Secret {
+	ref := mg.ConnectionSecret()
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ref.Namespace, Name: ref.Name,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1alpha1", Kind: "PostgresqlInstance", Name: mg.GetName(), UID: mg.GetUID(), Controller: ptr.To(true)}},
+			Annotations:     map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)},
+		},
+		Type: resource.SecretTypeConnection,
+		Data: map[string][]byte{cloudsql.ConnectionKeyPassword: []byte(password)},
+	}
+	for _, m := range mods {
+		m(s)
+	}
+	return s
+}
+
+func unconfirmedMark(s *corev1.Secret) {
+	s.Annotations = map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"}
+}
+func unrecorded(s *corev1.Secret) { s.Annotations = nil }
+func controlledBy(uid types.UID) func(*corev1.Secret) {
+	return func(s *corev1.Secret) { s.OwnerReferences[0].UID = uid }
+}
+func opaque(s *corev1.Secret) { s.Type = corev1.SecretTypeOpaque }
+func editedTo(pw string) func(*corev1.Secret) {
+	return func(s *corev1.Secret) { s.Data[cloudsql.ConnectionKeyPassword] = []byte(pw) }
+}
+
+// args are one case's world before the call.
+type args struct {
+	mg      instance
+	cloud   cloud
+	emu     []emulator.Option
+	secrets []client.Object
+	kube    interceptor.Funcs
+	// listed observes through a shared listing of the project (observe = list);
+	// listForbidden answers its instances.list 403.
+	listed, listForbidden bool
+	// listedBefore lists the project once before the call.
+	listedBefore bool
+	pacing       func(p *pacing, key string)
+	// notObserved calls Update or Delete without an Observe first.
+	notObserved bool
+}
+
+// result is what a call did: its answer, and what it left in the object, the
+// pacing, the connection secret and Cloud SQL.
+type result struct {
+	Err        error
+	Exists     bool
+	UpToDate   bool
+	LateInit   bool
+	Diff       string
+	Details    []string // keys published (observation, update)
+	Conditions []string
+	Pacing     []string
+	Secret     string
+	Cloud      string
+	Calls      []string
+}
+
+// world is one case's emulator, fake API server and external client.
+type world struct {
+	emu  *emulator.Server
+	kube client.Client
+	p    *pacing
+	obs  *observer.Observer
+}
+
+func newWorld(t *testing.T, a args) (*world, *sqladmin.Service) {
+	t.Helper()
+	emu := emulator.New(append([]emulator.Option{emulator.WithClock(emulator.NewFakeClock(time.Now())), emulator.WithRequestBudget(0)}, a.emu...)...)
+	if a.cloud != nil {
+		a.cloud(t, emu)
+	}
+	var h http.Handler = emu
+	if a.listForbidden {
+		// The emulator knows no IAM: a credential without cloudsql.instances.list
+		// is a 403 in front of it.
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/instances") {
+				http.Error(w, `{"error":{"code":403,"message":"not authorized"}}`, http.StatusForbidden)
+				return
+			}
+			emu.ServeHTTP(w, r)
+		})
+	}
+	svc := unitService(t, httptest.NewServer(h))
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.secrets...).WithInterceptorFuncs(a.kube).Build()
+	w := &world{emu: emu, kube: kube, p: newPacing(pacingConfig{poll: time.Minute, busyPoll: time.Second})}
+	if a.pacing != nil {
+		a.pacing(w.p, objectKey(a.mg))
+	}
+	if a.listed {
+		w.obs = observer.New()
+		if a.listedBefore {
+			if _, err := w.obs.Instance(context.Background(), svc, "pc", unitProject, "any", time.Time{}, time.Hour); err != nil {
+				t.Fatalf("listing first: %v", err)
+			}
+			time.Sleep(2 * time.Millisecond) // a clock that counts whole ticks
+		}
+	}
+	emu.ResetCounts()
+	return w, svc
+}
+
+// newExternal is what Connect makes of a ProviderConfig for kind T.
+func newExternal[T instance](w *world, svc *sqladmin.Service, owner string) *external[T] {
+	gvk := v1alpha1.PostgresqlInstanceGroupVersionKind
+	if owner == "namespaced" {
+		gvk = nsv1alpha1.PostgresqlInstanceGroupVersionKind
+	}
+	return &external[T]{svc: svc, project: unitProject, secrets: newSecretStore(w.kube, w.kube, gvk), pacing: w.p, observer: w.obs, source: "pc"}
+}
+
+// observe, create, update and remove call one method on mg's external client
+// after Observe when the method follows one in a reconcile.
+func call(t *testing.T, a args, method string) result {
+	t.Helper()
+	switch mg := a.mg.(type) {
+	case *v1alpha1.PostgresqlInstance:
+		return callKind(t, a, mg, method, "cluster")
+	case *nsv1alpha1.PostgresqlInstance:
+		return callKind(t, a, mg, method, "namespaced")
+	}
+	t.Fatalf("unknown kind %T", a.mg)
+	return result{}
+}
+
+func callKind[T instance](t *testing.T, a args, mg T, method, kind string) result {
+	t.Helper()
+	ctx := context.Background()
+	w, svc := newWorld(t, a)
+	e := newExternal[T](w, svc, kind)
+	var r result
+	if method != "Observe" && method != "Create" && !a.notObserved {
+		if _, err := e.Observe(ctx, mg); err != nil {
+			t.Fatalf("Observe before %s: %v", method, err)
+		}
+		w.emu.ResetCounts()
+		w.p = newPacing(pacingConfig{poll: time.Minute, busyPoll: time.Second})
+		if a.pacing != nil {
+			a.pacing(w.p, objectKey(mg))
+		}
+		e.pacing = w.p
+	}
+	var err error
+	var details managed.ConnectionDetails
+	switch method {
+	case "Observe":
+		var o managed.ExternalObservation
+		o, err = e.Observe(ctx, mg)
+		r.Exists, r.UpToDate, r.LateInit, r.Diff, details = o.ResourceExists, o.ResourceUpToDate, o.ResourceLateInitialized, o.Diff, o.ConnectionDetails
+	case "Create":
+		_, err = e.Create(ctx, mg)
+	case "Update":
+		var u managed.ExternalUpdate
+		u, err = e.Update(ctx, mg)
+		details = u.ConnectionDetails
+	case "Delete":
+		_, err = e.Delete(ctx, mg)
+	}
+	r.Err = shown(err)
+	for k := range details {
+		r.Details = append(r.Details, k)
+	}
+	sort.Strings(r.Details)
+	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
+		r.Conditions = []string{string(c.Type) + "=" + string(c.Reason)}
+		if c.Message != "" {
+			r.Conditions[0] += ": " + c.Message
+		}
+	}
+	r.Pacing = pacingFlags(w.p, objectKey(mg))
+	r.Secret = secretState(t, w.kube, mg)
+	r.Cloud = cloudState(t, w.emu, w.kube, mg)
+	for _, req := range w.emu.Requests() {
+		if req.Method != "" {
+			r.Calls = append(r.Calls, req.Method)
+		}
+	}
+	return r
+}
+
+// shown is err as a result holds it: an error of the Cloud SQL Admin API as
+// apiError, wrapped as it was.
+func shown(err error) error {
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		msg := err.Error()
+		i := strings.Index(msg, "googleapi: ")
+		if i < 0 {
+			i = len(msg)
+		}
+		msg = strings.TrimSuffix(msg[:i], ": ")
+		if msg == "" {
+			return apiError(gerr.Code)
+		}
+		return errors.Wrap(apiError(gerr.Code), msg)
+	}
+	return err
+}
+
+func pacingFlags(p *pacing, key string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var f []string
+	for _, flag := range []struct {
+		name string
+		set  bool
+	}{
+		{"busy", p.busy[key]}, {"stalled", p.stalled[key]}, {"changed", !p.active[key].IsZero()},
+		{"visible", p.visible[key]}, {"idle", p.idle[key]}, {"deleting", p.deleting[key]},
+	} {
+		if flag.set {
+			f = append(f, flag.name)
+		}
+	}
+	return f
+}
+
+// secretState describes the connection secret: absent, or its password (stored,
+// edited or generated) and whether the provider confirmed it set.
+func secretState(t *testing.T, kube client.Client, mg instance) string {
+	t.Helper()
+	ref := mg.ConnectionSecret()
+	if ref == nil {
+		return ""
+	}
+	s := &corev1.Secret{}
+	if err := kube.Get(context.Background(), types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+		return "absent"
+	}
+	pw := string(s.Data[cloudsql.ConnectionKeyPassword])
+	var state string
+	switch {
+	case pw == "":
+		return "no password"
+	case pw == storedPW:
+		state = "stored"
+	case pw == editedPW:
+		state = "edited"
+	case len(pw) == cloudsql.PasswordLength:
+		state = "generated"
+	default:
+		state = "other"
+	}
+	switch {
+	case s.Annotations[v1alpha1.AnnotationPasswordUnconfirmed] == "true":
+		state += ", unconfirmed"
+	case s.Annotations[v1alpha1.AnnotationPasswordSHA256] == fingerprint(mg, pw):
+		state += ", confirmed"
+	}
+	if _, ok := s.Data[cloudsql.ConnectionKeyConnectionName]; ok {
+		state += ", completed"
+	}
+	return state
+}
+
+// cloudState describes the Cloud SQL instance: its state, its owner, and whether
+// postgres has the connection secret's password.
+func cloudState(t *testing.T, emu *emulator.Server, kube client.Client, mg instance) string {
+	t.Helper()
+	name := cloudsql.InstanceName(mg)
+	db, err := emu.Instance(unitProject, name)
+	if err != nil {
+		return "none"
+	}
+	s := db.State
+	if o := db.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]; o != "" {
+		s += ", owner " + o
+	}
+	if ref := mg.ConnectionSecret(); ref != nil {
+		sec := &corev1.Secret{}
+		if err := kube.Get(context.Background(), types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec); err == nil {
+			if emu.PasswordIs(unitProject, name, cloudsql.RootUser, string(sec.Data[cloudsql.ConnectionKeyPassword])) {
+				s += ", postgres has the secret's password"
+			} else {
+				s += ", postgres has another password"
+			}
+		}
+	}
+	return s
+}
+
+func TestObserve(t *testing.T) {
+	type want struct{ r result }
+	ours := clusterDB()
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NotFound": {
+			reason: "No instance of that name: it does not exist, and nothing else is asked.",
+			args:   args{mg: clusterDB()},
+			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.get"}}},
+		},
+		"GetFails": {
+			reason: "An error reading the instance is returned with its name and project.",
+			args:   args{mg: clusterDB(), cloud: fault(emulator.MethodInstancesGet, 0)},
+			want: want{result{
+				Err:    errors.Wrapf(apiError(500), errGetInstance, "db", unitProject),
+				Secret: "absent", Cloud: "none", Calls: []string{"instances.get"},
+			}},
+		},
+		"UpToDate": {
+			reason: "Our running instance, as specified, with its password confirmed: available, up to date, its details published without the password.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.get"},
+			}},
+		},
+		"Drift": {
+			reason: "A setting changed out of band: not up to date, and the difference says which.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" }),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, Diff: "settings.tier: want db-custom-1-3840, have db-custom-2-7680",
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.get"},
+			}},
+		},
+		"NoPassword": {
+			reason: "Our instance with no password stored: not up to date (Update sets one), nothing published.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, "")},
+			want: want{result{
+				Exists: true, Conditions: []string{"Ready=Available"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.get"},
+			}},
+		},
+		"PasswordEditedInSecret": {
+			reason: "A password edited in the secret is unconfirmed: not up to date (Update sets it), nothing published.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}},
+			want: want{result{
+				Exists: true, Conditions: []string{"Ready=Available"},
+				Secret: "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PasswordMarkedUnconfirmed": {
+			reason: "A password stored but not yet set (a crash between the two) is not published.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, unconfirmedMark)}},
+			want: want{result{
+				Exists: true, Conditions: []string{"Ready=Available"},
+				Secret: "stored, unconfirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PasswordUnrecorded": {
+			reason: "A secret from before fingerprints were kept: its password is taken as set, and its fingerprint recorded.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, unrecorded)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PasswordUnrecordedStoreFails": {
+			reason: "Recording the fingerprint of an unrecorded password fails: the error names the secret.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, unrecorded)},
+				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
+			want: want{result{
+				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PasswordUnusable": {
+			reason: "A password with a line break cannot go into .pgpass: an error that says what to do, retried at the poll interval.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo("line\nbreak"))}},
+			want: want{result{
+				Err:        unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Secret: "other", Cloud: "RUNNABLE, owner uid-ours, postgres has another password", Calls: []string{"instances.get"},
+			}},
+		},
+		"SecretOfAnotherObject": {
+			reason: "A connection secret another object controls is neither read nor written.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, controlledBy(otherUID))}},
+			want: want{result{
+				Err:        errors.Errorf(errSecretNotOurs, unitNamespace, "db-conn"),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"SecretReadFails": {
+			reason: "An error reading the connection secret names it.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				kube: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+					return errBoom
+				}}},
+			want: want{result{
+				Err:        errors.Wrapf(errBoom, errReadSecret, unitNamespace, "db-conn"),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.get"},
+			}},
+		},
+		"OpaqueSecretCompleted": {
+			reason: "An Opaque secret this object controls gets the connection details from Observe, since crossplane-runtime publishes only into its own type.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, opaque)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed, completed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"OpaqueSecretCompleteFails": {
+			reason: "Completing an Opaque secret fails: the error names the secret and its type.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, opaque)},
+				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
+			want: want{result{
+				Err:        errors.Wrapf(errBoom, errCompleteSecret, unitNamespace, "db-conn", corev1.SecretTypeOpaque),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PendingCreate": {
+			reason: "An instance being created: Creating, polled soon, not compared (it cannot change yet).",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "PENDING_CREATE"),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Creating"}, Pacing: []string{"busy"},
+				Secret: "stored, confirmed", Cloud: "PENDING_CREATE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PendingDelete": {
+			reason: "An instance being deleted while its object is not: Deleting, polled soon.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "PENDING_DELETE"),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "stored, confirmed", Cloud: "PENDING_DELETE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"PendingDeleteOfDeletedObject": {
+			reason: "An instance being deleted for a deleted object: marked deleting, so that a listing's absence proves it gone.",
+			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE"),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "deleting"},
+				Secret: "stored, confirmed", Cloud: "PENDING_DELETE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"Maintenance": {
+			reason: "Any other state: Unavailable with the state in the message, and not compared.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "MAINTENANCE"),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Unavailable: Cloud SQL reports the instance as MAINTENANCE"},
+				Secret:     "stored, confirmed", Cloud: "MAINTENANCE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"OwnedByOther": {
+			reason: "Another PostgresqlInstance's instance is never changed: an error that says what to do, retried at the poll interval.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, otherUID, "")},
+			want: want{result{
+				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
+			}},
+		},
+		"OwnedByOtherObjectDeleted": {
+			reason: "Deleting an object that never owned the instance lets go of it: it does not exist, as far as this object goes.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, otherUID, "")},
+			want:   want{result{Secret: "absent", Cloud: "RUNNABLE, owner uid-other, postgres has the stored password", Calls: []string{"instances.get"}}},
+		},
+		"NotCreatedByUs": {
+			reason: "An unlabelled instance this object did not create: an error that says how to import it.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, "", "")},
+			want: want{result{
+				Err:    errors.Errorf(errNotCreatedByUs, "db", unitProject),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			}},
+		},
+		"ObserveOnlyOfUnlabelled": {
+			reason: "managementPolicies [Observe] may observe an instance nobody owns: the first step of an import.",
+			args:   args{mg: clusterDB(observeOnlyPolicy), cloud: seeded(ours, "", "")},
+			want: want{result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: []string{"Ready=Available"},
+				Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			}},
+		},
+		"ObserveOnlyOfAnothersCluster": {
+			reason: "A cluster-scoped object may observe another object's instance.",
+			args:   args{mg: clusterDB(observeOnlyPolicy), cloud: seeded(ours, otherUID, "")},
+			want: want{result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have uid-other", Conditions: []string{"Ready=Available"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
+			}},
+		},
+		"ImportTakeover": {
+			reason: "An unlabelled instance this object observed before (same selfLink) is taken over once its policies allow changes.",
+			args: args{mg: clusterDB(importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")),
+				cloud: seeded(ours, "", ""), secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)",
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"NamespacedOwn": {
+			reason: "A namespaced object's own instance, secret in its namespace: up to date.",
+			args:   args{mg: teamDB(), cloud: seeded(teamDB(), ourUID, ""), secrets: []client.Object{connSecret(teamDB(), storedPW)}},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"NamespacedObserveOnlyOfAnothers": {
+			reason: "A namespaced object may not even observe another object's instance: no team sees another's database.",
+			args:   args{mg: teamDB(observeOnlyPolicy), cloud: seeded(teamDB(), otherUID, "")},
+			want: want{result{
+				Err:    errors.Errorf(errObservedByOther, "db", unitProject, otherUID),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
+			}},
+		},
+		"NamespacedObserveOnlyOfUnlabelled": {
+			reason: "A namespaced object may observe an instance nobody owns, to import it.",
+			args:   args{mg: teamDB(observeOnlyPolicy), cloud: seeded(teamDB(), "", "")},
+			want: want{result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: []string{"Ready=Available"},
+				Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			}},
+		},
+		"ListingServes": {
+			reason: "observe = list: a listing that began after the object was created serves it without instances.get.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.list"},
+			}},
+		},
+		"ListingAbsenceIsProof": {
+			reason: "observe = list: a new object's name missing from a complete listing is free; no instances.get.",
+			args:   args{mg: clusterDB(), listed: true},
+			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+		},
+		"ListingAbsenceConfirmed": {
+			reason: "observe = list: an instance observed before and missing from a listing is confirmed gone by instances.get.",
+			args:   args{mg: clusterDB(importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")), listed: true},
+			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list", "instances.get"}}},
+		},
+		"ListingAbsenceOfDeletingConfirmsGone": {
+			reason: "observe = list: a deleted object whose instance was seen deleting is gone once a listing lacks it.",
+			args: args{mg: clusterDB(deleted, importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")), listed: true,
+				pacing: func(p *pacing, key string) { p.markDeleting(key) }},
+			want: want{result{Pacing: []string{"deleting"}, Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+		},
+		"ListingFails": {
+			reason: "observe = list: an error listing the project is returned.",
+			args:   args{mg: clusterDB(), listed: true, cloud: fault(emulator.MethodInstancesList, 0)},
+			want:   want{result{Err: errors.Wrapf(apiError(500), "cannot list the Cloud SQL instances of project %s", unitProject), Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+		},
+		"ListingForbidden": {
+			reason: "observe = list: credentials without cloudsql.instances.list still observe, with instances.get.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listForbidden: true},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"ListingTooOldForChangedSpec": {
+			reason: "observe = list: a spec changed since the last sync wants a listing no older than the busy poll interval; one from before the change does not serve.",
+			args: args{mg: clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {}), synced, func(mg instance) { mg.SetGeneration(2) }),
+				cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}, listed: true, listedBefore: true,
+				pacing: func(p *pacing, key string) { p.busyPoll = time.Nanosecond }},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.list"},
+			}},
+		},
+		"ListingOfSyncedObjectServes": {
+			reason: "observe = list: an object synced at its generation takes a listing made before the call.",
+			args: args{mg: clusterDB(synced), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listedBefore: true},
+			want: want{result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := call(t, tc.args, "Observe")
+			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
