@@ -720,7 +720,7 @@ func TestObserve(t *testing.T) {
 		"OwnedByOtherObjectDeleted": {
 			reason: "Deleting an object that never owned the instance lets go of it: it does not exist, as far as this object goes.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, otherUID, "")},
-			want:   want{result{Secret: "absent", Cloud: "RUNNABLE, owner uid-other, postgres has the stored password", Calls: []string{"instances.get"}}},
+			want:   want{result{Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"}}},
 		},
 		"NotCreatedByUs": {
 			reason: "An unlabelled instance this object did not create: an error that says how to import it.",
