@@ -58,6 +58,12 @@ var published = []string{
 	cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
 }
 
+// allDetails are the connection details Update publishes with a password it set.
+var allDetails = []string{
+	cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyEndpoint, cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyPgpass, cloudsql.ConnectionKeyPort,
+	cloudsql.ConnectionKeyPrivateIP, cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
+}
+
 // apiError is how a result shows an error of the Cloud SQL Admin API: its code.
 func apiError(code int) error { return errors.Errorf("googleapi %d", code) }
 
@@ -130,6 +136,11 @@ func withParams(fn func(p *v1alpha1.PostgresqlInstanceParameters)) instanceMod {
 // synced marks the object reconciled to the end at its generation.
 func synced(mg instance) {
 	mg.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(mg.GetGeneration()))
+}
+
+// createdAt sets the object's creation time, d from now.
+func createdAt(d time.Duration) instanceMod {
+	return func(mg instance) { mg.SetCreationTimestamp(metav1.NewTime(time.Now().Add(d))) }
 }
 
 // importedFrom records an earlier observation of the instance: its selfLink.
@@ -269,8 +280,11 @@ type args struct {
 	// listedBefore lists the project once before the call.
 	listedBefore bool
 	pacing       func(p *pacing, key string)
-	// notObserved calls Update or Delete without an Observe first.
-	notObserved bool
+	// notObserved calls Update or Delete without an Observe first;
+	// observedBefore calls Observe once before an Observe.
+	notObserved, observedBefore bool
+	// between changes Cloud SQL after that Observe, before the call.
+	between cloud
 }
 
 // result is what a call did: its answer, and what it left in the object, the
@@ -369,9 +383,12 @@ func callKind[T instance](t *testing.T, a args, mg T, method, kind string) resul
 	w, svc := newWorld(t, a)
 	e := newExternal[T](w, svc, kind)
 	var r result
-	if method != "Observe" && method != "Create" && !a.notObserved {
+	if (method != "Observe" && method != "Create" && !a.notObserved) || a.observedBefore {
 		if _, err := e.Observe(ctx, mg); err != nil {
 			t.Fatalf("Observe before %s: %v", method, err)
+		}
+		if a.between != nil {
+			a.between(t, w.emu)
 		}
 		w.emu.ResetCounts()
 		w.p = newPacing(pacingConfig{poll: time.Minute, busyPoll: time.Second})
@@ -838,6 +855,50 @@ func TestObserve(t *testing.T) {
 				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.list"},
 			}},
 		},
+		"NewObjectTakesListingBegunAfterItsCreation": {
+			reason: "observe = list: a new object takes any listing begun after it was created, so that a thousand new objects share one.",
+			args: args{mg: clusterDB(createdAt(-time.Hour)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listedBefore: true},
+			want: want{result{
+				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			}},
+		},
+		"NewObjectReadAloneThisSecond": {
+			reason: "observe = list: no listing can show yet whether a name created this very second is taken: instances.get reads it.",
+			args: args{mg: clusterDB(createdAt(2 * time.Second)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listedBefore: true},
+			want: want{result{
+				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"OpaqueSecretAlreadyComplete": {
+			reason: "An Opaque secret that holds the details already (completed by the Observe before) is not written again.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), observedBefore: true,
+				secrets: []client.Object{connSecret(ours, storedPW, opaque)},
+				kube: interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.UpdateOption) error {
+					cur := &corev1.Secret{}
+					if err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur); err == nil && cur.Data[cloudsql.ConnectionKeyConnectionName] != nil {
+						return errBoom // a second write
+					}
+					return c.Update(ctx, obj, o...)
+				}}},
+			want: want{result{
+				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
+				Secret: "stored, confirmed, completed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
+			}},
+		},
+		"SomePoliciesOfAnothers": {
+			reason: "Policies that allow any change are not observe-only: another object's instance is refused.",
+			args: args{mg: clusterDB(func(mg instance) {
+				mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate})
+			}), cloud: seeded(ours, otherUID, "")},
+			want: want{result{
+				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
+			}},
+		},
 		"ListingOfSyncedObjectServes": {
 			reason: "observe = list: an object synced at its generation takes a listing made before the call.",
 			args: args{mg: clusterDB(synced), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
@@ -856,6 +917,411 @@ func TestObserve(t *testing.T) {
 			got := call(t, tc.args, "Observe")
 			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	type want struct{ r result }
+	ours := clusterDB()
+	failCreate := interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return errBoom }}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Creates": {
+			reason: "A new password is stored, confirmed, before instances.insert creates the instance with it and our label.",
+			args:   args{mg: clusterDB()},
+			want: want{result{
+				Pacing: []string{"busy", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.insert"},
+			}},
+		},
+		"CreatesNamespaced": {
+			reason: "A namespaced object's password goes into a secret of its own namespace.",
+			args:   args{mg: teamDB()},
+			want: want{result{
+				Pacing: []string{"busy", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.insert"},
+			}},
+		},
+		"RetryReusesStoredPassword": {
+			reason: "A retried create reuses the password already stored: whichever insert wins, the secret holds its password.",
+			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Pacing: []string{"busy", "changed", "visible"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.insert"},
+			}},
+		},
+		"NoConnectionSecret": {
+			reason: "Without writeConnectionSecretToRef the password could not be kept: nothing is created, and the error says what to set.",
+			args:   args{mg: clusterDB(noSecretRef)},
+			want:   want{result{Err: errors.New(errNoConnectionSecret), Cloud: "none"}},
+		},
+		"StoringPasswordFails": {
+			reason: "A password that cannot be stored is never set: no insert.",
+			args:   args{mg: clusterDB(), kube: failCreate},
+			want:   want{result{Err: errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"}},
+		},
+		"SecretReadFails": {
+			reason: "An error reading the connection secret names it; no insert.",
+			args: args{mg: clusterDB(),
+				kube: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+					return errBoom
+				}}},
+			want: want{result{Err: errors.Wrapf(errBoom, errReadSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"}},
+		},
+		"PasswordUnusable": {
+			reason: "A stored password that cannot go into .pgpass: no insert, retried at the poll interval.",
+			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, "line\nbreak")}},
+			want: want{result{
+				Err:    unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
+				Pacing: []string{"stalled"}, Secret: "other, confirmed", Cloud: "none",
+			}},
+		},
+		"AnswerLost": {
+			reason: "An insert whose answer was lost left our instance: the 409 is ours, not an error.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Pacing: []string{"busy", "changed"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.insert", "instances.get"},
+			}},
+		},
+		"NameTakenByOther": {
+			reason: "The name belongs to another PostgresqlInstance: an error that says what to do, retried at the poll interval.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, otherUID, "")},
+			want: want{result{
+				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
+				Pacing: []string{"busy", "stalled", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-other, postgres has another password",
+				Calls: []string{"instances.insert", "instances.get"},
+			}},
+		},
+		"NameTakenUnlabelled": {
+			reason: "The name belongs to an instance nobody manages: an error that says how to import it.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, "", "")},
+			want: want{result{
+				Err:    errors.Errorf(errNotCreatedByUs, "db", unitProject),
+				Pacing: []string{"busy", "stalled", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, postgres has another password",
+				Calls: []string{"instances.insert", "instances.get"},
+			}},
+		},
+		"NameReserved": {
+			reason: "The name of an instance deleted within the week: an error that says to choose another, retried at the poll interval.",
+			args:   args{mg: clusterDB(), cloud: reservedName("db")},
+			want: want{result{
+				Err:    errors.Errorf(errNameTaken, "db", unitProject),
+				Pacing: []string{"busy", "stalled", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "none",
+				Calls: []string{"instances.insert", "instances.get"},
+			}},
+		},
+		"NameConflictUnexplained": {
+			reason: "A 409 whose instance cannot be read: the read's error, with name and project.",
+			args:   args{mg: clusterDB(), cloud: clouds(seeded(ours, ourUID, ""), fault(emulator.MethodInstancesGet, 0))},
+			want: want{result{
+				Err:    errors.Wrapf(apiError(500), errGetInstance, "db", unitProject),
+				Pacing: []string{"busy", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
+				Calls: []string{"instances.insert", "instances.get"},
+			}},
+		},
+		"InsertFails": {
+			reason: "An insert that fails: the error with name and project; the stored password stays for the retry.",
+			args:   args{mg: clusterDB(), cloud: fault(emulator.MethodInstancesInsert, 0)},
+			want: want{result{
+				Err:    errors.Wrapf(apiError(500), errCreateInstance, "db", unitProject),
+				Pacing: []string{"busy", "changed", "visible"},
+				Secret: "generated, confirmed", Cloud: "none",
+				Calls: []string{"instances.insert"},
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := call(t, tc.args, "Create")
+			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nCreate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	type want struct{ r result }
+	ours := clusterDB()
+	tierChanged := func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" }
+	slowUpdates := []emulator.Option{emulator.WithDelays(0, time.Hour, 0)}
+	idle := func(p *pacing, key string) { p.markIdle(key) }
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NotObserved": {
+			reason: "Update without an Observe before it changes nothing.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), notObserved: true},
+			want:   want{result{Err: errors.New(errNotObserved), Secret: "absent", Cloud: "RUNNABLE, owner uid-ours"}},
+		},
+		"UpToDate": {
+			reason: "Nothing differs: no request.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			}},
+		},
+		"SetsMissingPassword": {
+			reason: "A secret without a password: a new one is stored unconfirmed, set with users.update, confirmed, and published whole.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, "")},
+			want: want{result{
+				Details:    allDetails,
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"SetsEditedPassword": {
+			reason: "A password edited in the secret is set on the instance and confirmed.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}},
+			want: want{result{
+				Details:    allDetails,
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
+				Secret: "edited, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"SetPasswordWhileBusy": {
+			reason: "users.update meets a running operation: wait (busy), the password stays unconfirmed.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), emu: slowUpdates,
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}, between: running("db")},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy"},
+				Secret: "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"SetPasswordFails": {
+			reason: "users.update fails: the error with name and project; the password stays unconfirmed.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}, between: fault(emulator.MethodUsersUpdate, 0)},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(500), errSetPassword, "db", unitProject),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"SetsPasswordOfEmptiedSecret": {
+			reason: "A secret whose password key was removed gets a new password, stored unconfirmed first, then set and confirmed.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, func(s *corev1.Secret) { s.Data = nil })}},
+			want: want{result{
+				Details:    allDetails,
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
+				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"ConfirmingPasswordFails": {
+			reason: "The password was set but cannot be confirmed in the secret: an error; it stays unconfirmed and is set again next time.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))},
+				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
+			want: want{result{
+				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"SettingNewPasswordFails": {
+			reason: "A new password Cloud SQL did not take stays stored, marked unconfirmed, and is set again next time.",
+			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), between: fault(emulator.MethodUsersUpdate, 0)},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(500), errSetPassword, "db", unitProject),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "generated, unconfirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
+				Calls: []string{"users.update"},
+			}},
+		},
+		"StoringNewPasswordFails": {
+			reason: "A new password that cannot be stored is never set.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
+				kube: interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return errBoom }}},
+			want: want{result{
+				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Conditions: []string{"Ready=Available"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
+			}},
+		},
+		"Patches": {
+			reason: "A difference is patched once operations.list shows nothing running.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed", "visible"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"operations.list", "instances.patch"},
+			}},
+		},
+		"PatchesWhenKnownIdle": {
+			reason: "When no operation of the provider's can run, the patch needs no operations.list first.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
+				secrets: []client.Object{connSecret(ours, storedPW)}, pacing: idle},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed", "visible"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.patch"},
+			}},
+		},
+		"WaitsForRunningOperation": {
+			reason: "An operation runs: no patch (it would earn a 409), come back soon.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged), emu: slowUpdates,
+				secrets: []client.Object{connSecret(ours, storedPW)}, between: running("db")},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"operations.list"},
+			}},
+		},
+		"OperationsListFails": {
+			reason: "operations.list fails: the error with name and project, no patch.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
+				secrets: []client.Object{connSecret(ours, storedPW)}, between: fault(emulator.MethodOperationsList, 0)},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(500), errListOperations, "db", unitProject),
+				Conditions: []string{"Ready=Available"},
+				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"operations.list"},
+			}},
+		},
+		"PatchMeetsAnotherOperation": {
+			reason: "Known idle, but someone else's operation runs: the 409 means observe again soon, not an error.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged), emu: slowUpdates,
+				secrets: []client.Object{connSecret(ours, storedPW)}, between: running("db"), pacing: idle},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.patch"},
+			}},
+		},
+		"PatchOfStaleSettings": {
+			reason: "The instance changed since it was observed (412 staleData): observe again soon, not an error.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
+				secrets: []client.Object{connSecret(ours, storedPW)}, pacing: idle,
+				between: func(t *testing.T, emu *emulator.Server) {
+					t.Helper()
+					if err := emu.MutateInstance(unitProject, "db", func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels["edited"] = "elsewhere" }); err != nil {
+						t.Fatal(err)
+					}
+				}},
+			want: want{result{
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.patch"},
+			}},
+		},
+		"PatchFails": {
+			reason: "instances.patch fails: the error with name and project.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
+				secrets: []client.Object{connSecret(ours, storedPW)}, pacing: idle, between: fault(emulator.MethodInstancesPatch, 0)},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(500), errUpdateInstance, "db", unitProject),
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"idle"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Calls: []string{"instances.patch"},
+			}},
+		},
+		"ImmutableDifference": {
+			reason: "A difference Cloud SQL cannot patch (the region) is reported, never patched, and retried at the poll interval.",
+			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", func(db *sqladmin.DatabaseInstance) { db.Region = "europe-west4" }),
+				secrets: []client.Object{connSecret(ours, storedPW)}},
+			want: want{result{
+				Err: errors.Wrap(errors.New("region: want europe-west1, have europe-west4"),
+					"the Cloud SQL instance differs from the spec in fields that cannot change on an existing instance; "+
+						"set them back to the instance's values, or create a new PostgresqlInstance (with another name) to get the new ones"),
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := call(t, tc.args, "Update")
+			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDelete(t *testing.T) {
+	type want struct{ r result }
+	ours := clusterDB()
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Deletes": {
+			reason: "instances.delete is asked once; the instance is then known to be deleting.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "")},
+			want: want{result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "deleting"},
+				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
+			}},
+		},
+		"AlreadyDeleting": {
+			reason: "An instance observed PENDING_DELETE is not asked again.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE")},
+			want: want{result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "absent", Cloud: "PENDING_DELETE, owner uid-ours",
+			}},
+		},
+		"AlreadyGone": {
+			reason: "A 404 from instances.delete: gone, not an error.",
+			args:   args{mg: clusterDB(deleted), notObserved: true},
+			want: want{result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
+			}},
+		},
+		"OperationRunning": {
+			reason: "A 409 from instances.delete: asked again once the operation is over, not an error.",
+			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
+				between: running("db")},
+			want: want{result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
+			}},
+		},
+		"DeleteFails": {
+			reason: "instances.delete fails: the error with name and project.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), between: fault(emulator.MethodInstancesDelete, 0)},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(500), errDeleteInstance, "db", unitProject),
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := call(t, tc.args, "Delete")
+			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
