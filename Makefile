@@ -142,6 +142,12 @@ lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# -short: a package's TestMain starts no control plane, and each test that needs
+# one (or PostgreSQL, the proxy or the Crossplane CLI) skips and says so.
+.PHONY: unit
+unit: ## Every test that needs no control plane, PostgreSQL, proxy or Crossplane CLI (go test -short): seconds, nothing to build first.
+	$(GO) test -short $(GO_TEST_FLAGS) ./...
+
 .PHONY: test
 test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator, then the end-to-end test.
 	$(GO) test $(GO_TEST_FLAGS) ./...

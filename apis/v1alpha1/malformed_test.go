@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 )
 
@@ -64,6 +65,7 @@ type malformed struct {
 }
 
 func TestMalformedPostgresqlInstances(t *testing.T) {
+	controlplane.Need(t)
 	const fp = "spec.forProvider."
 	const typeString, typeInt, typeBool, typeObject, typeArray = "must be of type string", "must be of type integer", "must be of type boolean", "must be of type object", "must be of type array"
 	cases := map[string]malformed{
@@ -225,6 +227,7 @@ func TestMalformedPostgresqlInstances(t *testing.T) {
 }
 
 func TestMalformedProviderConfigs(t *testing.T) {
+	controlplane.Need(t)
 	const typeString, typeObject = "must be of type string", "must be of type object"
 	cases := map[string]malformed{
 		// Wrong types.

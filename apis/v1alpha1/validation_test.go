@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,6 +26,10 @@ import (
 var env *controlplane.Env
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // make unit: the tests that need a control plane skip
+	}
 	var err error
 	if env, err = controlplane.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -58,6 +63,7 @@ func denied(g Gomega, err error, fragments ...string) {
 }
 
 func TestDefaultsOnMinimalObject(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := instance("defaults")
@@ -90,6 +96,7 @@ func TestDefaultsOnMinimalObject(t *testing.T) {
 }
 
 func TestConnectionSecretRequiredToCreate(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := instance("no-secret")
@@ -104,6 +111,7 @@ func TestConnectionSecretRequiredToCreate(t *testing.T) {
 }
 
 func TestFalseIsNotDefaultedAway(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := instance("backups-off", func(p *v1alpha1.PostgresqlInstanceParameters) {
@@ -116,6 +124,7 @@ func TestFalseIsNotDefaultedAway(t *testing.T) {
 }
 
 func TestCreateValidation(t *testing.T) {
+	controlplane.Need(t)
 	type params = v1alpha1.PostgresqlInstanceParameters
 	const fp = "spec.forProvider."
 	cases := map[string]struct {
@@ -271,6 +280,7 @@ func TestCreateValidation(t *testing.T) {
 }
 
 func TestUpdateValidation(t *testing.T) {
+	controlplane.Need(t)
 	type params = v1alpha1.PostgresqlInstanceParameters
 	const fp = "spec.forProvider."
 	withName := func(p *params) { p.Name = ptr.To("original-name") }
@@ -325,6 +335,7 @@ func TestUpdateValidation(t *testing.T) {
 // the fields that are otherwise immutable may be corrected to describe it; once
 // the provider may change the instance, they are locked.
 func TestImmutableFieldsCanBeCorrectedWhileObserving(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := instance("import-fix")
@@ -343,6 +354,7 @@ func TestImmutableFieldsCanBeCorrectedWhileObserving(t *testing.T) {
 }
 
 func TestProviderConfigValidation(t *testing.T) {
+	controlplane.Need(t)
 	secretRef := &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: "crossplane-system", Name: "key"}, Key: "key.json"}
 	cases := map[string]struct {
 		spec v1alpha1.ProviderConfigSpec
@@ -392,6 +404,7 @@ func TestProviderConfigValidation(t *testing.T) {
 }
 
 func TestInjectionValidation(t *testing.T) {
+	controlplane.Need(t)
 	const f = "spec.injection."
 	sel := func(exprs ...metav1.LabelSelectorRequirement) *v1alpha1.Injection {
 		return &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: exprs}}
@@ -446,6 +459,7 @@ func TestInjectionValidation(t *testing.T) {
 // TestExamplesAreAccepted creates every manifest under examples/ (but compositions,
 // whose kinds come from Crossplane) so that what users copy is known to be valid.
 func TestExamplesAreAccepted(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "crossplane-system"}})).To(Succeed())
@@ -470,6 +484,7 @@ func TestExamplesAreAccepted(t *testing.T) {
 
 // TestKubectlExplain checks what `kubectl explain` shows users for the resources.
 func TestKubectlExplain(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	path, args, err := env.KubectlArgs()
 	g.Expect(err).NotTo(HaveOccurred())

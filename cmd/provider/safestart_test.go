@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 // PostgresqlInstance CRD: each controller starts when its kinds are served,
 // and an instance of each kind created then becomes Ready.
 func TestSafeStart(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	env, err := controlplane.Start(controlplane.WithCRDsFrom())
 	g.Expect(err).NotTo(HaveOccurred())

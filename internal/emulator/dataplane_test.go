@@ -84,6 +84,9 @@ type dataEnv struct {
 // PostgreSQL is missing. opts come after the defaults and may override them.
 func newDataEnv(t *testing.T, opts ...emulator.Option) *dataEnv {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
+	}
 	g := NewWithT(t)
 	cfg, err := postgres.Config{}.Resolve()
 	g.Expect(err).NotTo(HaveOccurred(), "the data plane tests need PostgreSQL's server (initdb, postgres, psql): run `make postgres`")

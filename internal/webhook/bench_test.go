@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
 const (
@@ -28,6 +29,7 @@ const (
 //
 //	make bench   # or: go test -run '^$' -bench PodAdmission ./internal/webhook
 func BenchmarkPodAdmission(b *testing.B) {
+	controlplane.Need(b)
 	readyInstance(b, "bench")
 	namespace(b, "bench", nil)
 	for _, tc := range []struct {

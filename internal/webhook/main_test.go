@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -113,6 +114,10 @@ func (s *switchable) use(t *testing.T, native bool) {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // make unit: the tests that need a control plane skip
+	}
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -28,6 +28,7 @@ import (
 // project of its ClusterProviderConfig is refused, and it is deleted only with
 // the allow-deletion annotation, with messages that name its namespace.
 func TestNamespacedInstanceIsValidated(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "team-x", nil)
@@ -98,6 +99,7 @@ func secretVolume(g Gomega, pod *corev1.Pod, name string) *corev1.SecretVolumeSo
 // A namespaced instance serves the pods of its own namespace, with the
 // connection secret it already has there, and no other namespace's.
 func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "team-a", nil)
@@ -139,6 +141,7 @@ func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
 // namespaced one's namespace gets it, any other allowed pod the cluster-scoped
 // one; the pod's annotation says which, and their copies never mix.
 func TestNamespacedInstanceComesFirst(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "both", func(pi *v1alpha1.PostgresqlInstance) {
@@ -174,6 +177,7 @@ func TestNamespacedInstanceComesFirst(t *testing.T) {
 // namespace and kept current; a namespaced ProviderConfig's key is mounted as
 // it is, from its own namespace.
 func TestNamespacedInstanceProxyKeys(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "keys", nil)
@@ -231,6 +235,7 @@ func TestNamespacedInstanceProxyKeys(t *testing.T) {
 // A namespaced instance that is not ready is denied with the command that
 // shows it, in its namespace and group.
 func TestNamespacedInstanceNotReadyIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "unready-ns", nil)
@@ -247,6 +252,7 @@ func TestNamespacedInstanceNotReadyIsDenied(t *testing.T) {
 // The namespaced examples work together: the example Deployment's pod, in the
 // example instance's namespace, gets that instance.
 func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	read := func(file string, into any) {
@@ -276,6 +282,7 @@ func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
 // A ClusterProviderConfig's key copied for a namespaced instance goes when the
 // instance turns to another configuration, and when the instance goes.
 func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "key-follows", nil)

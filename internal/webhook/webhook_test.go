@@ -68,6 +68,7 @@ func absent(ns, name string) func() bool {
 }
 
 func TestAnnotatedPodIsStoredInjected(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "stored")
@@ -106,6 +107,7 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 }
 
 func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pods.use(t, false)
@@ -123,6 +125,7 @@ func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
 }
 
 func TestUnannotatedPodIsNeverSentToTheWebhook(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "plain-app", nil)
@@ -140,6 +143,7 @@ func TestUnannotatedPodIsNeverSentToTheWebhook(t *testing.T) {
 }
 
 func TestKubeSystemIsSkipped(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	before := pods.calls.Load()
 	p := annotatedPod("kube-system", "skipped", "does-not-exist")
@@ -149,6 +153,7 @@ func TestKubeSystemIsSkipped(t *testing.T) {
 }
 
 func TestMissingInstanceIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	namespace(t, "missing-app", nil)
 	err := env.Client.Create(context.Background(), annotatedPod("missing-app", "web", "no-such-instance"))
@@ -161,6 +166,7 @@ func TestMissingInstanceIsDenied(t *testing.T) {
 }
 
 func TestInstanceNotReadyIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := readyInstance(t, "unready")
@@ -175,6 +181,7 @@ func TestInstanceNotReadyIsDenied(t *testing.T) {
 }
 
 func TestDisallowedNamespaceIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "guarded", func(pi *v1alpha1.PostgresqlInstance) {
@@ -200,6 +207,7 @@ func TestDisallowedNamespaceIsDenied(t *testing.T) {
 }
 
 func TestEmptyInjectionAllowsNoNamespace(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	readyInstance(t, "closed", func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.Injection = &v1alpha1.Injection{} })
 	namespace(t, "closed-app", nil)
@@ -208,6 +216,7 @@ func TestEmptyInjectionAllowsNoNamespace(t *testing.T) {
 }
 
 func TestInstanceNameTooLongForALabelIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	long := "long-" + strings.Repeat("n", 60)
 	readyInstance(t, long, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Name = ptr.To("short-name") })
@@ -220,6 +229,7 @@ func TestInstanceNameTooLongForALabelIsDenied(t *testing.T) {
 }
 
 func TestDryRunCreatesNoSecret(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	readyInstance(t, "dry")
 	namespace(t, "dry-app", nil)
@@ -230,6 +240,7 @@ func TestDryRunCreatesNoSecret(t *testing.T) {
 }
 
 func TestProxyKeyGoesToTheProxyOnly(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "keyed", func(pi *v1alpha1.PostgresqlInstance) {
@@ -251,6 +262,7 @@ func TestProxyKeyGoesToTheProxyOnly(t *testing.T) {
 }
 
 func TestCopiesFollowTheInstance(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := readyInstance(t, "followed", func(pi *v1alpha1.PostgresqlInstance) {
@@ -287,6 +299,7 @@ func TestCopiesFollowTheInstance(t *testing.T) {
 }
 
 func TestNamespaceThatStopsMatchingLosesItsCopy(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "selected", func(pi *v1alpha1.PostgresqlInstance) {
@@ -305,6 +318,7 @@ func TestNamespaceThatStopsMatchingLosesItsCopy(t *testing.T) {
 }
 
 func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
@@ -341,6 +355,7 @@ func seedInstance(g Gomega, name string) {
 }
 
 func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	seedInstance(g, "taken-db")
@@ -375,6 +390,7 @@ func TestDuplicateNameIsDeniedAtCreation(t *testing.T) {
 // A name check made while the controllers have spent the budget's share for
 // reads and writes still runs: admission lookups keep a reserve of their own.
 func TestNameCheckUsesTheAdmissionReserve(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	seedInstance(g, "taken-while-busy")
@@ -401,6 +417,7 @@ func TestNameCheckUsesTheAdmissionReserve(t *testing.T) {
 }
 
 func TestNameAndProjectTooLongIsDenied(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	long := strings.Repeat("p", 29) + "1" // 30 characters, the longest project ID
@@ -421,6 +438,7 @@ func TestNameAndProjectTooLongIsDenied(t *testing.T) {
 }
 
 func TestExternalNameIsValidated(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "bad-external", Annotations: map[string]string{"crossplane.io/external-name": "Bad_Name"}}}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
@@ -444,6 +462,7 @@ func TestExternalNameIsValidated(t *testing.T) {
 }
 
 func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
@@ -464,6 +483,7 @@ func TestUnreachableCloudSQLAdmitsWithAWarning(t *testing.T) {
 }
 
 func TestDeletionNeedsTheAnnotation(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "guarded-delete"}}
@@ -491,6 +511,7 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 // TestExampleDeploymentIsInjected admits a pod of the example Deployment that
 // users copy, against a ready example-minimal instance.
 func TestExampleDeploymentIsInjected(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "examples", "deployment-with-proxy.yaml"))
@@ -512,6 +533,7 @@ func TestExampleDeploymentIsInjected(t *testing.T) {
 // A password the provider has stored but Cloud SQL has not confirmed is not handed
 // to pods: it may never work.
 func TestUnconfirmedPasswordIsNotHandedOut(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	readyInstance(t, "repairing")

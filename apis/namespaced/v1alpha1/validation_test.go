@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -32,6 +33,10 @@ var env *controlplane.Env
 const team = "team-a"
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // make unit: the tests that need a control plane skip
+	}
 	var err error
 	if env, err = controlplane.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,6 +65,7 @@ func denied(g Gomega, err error, fragments ...string) {
 }
 
 func TestNamespacedInstance(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}})).To(Succeed())
@@ -113,6 +119,7 @@ func TestNamespacedInstance(t *testing.T) {
 }
 
 func TestProviderConfigs(t *testing.T) {
+	controlplane.Need(t)
 	ctx := context.Background()
 	g := NewWithT(t)
 	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))).To(Succeed())

@@ -55,6 +55,7 @@ func TestImageIsMinimalAndNonRoot(t *testing.T) {
 // install: the objects parse, the provider holds exactly package/crds and the
 // webhook configurations, and each runtime image's entrypoint runs --help.
 func TestPackages(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	cli := os.Getenv("CROSSPLANE_CLI")
 	if cli == "" {

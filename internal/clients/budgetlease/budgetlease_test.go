@@ -19,6 +19,7 @@ import (
 // A process saves its record in the Lease; the next one restores it and waits
 // for what the first spent, plus what it may have sent unrecorded.
 func TestTheNextProcessCountsWhatThePreviousSpent(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	env, err := controlplane.Start()
 	g.Expect(err).NotTo(HaveOccurred())

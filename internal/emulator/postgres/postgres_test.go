@@ -39,6 +39,9 @@ func psqlAs(t *testing.T, s *Server, user, password, query string) (string, erro
 }
 
 func TestServerRolesFollowPasswords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
+	}
 	g := NewWithT(t)
 	ctx := context.Background()
 	s, err := Start(ctx, Config{}, "roles", "first-pw")
@@ -79,6 +82,9 @@ func TestServerRolesFollowPasswords(t *testing.T) {
 }
 
 func TestResolveNamesWhatIsMissing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
+	}
 	g := NewWithT(t)
 	_, err := Config{BinDir: t.TempDir()}.Resolve()
 	g.Expect(err).To(MatchError(ContainSubstring("make postgres")))

@@ -21,6 +21,7 @@ import (
 // A pod that names an instance while PostgresqlInstances are not served is
 // denied with what to do, not answered with a server error.
 func TestDeniedWhileTheKindIsNotServed(t *testing.T) {
+	controlplane.Need(t)
 	g := NewWithT(t)
 	// An API server without the provider's CRDs, as with safe-start before the
 	// kind is activated: reads of PostgresqlInstances find no such kind.
