@@ -1,9 +1,9 @@
 package cloudsql
 
 import (
-	"errors"
 	"net/http"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"google.golang.org/api/googleapi"
 )
 
@@ -16,11 +16,17 @@ const (
 	// ReasonOperationInProgress: another operation on the instance is
 	// running; mutations are refused until it ends.
 	ReasonOperationInProgress = "operationInProgress"
+	// ReasonInstanceDoesNotExist: the 404 of an instance that does not exist.
+	ReasonInstanceDoesNotExist = "instanceDoesNotExist"
 )
 
-// IsNotFound reports whether err is a 404 of the Cloud SQL Admin API.
+// IsNotFound reports whether err says that the instance does not exist: a 404
+// of reason instanceDoesNotExist. A 404 of another reason (an endpoint whose
+// path the server does not serve answers "Method not found") says nothing of
+// the instance, and must never pass for its absence: the provider would then
+// try to create an instance it cannot see, or let go of one it deletes.
 func IsNotFound(err error) bool {
-	return hasCode(err, http.StatusNotFound)
+	return hasReason(err, http.StatusNotFound, ReasonInstanceDoesNotExist)
 }
 
 // IsForbidden reports whether err is a 403: the credentials lack a permission.

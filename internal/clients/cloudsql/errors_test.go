@@ -1,10 +1,9 @@
 package cloudsql
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/googleapi"
 )
@@ -26,9 +25,11 @@ func TestErrorClassification(t *testing.T) {
 		"NotAnAPIError":           {errors.New("dial tcp: connection refused"), want{}},
 		"NilAPIError":             {(*googleapi.Error)(nil), want{}},
 		"NotFound":                {apiErr(404, "instanceDoesNotExist"), want{notFound: true}},
-		"WrappedNotFound":         {fmt.Errorf("cannot get instance: %w", apiErr(404)), want{notFound: true}},
+		"WrappedNotFound":         {errors.Wrap(apiErr(404, "instanceDoesNotExist"), "cannot get instance"), want{notFound: true}},
+		"NotFoundOfAnotherReason": {apiErr(404, "notFound"), want{}},
+		"NotFoundWithoutReason":   {apiErr(404), want{}},
 		"AlreadyExists":           {apiErr(409, "instanceAlreadyExists"), want{exists: true}},
-		"WrappedAlreadyExists":    {fmt.Errorf("insert: %w", apiErr(409, "instanceAlreadyExists")), want{exists: true}},
+		"WrappedAlreadyExists":    {errors.Wrap(apiErr(409, "instanceAlreadyExists"), "insert"), want{exists: true}},
 		"OperationInProgress":     {apiErr(409, "operationInProgress"), want{inProgress: true}},
 		"ConflictWithoutReason":   {apiErr(409), want{}},
 		"SecondReasonCounts":      {apiErr(409, "conflict", "operationInProgress"), want{inProgress: true}},
@@ -38,7 +39,7 @@ func TestErrorClassification(t *testing.T) {
 		"BadGateway":              {apiErr(502), want{retryable: true}},
 		"ServiceUnavailable":      {apiErr(503, "backendError"), want{retryable: true}},
 		"GatewayTimeout":          {apiErr(504), want{retryable: true}},
-		"WrappedUnavailable":      {fmt.Errorf("a: %w", fmt.Errorf("b: %w", apiErr(503))), want{retryable: true}},
+		"WrappedUnavailable":      {errors.Wrap(errors.Wrap(apiErr(503), "b"), "a"), want{retryable: true}},
 		"BadRequestIsFinal":       {apiErr(400, "invalid"), want{}},
 		"ForbiddenIsFinal":        {apiErr(403, "forbidden"), want{}},
 		"StaleDataIsNotRetryable": {apiErr(412, "staleData"), want{stale: true}},

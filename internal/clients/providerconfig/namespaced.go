@@ -1,6 +1,7 @@
 package providerconfig
 
 import (
+	"fmt"
 	"context"
 	"strings"
 
@@ -28,19 +29,46 @@ const (
 	ConfigPrefix        = "ProviderConfig/"
 )
 
-// Display names pc in messages as users know it: a ProviderConfig by its name,
-// a namespaced group's configuration (read through ForNamespaced) by its kind,
-// name and, for a namespaced ProviderConfig, namespace.
+// Display names pc in messages as users know it (see Named): a configuration
+// read through ForNamespaced by its kind, name and, for a namespaced
+// ProviderConfig, namespace.
 func Display(pc *v1alpha1.ProviderConfig) string {
 	if name, ok := strings.CutPrefix(pc.Name, ClusterConfigPrefix); ok {
-		return nsv1alpha1.ClusterProviderConfigKind + " " + name
+		return Named(nsv1alpha1.ClusterProviderConfigKind, name, "")
 	}
 	if key, ok := strings.CutPrefix(pc.Name, ConfigPrefix); ok {
 		if ns, name, ok := strings.Cut(key, "/"); ok {
-			return nsv1alpha1.ProviderConfigKind + " " + name + " of namespace " + ns
+			return Named(nsv1alpha1.ProviderConfigKind, name, ns)
 		}
 	}
-	return v1alpha1.ProviderConfigKind + " " + pc.Name
+	return Named(v1alpha1.ProviderConfigKind, pc.Name, "")
+}
+
+// Named names a configuration in messages, the one way every message does: its
+// kind and quoted name, and the namespace of a namespaced ProviderConfig
+// (namespace is empty for the other kinds).
+func Named(kind, name, namespace string) string {
+	if namespace != "" {
+		return fmt.Sprintf("%s %q of namespace %s", kind, name, namespace)
+	}
+	return fmt.Sprintf("%s %q", kind, name)
+}
+
+// NamespacedRef is the configuration a namespaced PostgresqlInstance uses: the
+// one its spec.providerConfigRef names, else ClusterProviderConfig "default".
+func NamespacedRef(ref *xpv2.ProviderConfigReference) xpv2.ProviderConfigReference {
+	if ref == nil || ref.Name == "" {
+		return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
+	}
+	return *ref
+}
+
+// NamedRef names ref, the configuration of a namespaced object of namespace ns.
+func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
+	if ref.Kind == nsv1alpha1.ProviderConfigKind {
+		return Named(ref.Kind, ref.Name, ns)
+	}
+	return Named(ref.Kind, ref.Name, "")
 }
 
 // ForNamespaced reads the configuration that a namespaced PostgresqlInstance of

@@ -47,16 +47,16 @@ func TestCredentialsNameWhereABadKeyCameFrom(t *testing.T) {
 
 	_, err := Credentials(context.Background(), nil, fs, pc("files", xpv2.CredentialsSourceFilesystem,
 		xpv2.CommonCredentialSelectors{Fs: &xpv2.FsSelector{Path: "/creds/key.json"}}))
-	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig files: file /creds/key.json"), ContainSubstring("is not JSON"))))
+	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig \"files\": file /creds/key.json"), ContainSubstring("is not JSON"))))
 
 	_, err = Credentials(context.Background(), nil, fs, pc("files", xpv2.CredentialsSourceFilesystem,
 		xpv2.CommonCredentialSelectors{Fs: &xpv2.FsSelector{Path: "/creds/missing.json"}}))
-	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig files: cannot read the credentials of source Filesystem")))
+	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig \"files\": cannot read the credentials of source Filesystem")))
 
 	t.Setenv("PROVIDERCONFIG_TEST_KEY", "")
 	_, err = Credentials(context.Background(), nil, fs, pc("env", xpv2.CredentialsSourceEnvironment,
 		xpv2.CommonCredentialSelectors{Env: &xpv2.EnvSelector{Name: "PROVIDERCONFIG_TEST_KEY"}}))
-	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig env: environment variable PROVIDERCONFIG_TEST_KEY"), ContainSubstring("is empty"))))
+	g.Expect(err).To(MatchError(And(ContainSubstring("ProviderConfig \"env\": environment variable PROVIDERCONFIG_TEST_KEY"), ContainSubstring("is empty"))))
 }
 
 func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
@@ -78,14 +78,14 @@ func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
 	g.Expect(moved.BasePath).To(Equal("http://127.0.0.1:2/"))
 
 	_, err = c.Get(pc("bad", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{}), auth.Credentials{Source: xpv2.CredentialsSourceSecret, JSON: []byte("{}")})
-	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig bad: cannot create a Cloud SQL Admin API client")))
+	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig \"bad\": cannot create a Cloud SQL Admin API client")))
 }
 
 func TestDisplay(t *testing.T) {
 	for name, want := range map[string]string{
-		"default":                              "ProviderConfig default",
-		"ClusterProviderConfig/default":        "ClusterProviderConfig default",
-		"ProviderConfig/team-a/team-a-project": "ProviderConfig team-a-project of namespace team-a",
+		"default":                              "ProviderConfig \"default\"",
+		"ClusterProviderConfig/default":        "ClusterProviderConfig \"default\"",
+		"ProviderConfig/team-a/team-a-project": "ProviderConfig \"team-a-project\" of namespace team-a",
 	} {
 		t.Run(name, func(t *testing.T) {
 			NewWithT(t).Expect(Display(&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Equal(want))

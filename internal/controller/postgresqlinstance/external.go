@@ -230,7 +230,10 @@ const (
 )
 
 // errNotListed is a 404, for an instance that a recent listing lacks.
-var errNotListed = &googleapi.Error{Code: http.StatusNotFound, Message: "not in a listing of the project that began after the provider's last change"}
+var errNotListed = &googleapi.Error{
+	Code: http.StatusNotFound, Message: "not in a listing of the project that began after the provider's last change",
+	Errors: []googleapi.ErrorItem{{Reason: cloudsql.ReasonInstanceDoesNotExist}},
+}
 
 // neverSynced reports whether the provider never reconciled the object to the
 // end, and never began to create its instance.

@@ -217,6 +217,28 @@ func running(name string) cloud {
 	}
 }
 
+// listForbidden answers instances.list 403, as for a credential without
+// cloudsql.instances.list (the emulator knows no IAM).
+func listForbidden(emu http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/instances") {
+			http.Error(w, `{"error":{"code":403,"message":"not authorized"}}`, http.StatusForbidden)
+			return
+		}
+		emu.ServeHTTP(w, r)
+	})
+}
+
+// wrongPath is an endpoint whose path the server does not serve: every call is
+// a 404 "Method not found", which says nothing of any instance.
+func wrongPath(http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"code":404,"message":"Method not found.","errors":[{"reason":"notFound","message":"Method not found."}],"status":"NOT_FOUND"}}`))
+	})
+}
+
 func clouds(cs ...cloud) cloud {
 	return func(t *testing.T, emu *emulator.Server) {
 		t.Helper()
@@ -275,8 +297,9 @@ type args struct {
 	secrets []client.Object
 	kube    interceptor.Funcs
 	// listed observes through a shared listing of the project (observe = list);
-	// listForbidden answers its instances.list 403.
-	listed, listForbidden bool
+	listed bool
+	// front stands in front of the emulator: what it cannot be made to answer.
+	front func(emu http.Handler) http.Handler
 	// listedBefore lists the project once before the call.
 	listedBefore bool
 	pacing       func(p *pacing, key string)
@@ -318,16 +341,8 @@ func newWorld(t *testing.T, a args) (*world, *sqladmin.Service) {
 		a.cloud(t, emu)
 	}
 	var h http.Handler = emu
-	if a.listForbidden {
-		// The emulator knows no IAM: a credential without cloudsql.instances.list
-		// is a 403 in front of it.
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/instances") {
-				http.Error(w, `{"error":{"code":403,"message":"not authorized"}}`, http.StatusForbidden)
-				return
-			}
-			emu.ServeHTTP(w, r)
-		})
+	if a.front != nil {
+		h = a.front(emu)
 	}
 	svc := unitService(t, httptest.NewServer(h))
 	scheme := runtime.NewScheme()
@@ -548,6 +563,14 @@ func TestObserve(t *testing.T) {
 			reason: "No instance of that name: it does not exist, and nothing else is asked.",
 			args:   args{mg: clusterDB()},
 			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.get"}}},
+		},
+		"NotFoundOfAnotherKind": {
+			reason: "A 404 that is not Cloud SQL's instanceDoesNotExist (an endpoint with a wrong path) is an error, never taken for a missing instance that Create would then make.",
+			args:   args{mg: clusterDB(), front: wrongPath},
+			want: want{result{
+				Err:    errors.Wrapf(apiError(404), errGetInstance, "db", unitProject),
+				Secret: "absent", Cloud: "none",
+			}},
 		},
 		"GetFails": {
 			reason: "An error reading the instance is returned with its name and project.",
@@ -835,7 +858,7 @@ func TestObserve(t *testing.T) {
 		"ListingForbidden": {
 			reason: "observe = list: credentials without cloudsql.instances.list still observe, with instances.get.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
-				listed: true, listForbidden: true},
+				listed: true, front: listForbidden},
 			want: want{result{
 				Exists: true, UpToDate: true,
 				Details:    published,
@@ -1304,6 +1327,15 @@ func TestDelete(t *testing.T) {
 			want: want{result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
+			}},
+		},
+		"NotFoundOfAnotherKind": {
+			reason: "A 404 that is not Cloud SQL's instanceDoesNotExist does not prove the instance gone: the finalizer stays.",
+			args:   args{mg: clusterDB(deleted), notObserved: true, cloud: seeded(ours, ourUID, ""), front: wrongPath},
+			want: want{result{
+				Err:        errors.Wrapf(apiError(404), errDeleteInstance, "db", unitProject),
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
 			}},
 		},
 		"DeleteFails": {

@@ -385,7 +385,7 @@ func TestBadCredentialsAreExplained(t *testing.T) {
 	})
 
 	h.g.Eventually(func() string { return h.get("bad-creds").GetCondition(xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(And(
-		ContainSubstring(`ProviderConfig `+h.pc+`-bad: key "key.json" of secret crossplane-system/bad-admin-key`),
+		ContainSubstring(`ProviderConfig "`+h.pc+`-bad": key "key.json" of secret crossplane-system/bad-admin-key`),
 		ContainSubstring("has a private_key that is not a PEM-encoded"),
 	))
 	h.g.Expect(h.calls(emulator.MethodInstancesGet, "")).To(Equal(0))

@@ -150,19 +150,13 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 		if err := v.decoder.DecodeRaw(raw, pi); err != nil {
 			return nil, err
 		}
-		ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
-		if r := pi.GetProviderConfigReference(); r != nil && r.Name != "" {
-			ref = *r
-		}
+		ref := providerconfig.NamespacedRef(pi.GetProviderConfigReference())
 		return &subject{
 			obj: pi, ref: pi.Namespace + "/" + pi.Name,
 			kubectl:  fmt.Sprintf("-n %s postgresqlinstances.%s %s", pi.Namespace, nsv1alpha1.Group, pi.Name),
 			policies: pi.GetManagementPolicies(), forProviderName: pi.Spec.ForProvider.Name,
 			config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
-				name := fmt.Sprintf("%s %q", ref.Kind, ref.Name)
-				if ref.Kind == nsv1alpha1.ProviderConfigKind {
-					name = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, pi.Namespace)
-				}
+				name := providerconfig.NamedRef(pi.Namespace, ref)
 				pc, err := providerconfig.ForNamespaced(ctx, v.pcs, pi.Namespace, ref)
 				if kerrors.IsNotFound(errors.Cause(err)) {
 					// The cache may not have a configuration applied
@@ -193,7 +187,7 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 				// decides.
 				err = v.secrets.Get(ctx, types.NamespacedName{Name: pcName}, pc)
 			}
-			return pc, fmt.Sprintf("ProviderConfig %q", pcName), err
+			return pc, providerconfig.Named(v1alpha1.ProviderConfigKind, pcName, ""), err
 		},
 	}, nil
 }

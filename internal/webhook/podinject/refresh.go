@@ -25,7 +25,7 @@ const (
 	errListReplicas  = "cannot list the secrets copied for PostgresqlInstance %s"
 	errPolicyR       = "cannot decide whether namespace %s may still use PostgresqlInstance %s"
 	errSourceSecret  = "cannot read secret %s/%s, the source of the copies for PostgresqlInstance %s"
-	errProviderConfR = "cannot read ProviderConfig %s of PostgresqlInstance %s"
+	errProviderConfR = "cannot read ProviderConfig %q of PostgresqlInstance %s"
 	errIndex         = "cannot index PostgresqlInstances and ProviderConfigs by the secrets they name"
 )
 

@@ -119,7 +119,7 @@ type proxyConfig struct {
 // either kind.
 func (t target) proxyConfig(ctx context.Context, r client.Reader) (proxyConfig, error) {
 	if t.cluster != nil {
-		pc := proxyConfig{name: fmt.Sprintf("ProviderConfig %q", pcName(t.cluster))}
+		pc := proxyConfig{name: providerconfig.Named(v1alpha1.ProviderConfigKind, pcName(t.cluster), "")}
 		cfg, err := providerConfig(ctx, r, t.cluster)
 		if err != nil || cfg == nil {
 			return pc, err
@@ -127,14 +127,8 @@ func (t target) proxyConfig(ctx context.Context, r client.Reader) (proxyConfig, 
 		pc.key, pc.endpoint = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint
 		return pc, nil
 	}
-	ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
-	if pr := t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference(); pr != nil {
-		ref = *pr
-	}
-	pc := proxyConfig{name: fmt.Sprintf("%s %q", ref.Kind, ref.Name)}
-	if ref.Kind == nsv1alpha1.ProviderConfigKind {
-		pc.name = fmt.Sprintf("ProviderConfig %q of namespace %s", ref.Name, t.pi.GetNamespace())
-	}
+	ref := providerconfig.NamespacedRef(t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference())
+	pc := proxyConfig{name: providerconfig.NamedRef(t.pi.GetNamespace(), ref)}
 	cfg, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref)
 	if kerrors.IsNotFound(err) {
 		return pc, nil
