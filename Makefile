@@ -34,12 +34,13 @@ PROXY_HASH := $(shell cat hack/proxy/go.mod hack/proxy/go.sum | sha256sum | cut 
 PROXY_DIR := $(CACHE_DIR)/cloud-sql-proxy-$(PROXY_VERSION)-$(PROXY_HASH)
 export CLOUD_SQL_PROXY := $(PROXY_DIR)/cloud-sql-proxy
 
-# staticcheck for `make lint`, built from the release hack/lint/go.mod pins, cached the same way;
-# its checks are in staticcheck.conf.
+# staticcheck and goimports for `make lint`, built from the releases hack/lint/go.mod pins,
+# cached the same way; staticcheck's checks are in staticcheck.conf.
 STATICCHECK_VERSION := $(shell awk '/honnef\.co\/go\/tools v/ && !/=>/ { print $$NF }' hack/lint/go.mod)
 LINT_HASH := $(shell cat hack/lint/go.mod hack/lint/go.sum | sha256sum | cut -c1-12)
 LINT_DIR := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)-$(LINT_HASH)
 STATICCHECK := $(LINT_DIR)/staticcheck
+GOIMPORTS := $(LINT_DIR)/goimports
 
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
@@ -47,6 +48,7 @@ K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 
+MODULE := github.com/travelaudience/cloudsql-postgres-operator
 BIN_DIR := bin
 GO_TEST_FLAGS ?=
 
@@ -123,24 +125,28 @@ build: ## Build the commands into bin/.
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/ ./cmd/...
 
 .PHONY: staticcheck
-staticcheck: $(LINT_DIR)/.built ## Build staticcheck, the release hack/lint/go.mod pins (cached).
+staticcheck: $(LINT_DIR)/.built ## Build staticcheck and goimports, the releases hack/lint/go.mod pins (cached).
 
 $(LINT_DIR)/.built:
-	@echo "building staticcheck $(STATICCHECK_VERSION) into $(LINT_DIR) (once)"
+	@echo "building staticcheck $(STATICCHECK_VERSION) and goimports into $(LINT_DIR) (once)"
 	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
-	cd hack/lint && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/staticcheck honnef.co/go/tools/cmd/staticcheck; \
+	cd hack/lint && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/ honnef.co/go/tools/cmd/staticcheck golang.org/x/tools/cmd/goimports; \
 	rm -rf $(LINT_DIR); mv $$tmp $(LINT_DIR); touch $(LINT_DIR)/.built
 
+# Every Go file but generated ones, for the gofmt, goimports and license-header checks.
+GO_FILES = $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 .PHONY: lint
-lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too) and a gofmt check.
+lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too), gofmt and goimports checks.
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./internal/testing/e2e/
 	$(GO) vet -tags node ./internal/testing/nodee2e/ ./internal/testing/nodetest/...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./internal/testing/e2e/
 	$(STATICCHECK) -tags node ./internal/testing/nodee2e/ ./internal/testing/nodetest/...
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $(GO_FILES)); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$($(GOIMPORTS) -local $(MODULE) -l $$(echo $(GO_FILES) | tr ' ' '\n' | grep -v '/zz_generated\.')); \
+	if [ -n "$$out" ]; then echo "goimports would change (imports in three groups: standard library, other modules, $(MODULE)):"; echo "$$out"; exit 1; fi
 
 # -short: a package's TestMain starts no control plane, and each test that needs
 # one (or PostgreSQL, the proxy or the Crossplane CLI) skips and says so.

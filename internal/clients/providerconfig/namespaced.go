@@ -1,8 +1,8 @@
 package providerconfig
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
