@@ -42,6 +42,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// objectName is prefix and a case's name as the name of an object: case names
+// are CamelCase, object names lowercase.
+func objectName(prefix, name string) string { return prefix + strings.ToLower(name) }
+
 // instance is the smallest valid PostgresqlInstance, changed by fns.
 func instance(name string, fns ...func(p *v1alpha1.PostgresqlInstanceParameters)) *v1alpha1.PostgresqlInstance {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -135,127 +139,127 @@ func TestCreateValidation(t *testing.T) {
 		want []string
 	}{
 		// name
-		"name-valid":                   {mutate: func(p *params) { p.Name = ptr.To("cloudsql-psql-123456") }},
-		"name-starts-digit":            {mutate: func(p *params) { p.Name = ptr.To("1psql") }, want: []string{fp + "name", "must start with a lowercase letter"}},
-		"name-ends-hyphen":             {mutate: func(p *params) { p.Name = ptr.To("psql-") }, want: []string{fp + "name", "end with a letter or digit"}},
-		"name-uppercase":               {mutate: func(p *params) { p.Name = ptr.To("Psql") }, want: []string{fp + "name", "lowercase letters"}},
-		"name-too-long":                {mutate: func(p *params) { p.Name = ptr.To("a" + strings.Repeat("b", 91)) }, want: []string{fp + "name", "91"}},
-		"metadata-name-dots-with-name": {meta: "team.db2", mutate: func(p *params) { p.Name = ptr.To("team-db2") }},
+		"NameValid":                {mutate: func(p *params) { p.Name = ptr.To("cloudsql-psql-123456") }},
+		"NameStartsDigit":          {mutate: func(p *params) { p.Name = ptr.To("1psql") }, want: []string{fp + "name", "must start with a lowercase letter"}},
+		"NameEndsHyphen":           {mutate: func(p *params) { p.Name = ptr.To("psql-") }, want: []string{fp + "name", "end with a letter or digit"}},
+		"NameUppercase":            {mutate: func(p *params) { p.Name = ptr.To("Psql") }, want: []string{fp + "name", "lowercase letters"}},
+		"NameTooLong":              {mutate: func(p *params) { p.Name = ptr.To("a" + strings.Repeat("b", 91)) }, want: []string{fp + "name", "91"}},
+		"MetadataNameDotsWithName": {meta: "team.db2", mutate: func(p *params) { p.Name = ptr.To("team-db2") }},
 
 		// version and edition
-		"version-9-6":         {mutate: func(p *params) { p.Version = "9.6" }},
-		"version-unknown":     {mutate: func(p *params) { p.Version = "9.5" }, want: []string{fp + "version", `Unsupported value: "9.5"`, `"18"`}},
-		"edition-unknown":     {mutate: func(p *params) { p.Edition = "Standard" }, want: []string{fp + "edition", `Unsupported value: "Standard"`}},
-		"edition-plus-valid":  {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-4" }},
-		"edition-plus-custom": {mutate: func(p *params) { p.Edition = "EnterprisePlus" }, want: []string{fp + "resources.instanceType", "edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type"}},
-		"edition-plus-shared": {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-f1-micro" }, want: []string{fp + "resources.instanceType", "shared-core types need edition Enterprise"}},
-		"edition-plus-old-version": {mutate: func(p *params) {
+		"Version96":         {mutate: func(p *params) { p.Version = "9.6" }},
+		"VersionUnknown":    {mutate: func(p *params) { p.Version = "9.5" }, want: []string{fp + "version", `Unsupported value: "9.5"`, `"18"`}},
+		"EditionUnknown":    {mutate: func(p *params) { p.Edition = "Standard" }, want: []string{fp + "edition", `Unsupported value: "Standard"`}},
+		"EditionPlusValid":  {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-4" }},
+		"EditionPlusCustom": {mutate: func(p *params) { p.Edition = "EnterprisePlus" }, want: []string{fp + "resources.instanceType", "edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type"}},
+		"EditionPlusShared": {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-f1-micro" }, want: []string{fp + "resources.instanceType", "shared-core types need edition Enterprise"}},
+		"EditionPlusOldVersion": {mutate: func(p *params) {
 			p.Edition = "EnterprisePlus"
 			p.Version = "11"
 			p.Resources.InstanceType = "db-perf-optimized-N-2"
 		}, want: []string{fp + "edition", "needs PostgreSQL 12 or later"}},
-		"perf-optimized-odd-vcpus":     {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-3" }, want: []string{fp + "resources.instanceType", "Enterprise Plus machines have 2, 4, 8, 16, 32, 48, 64, 80, 96 or 128 vCPUs"}},
-		"perf-optimized-on-enterprise": {mutate: func(p *params) { p.Resources.InstanceType = "db-perf-optimized-N-8" }, want: []string{fp + "resources.instanceType", "need edition EnterprisePlus"}},
+		"PerfOptimizedOddVcpus":     {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-3" }, want: []string{fp + "resources.instanceType", "Enterprise Plus machines have 2, 4, 8, 16, 32, 48, 64, 80, 96 or 128 vCPUs"}},
+		"PerfOptimizedOnEnterprise": {mutate: func(p *params) { p.Resources.InstanceType = "db-perf-optimized-N-8" }, want: []string{fp + "resources.instanceType", "need edition EnterprisePlus"}},
 
 		// availability and backups
-		"availability-regional": {mutate: func(p *params) { p.Availability.Type = "Regional" }},
-		"availability-unknown":  {mutate: func(p *params) { p.Availability.Type = "Multi" }, want: []string{fp + "availability.type", `Unsupported value: "Multi"`}},
-		"backup-start-22":       {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:00" }},
-		"backup-start-half":     {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:30" }, want: []string{fp + "backups.daily.startTime", "must be a full hour in 24-hour UTC time, hh:00"}},
-		"backup-start-24":       {mutate: func(p *params) { p.Backups.Daily.StartTime = "24:00" }, want: []string{fp + "backups.daily.startTime", "hh:00"}},
+		"AvailabilityRegional": {mutate: func(p *params) { p.Availability.Type = "Regional" }},
+		"AvailabilityUnknown":  {mutate: func(p *params) { p.Availability.Type = "Multi" }, want: []string{fp + "availability.type", `Unsupported value: "Multi"`}},
+		"BackupStart22":        {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:00" }},
+		"BackupStartHalf":      {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:30" }, want: []string{fp + "backups.daily.startTime", "must be a full hour in 24-hour UTC time, hh:00"}},
+		"BackupStart24":        {mutate: func(p *params) { p.Backups.Daily.StartTime = "24:00" }, want: []string{fp + "backups.daily.startTime", "hh:00"}},
 
 		// flags
-		"flags-valid":     {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "cloudsql.iam_authentication=on"} }},
-		"flags-no-value":  {mutate: func(p *params) { p.Flags = []string{"autovacuum"} }, want: []string{fp + "flags[0]", "each flag must be written as name=value"}},
-		"flags-bad-name":  {mutate: func(p *params) { p.Flags = []string{"Auto Vacuum=on"} }, want: []string{fp + "flags[0]", "name=value"}},
-		"flags-duplicate": {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "autovacuum=off"} }, want: []string{fp + "flags", "each flag name may appear only once"}},
-		"labels-valid": {mutate: func(p *params) {
+		"FlagsValid":     {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "cloudsql.iam_authentication=on"} }},
+		"FlagsNoValue":   {mutate: func(p *params) { p.Flags = []string{"autovacuum"} }, want: []string{fp + "flags[0]", "each flag must be written as name=value"}},
+		"FlagsBadName":   {mutate: func(p *params) { p.Flags = []string{"Auto Vacuum=on"} }, want: []string{fp + "flags[0]", "name=value"}},
+		"FlagsDuplicate": {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "autovacuum=off"} }, want: []string{fp + "flags", "each flag name may appear only once"}},
+		"LabelsValid": {mutate: func(p *params) {
 			p.Labels = map[string]v1alpha1.LabelValue{"team": "payments", "cost_center": "42", "empty": ""}
 		}},
-		"labels-owner-ours":  {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "cloudsql-postgres-operator"} }},
-		"labels-owner-other": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "alice"} }, want: []string{fp + "labels", "the owner label is reserved"}},
-		"labels-owner-uid":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner-uid": "x"} }, want: []string{fp + "labels", "the owner-uid label is reserved"}},
-		"labels-key-upper":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"Team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
-		"labels-key-digit":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"1team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
-		"labels-value-upper": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"team": "Payments"} }, want: []string{fp + "labels.team", "should match"}},
-		"labels-value-long": {mutate: func(p *params) {
+		"LabelsOwnerOurs":  {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "cloudsql-postgres-operator"} }},
+		"LabelsOwnerOther": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner": "alice"} }, want: []string{fp + "labels", "the owner label is reserved"}},
+		"LabelsOwnerUid":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"owner-uid": "x"} }, want: []string{fp + "labels", "the owner-uid label is reserved"}},
+		"LabelsKeyUpper":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"Team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
+		"LabelsKeyDigit":   {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"1team": "payments"} }, want: []string{fp + "labels", "label keys must start with a lowercase letter"}},
+		"LabelsValueUpper": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"team": "Payments"} }, want: []string{fp + "labels.team", "should match"}},
+		"LabelsValueLong": {mutate: func(p *params) {
 			p.Labels = map[string]v1alpha1.LabelValue{"team": v1alpha1.LabelValue(strings.Repeat("a", 64))}
 		}, want: []string{fp + "labels.team", "63"}},
-		"labels-62": {mutate: func(p *params) { p.Labels = labels(62) }},
-		"labels-62-and-owner": {mutate: func(p *params) {
+		"Labels62": {mutate: func(p *params) { p.Labels = labels(62) }},
+		"Labels62AndOwner": {mutate: func(p *params) {
 			p.Labels = labels(62)
 			p.Labels["owner"] = "cloudsql-postgres-operator"
 		}},
-		"labels-63":           {mutate: func(p *params) { p.Labels = labels(63) }, want: []string{fp + "labels", "at most 62 labels besides owner: Cloud SQL allows 64 labels"}},
-		"labels-too-many-key": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"k" + strings.Repeat("a", 63): "v"} }, want: []string{fp + "labels", "at most 63"}},
+		"Labels63":         {mutate: func(p *params) { p.Labels = labels(63) }, want: []string{fp + "labels", "at most 62 labels besides owner: Cloud SQL allows 64 labels"}},
+		"LabelsTooManyKey": {mutate: func(p *params) { p.Labels = map[string]v1alpha1.LabelValue{"k" + strings.Repeat("a", 63): "v"} }, want: []string{fp + "labels", "at most 63"}},
 
 		// location
-		"location-zone":          {mutate: func(p *params) { p.Location = v1alpha1.Location{Region: "europe-west4", Zone: "europe-west4-b"} }},
-		"location-region-bad":    {mutate: func(p *params) { p.Location.Region = "Europe" }, want: []string{fp + "location.region", "must be a Google Cloud region such as europe-west1"}},
-		"location-zone-bad":      {mutate: func(p *params) { p.Location.Zone = "europe-west1" }, want: []string{fp + "location.zone", "must be Any or a Google Cloud zone"}},
-		"location-zone-mismatch": {mutate: func(p *params) { p.Location.Zone = "us-east1-b" }, want: []string{fp + "location.zone", "must be Any or a zone of region europe-west1, for example europe-west1-b"}},
+		"LocationZone":         {mutate: func(p *params) { p.Location = v1alpha1.Location{Region: "europe-west4", Zone: "europe-west4-b"} }},
+		"LocationRegionBad":    {mutate: func(p *params) { p.Location.Region = "Europe" }, want: []string{fp + "location.region", "must be a Google Cloud region such as europe-west1"}},
+		"LocationZoneBad":      {mutate: func(p *params) { p.Location.Zone = "europe-west1" }, want: []string{fp + "location.zone", "must be Any or a Google Cloud zone"}},
+		"LocationZoneMismatch": {mutate: func(p *params) { p.Location.Zone = "us-east1-b" }, want: []string{fp + "location.zone", "must be Any or a zone of region europe-west1, for example europe-west1-b"}},
 
 		// maintenance
-		"maintenance-day-hour":      {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Saturday", Hour: "16:00"} }},
-		"maintenance-day-only":      {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Monday"} }},
-		"maintenance-day-unknown":   {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Funday", Hour: "04:00"} }, want: []string{fp + "maintenance.day", `Unsupported value: "Funday"`}},
-		"maintenance-any-with-hour": {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Any", Hour: "16:00"} }, want: []string{fp + "maintenance.hour", "must be Any while maintenance.day is Any"}},
-		"maintenance-day-any-hour":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "Any"} }, want: []string{fp + "maintenance.hour", "must be a full hour (hh:00, UTC) when maintenance.day is a weekday"}},
-		"maintenance-hour-format":   {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "4:00"} }, want: []string{fp + "maintenance.hour", "must be Any or a full hour"}},
+		"MaintenanceDayHour":     {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Saturday", Hour: "16:00"} }},
+		"MaintenanceDayOnly":     {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Monday"} }},
+		"MaintenanceDayUnknown":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Funday", Hour: "04:00"} }, want: []string{fp + "maintenance.day", `Unsupported value: "Funday"`}},
+		"MaintenanceAnyWithHour": {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Any", Hour: "16:00"} }, want: []string{fp + "maintenance.hour", "must be Any while maintenance.day is Any"}},
+		"MaintenanceDayAnyHour":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "Any"} }, want: []string{fp + "maintenance.hour", "must be a full hour (hh:00, UTC) when maintenance.day is a weekday"}},
+		"MaintenanceHourFormat":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "4:00"} }, want: []string{fp + "maintenance.hour", "must be Any or a full hour"}},
 
 		// networking
-		"networking-none": {mutate: func(p *params) { p.Networking.PublicIP.Enabled = false }, want: []string{fp + "networking", "enable at least one of networking.publicIp and networking.privateIp"}},
-		"networking-private-only": {mutate: func(p *params) {
+		"NetworkingNone": {mutate: func(p *params) { p.Networking.PublicIP.Enabled = false }, want: []string{fp + "networking", "enable at least one of networking.publicIp and networking.privateIp"}},
+		"NetworkingPrivateOnly": {mutate: func(p *params) {
 			p.Networking = v1alpha1.Networking{PrivateIP: v1alpha1.PrivateIP{Enabled: true, Network: "projects/my-project-123/global/networks/default"}}
 		}},
-		"networking-private-no-network": {mutate: func(p *params) { p.Networking.PrivateIP.Enabled = true }, want: []string{fp + "networking.privateIp.network", "is required when privateIp.enabled is true"}},
-		"networking-private-bad-network": {mutate: func(p *params) {
+		"NetworkingPrivateNoNetwork": {mutate: func(p *params) { p.Networking.PrivateIP.Enabled = true }, want: []string{fp + "networking.privateIp.network", "is required when privateIp.enabled is true"}},
+		"NetworkingPrivateBadNetwork": {mutate: func(p *params) {
 			p.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: "default"}
 		}, want: []string{fp + "networking.privateIp.network", "must be a VPC network resource link: projects/<project-id>/global/networks/<network-name>"}},
-		"networking-network-while-disabled": {mutate: func(p *params) {
+		"NetworkingNetworkWhileDisabled": {mutate: func(p *params) {
 			p.Networking.PrivateIP.Network = "projects/my-project-123/global/networks/default"
 		}, want: []string{fp + "networking.privateIp.network", "may only be set when privateIp.enabled is true"}},
-		"networking-authorized": {mutate: func(p *params) {
+		"NetworkingAuthorized": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "30.60.90.120/32", Name: "alice"}, {CIDR: "120.90.60.0/24"}}
 		}},
-		"networking-cidr-invalid": {mutate: func(p *params) {
+		"NetworkingCidrInvalid": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "300.1.1.1/32"}}
 		}, want: []string{fp + "networking.publicIp.authorizedNetworks[0].cidr", "must be an IPv4 network in CIDR notation"}},
-		"networking-cidr-no-prefix": {mutate: func(p *params) {
+		"NetworkingCidrNoPrefix": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "1.2.3.4"}}
 		}, want: []string{"authorizedNetworks[0].cidr", "CIDR notation"}},
-		"networking-cidr-ipv6": {mutate: func(p *params) {
+		"NetworkingCidrIpv6": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "2001:db8::/32"}}
 		}, want: []string{"authorizedNetworks[0].cidr", "must be an IPv4 network"}},
-		"networking-cidr-host-bits": {mutate: func(p *params) {
+		"NetworkingCidrHostBits": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "120.90.60.5/24"}}
 		}, want: []string{"authorizedNetworks[0].cidr", "has host bits set"}},
-		"networking-cidr-duplicate": {mutate: func(p *params) {
+		"NetworkingCidrDuplicate": {mutate: func(p *params) {
 			p.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "10.0.0.0/8", Name: "a"}, {CIDR: "10.0.0.0/8", Name: "b"}}
 		}, want: []string{"authorizedNetworks[1]", "Duplicate value"}},
 
 		// disk
-		"disk-grow-bounded": {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 40} }},
-		"disk-no-growth":    {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 20} }},
-		"disk-too-small":    {mutate: func(p *params) { p.Resources.Disk.SizeMinimumGb = 5 }, want: []string{fp + "resources.disk.sizeMinimumGb", "greater than or equal to 10"}},
-		"disk-max-below-min": {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 15} },
+		"DiskGrowBounded": {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 40} }},
+		"DiskNoGrowth":    {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 20} }},
+		"DiskTooSmall":    {mutate: func(p *params) { p.Resources.Disk.SizeMinimumGb = 5 }, want: []string{fp + "resources.disk.sizeMinimumGb", "greater than or equal to 10"}},
+		"DiskMaxBelowMin": {mutate: func(p *params) { p.Resources.Disk = v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 15} },
 			want: []string{fp + "resources.disk.sizeMaximumGb", "must be 0 (grow without limit) or at least sizeMinimumGb"}},
-		"disk-max-negative": {mutate: func(p *params) { p.Resources.Disk.SizeMaximumGb = -1 }, want: []string{fp + "resources.disk.sizeMaximumGb", "greater than or equal to 0"}},
-		"disk-type-hdd":     {mutate: func(p *params) { p.Resources.Disk.Type = "HDD" }},
-		"disk-type-unknown": {mutate: func(p *params) { p.Resources.Disk.Type = "NVMe" }, want: []string{fp + "resources.disk.type", `Unsupported value: "NVMe"`}},
+		"DiskMaxNegative": {mutate: func(p *params) { p.Resources.Disk.SizeMaximumGb = -1 }, want: []string{fp + "resources.disk.sizeMaximumGb", "greater than or equal to 0"}},
+		"DiskTypeHdd":     {mutate: func(p *params) { p.Resources.Disk.Type = "HDD" }},
+		"DiskTypeUnknown": {mutate: func(p *params) { p.Resources.Disk.Type = "NVMe" }, want: []string{fp + "resources.disk.type", `Unsupported value: "NVMe"`}},
 
 		// instance type
-		"type-micro":      {mutate: func(p *params) { p.Resources.InstanceType = "db-f1-micro" }},
-		"type-small":      {mutate: func(p *params) { p.Resources.InstanceType = "db-g1-small" }},
-		"type-custom-2":   {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-2-7680" }},
-		"type-custom-96":  {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-96-638976" }},
-		"type-unknown":    {mutate: func(p *params) { p.Resources.InstanceType = "db-n1-standard-1" }, want: []string{fp + "resources.instanceType", "must be db-f1-micro, db-g1-small, db-custom-<vCPUs>-<MiB>"}},
-		"type-odd-vcpus":  {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-3-7680" }, want: []string{fp + "resources.instanceType", "has 3 vCPUs: a custom machine has 1 vCPU or an even number of vCPUs up to 96"}},
-		"type-many-vcpus": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-98-200704" }, want: []string{fp + "resources.instanceType", "has 98 vCPUs"}},
-		"type-not-256":    {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-2-7000" }, want: []string{fp + "resources.instanceType", "has 7000 MiB of memory: memory must be a multiple of 256 MiB"}},
-		"type-below-3840": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-1-3584" }, want: []string{fp + "resources.instanceType", "a custom machine needs at least 3840 MiB"}},
-		"type-too-much":   {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-1-7168" }, want: []string{fp + "resources.instanceType", "has 7168 MiB for 1 vCPUs: memory must be between 0.9 GiB (921.6 MiB) and 6.5 GiB (6656 MiB) per vCPU"}},
-		"type-too-little": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-96-65536" }, want: []string{fp + "resources.instanceType", "has 65536 MiB for 96 vCPUs"}},
+		"TypeMicro":     {mutate: func(p *params) { p.Resources.InstanceType = "db-f1-micro" }},
+		"TypeSmall":     {mutate: func(p *params) { p.Resources.InstanceType = "db-g1-small" }},
+		"TypeCustom2":   {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-2-7680" }},
+		"TypeCustom96":  {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-96-638976" }},
+		"TypeUnknown":   {mutate: func(p *params) { p.Resources.InstanceType = "db-n1-standard-1" }, want: []string{fp + "resources.instanceType", "must be db-f1-micro, db-g1-small, db-custom-<vCPUs>-<MiB>"}},
+		"TypeOddVcpus":  {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-3-7680" }, want: []string{fp + "resources.instanceType", "has 3 vCPUs: a custom machine has 1 vCPU or an even number of vCPUs up to 96"}},
+		"TypeManyVcpus": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-98-200704" }, want: []string{fp + "resources.instanceType", "has 98 vCPUs"}},
+		"TypeNot256":    {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-2-7000" }, want: []string{fp + "resources.instanceType", "has 7000 MiB of memory: memory must be a multiple of 256 MiB"}},
+		"TypeBelow3840": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-1-3584" }, want: []string{fp + "resources.instanceType", "a custom machine needs at least 3840 MiB"}},
+		"TypeTooMuch":   {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-1-7168" }, want: []string{fp + "resources.instanceType", "has 7168 MiB for 1 vCPUs: memory must be between 0.9 GiB (921.6 MiB) and 6.5 GiB (6656 MiB) per vCPU"}},
+		"TypeTooLittle": {mutate: func(p *params) { p.Resources.InstanceType = "db-custom-96-65536" }, want: []string{fp + "resources.instanceType", "has 65536 MiB for 96 vCPUs"}},
 	}
 
 	for name, tc := range cases {
@@ -263,7 +267,7 @@ func TestCreateValidation(t *testing.T) {
 			g := NewWithT(t)
 			meta := tc.meta
 			if meta == "" {
-				meta = "create-" + name
+				meta = objectName("create-", name)
 			}
 			pi := instance(meta)
 			if tc.mutate != nil {
@@ -293,29 +297,29 @@ func TestUpdateValidation(t *testing.T) {
 		update  func(p *params)
 		want    []string
 	}{
-		"name-changed":       {initial: withName, update: func(p *params) { p.Name = ptr.To("other-name") }, want: []string{fp + "name", "is immutable: the Cloud SQL instance is named original-name"}},
-		"name-removed":       {initial: withName, update: func(p *params) { p.Name = nil }, want: []string{fp + "name", "cannot be added or removed after creation"}},
-		"name-added":         {update: func(p *params) { p.Name = ptr.To("late-name") }, want: []string{fp + "name", "cannot be added or removed after creation"}},
-		"version-changed":    {update: func(p *params) { p.Version = "17" }, want: []string{fp + "version", "is immutable (was 18)"}},
-		"region-changed":     {update: func(p *params) { p.Location.Region = "europe-west4" }, want: []string{fp + "location.region", "is immutable (was europe-west1)"}},
-		"zone-changed":       {update: func(p *params) { p.Location.Zone = "europe-west1-c" }},
-		"disk-type-changed":  {update: func(p *params) { p.Resources.Disk.Type = "HDD" }, want: []string{fp + "resources.disk.type", "is immutable (was SSD)"}},
-		"disk-grown":         {initial: withDisk, update: func(p *params) { p.Resources.Disk.SizeMinimumGb = 30 }},
-		"disk-shrunk":        {initial: withDisk, update: func(p *params) { p.Resources.Disk.SizeMinimumGb = 15 }, want: []string{fp + "resources.disk.sizeMinimumGb", "may be increased, never decreased"}},
-		"private-disabled":   {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Enabled = false; p.Networking.PublicIP.Enabled = true }, want: []string{fp + "networking.privateIp.enabled", "cannot go back to false"}},
-		"private-enabled":    {update: withPrivate},
-		"network-changed":    {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Network = "projects/my-project-123/global/networks/other" }},
-		"network-removed":    {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Network = "" }, want: []string{fp + "networking.privateIp.network", "may be changed but not removed (was projects/my-project-123/global/networks/default)"}},
-		"edition-upgraded":   {update: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-2" }},
-		"type-changed":       {update: func(p *params) { p.Resources.InstanceType = "db-custom-4-15360" }},
-		"flags-changed":      {update: func(p *params) { p.Flags = []string{"max_connections=200"} }},
-		"availability-to-ha": {update: func(p *params) { p.Availability.Type = "Regional" }},
+		"NameChanged":      {initial: withName, update: func(p *params) { p.Name = ptr.To("other-name") }, want: []string{fp + "name", "is immutable: the Cloud SQL instance is named original-name"}},
+		"NameRemoved":      {initial: withName, update: func(p *params) { p.Name = nil }, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"NameAdded":        {update: func(p *params) { p.Name = ptr.To("late-name") }, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"VersionChanged":   {update: func(p *params) { p.Version = "17" }, want: []string{fp + "version", "is immutable (was 18)"}},
+		"RegionChanged":    {update: func(p *params) { p.Location.Region = "europe-west4" }, want: []string{fp + "location.region", "is immutable (was europe-west1)"}},
+		"ZoneChanged":      {update: func(p *params) { p.Location.Zone = "europe-west1-c" }},
+		"DiskTypeChanged":  {update: func(p *params) { p.Resources.Disk.Type = "HDD" }, want: []string{fp + "resources.disk.type", "is immutable (was SSD)"}},
+		"DiskGrown":        {initial: withDisk, update: func(p *params) { p.Resources.Disk.SizeMinimumGb = 30 }},
+		"DiskShrunk":       {initial: withDisk, update: func(p *params) { p.Resources.Disk.SizeMinimumGb = 15 }, want: []string{fp + "resources.disk.sizeMinimumGb", "may be increased, never decreased"}},
+		"PrivateDisabled":  {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Enabled = false; p.Networking.PublicIP.Enabled = true }, want: []string{fp + "networking.privateIp.enabled", "cannot go back to false"}},
+		"PrivateEnabled":   {update: withPrivate},
+		"NetworkChanged":   {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Network = "projects/my-project-123/global/networks/other" }},
+		"NetworkRemoved":   {initial: withPrivate, update: func(p *params) { p.Networking.PrivateIP.Network = "" }, want: []string{fp + "networking.privateIp.network", "may be changed but not removed (was projects/my-project-123/global/networks/default)"}},
+		"EditionUpgraded":  {update: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-2" }},
+		"TypeChanged":      {update: func(p *params) { p.Resources.InstanceType = "db-custom-4-15360" }},
+		"FlagsChanged":     {update: func(p *params) { p.Flags = []string{"max_connections=200"} }},
+		"AvailabilityToHa": {update: func(p *params) { p.Availability.Type = "Regional" }},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
-			pi := instance("update-" + name)
+			pi := instance(objectName("update-", name))
 			if tc.initial != nil {
 				tc.initial(&pi.Spec.ForProvider)
 			}
@@ -360,39 +364,39 @@ func TestProviderConfigValidation(t *testing.T) {
 		spec v1alpha1.ProviderConfigSpec
 		want []string
 	}{
-		"secret": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{
+		"Secret": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{
 			Source: xpv2.CredentialsSourceSecret, CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: secretRef}}}},
-		"injected-identity-with-endpoint-and-proxy": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "example.com:my-project", Endpoint: "http://127.0.0.1:8085/"},
+		"InjectedIdentityWithEndpointAndProxy": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "example.com:my-project", Endpoint: "http://127.0.0.1:8085/"},
 			Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}, ProxyCredentials: secretRef}},
-		"none-with-endpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:8085/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}},
-		"none-without-endpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
+		"NoneWithEndpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "http://127.0.0.1:8085/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}},
+		"NoneWithoutEndpoint": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}},
 			want: []string{"spec.credentials.source", "None is only allowed together with spec.endpoint"}},
-		"secret-without-ref": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}},
+		"SecretWithoutRef": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}},
 			want: []string{"spec.credentials.secretRef", "is required when source is Secret"}},
-		"environment-without-env": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceEnvironment}},
+		"EnvironmentWithoutEnv": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceEnvironment}},
 			want: []string{"spec.credentials.env", "is required when source is Environment"}},
-		"filesystem-without-fs": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceFilesystem}},
+		"FilesystemWithoutFs": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceFilesystem}},
 			want: []string{"spec.credentials.fs", "is required when source is Filesystem"}},
-		"source-unknown": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: "Magic"}},
+		"SourceUnknown": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: "Magic"}},
 			want: []string{"spec.credentials.source", `Unsupported value: "Magic"`}},
-		"project-display-name": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "My Project"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"ProjectDisplayName": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "My Project"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID", "must be a Google Cloud project ID"}},
-		"project-number": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "123456789012"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"ProjectNumber": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "123456789012"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID", "not the project number"}},
-		"project-missing": {spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"ProjectMissing": {spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.projectID"}},
-		"long-name": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"LongName": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"metadata.name may hold at most 63 characters"}},
-		"endpoint-not-url": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "ftp://example.com/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
+		"EndpointNotUrl": {spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "my-project-123", Endpoint: "ftp://example.com/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}},
 			want: []string{"spec.endpoint", "must be an http:// or https:// URL"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			if name == "long-name" {
+			if name == "LongName" {
 				name = strings.Repeat("a", 64)
 			}
-			pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc-" + name}, Spec: tc.spec}
+			pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: objectName("pc-", name)}, Spec: tc.spec}
 			err := env.Client.Create(context.Background(), pc)
 			if len(tc.want) == 0 {
 				g.Expect(err).ToNot(HaveOccurred())
@@ -413,33 +417,33 @@ func TestInjectionValidation(t *testing.T) {
 		injection *v1alpha1.Injection
 		want      []string
 	}{
-		"names":             {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-b"}}},
-		"star":              {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}},
-		"empty-allows-none": {injection: &v1alpha1.Injection{}},
-		"star-and-names": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*", "team-a"}},
+		"Names":           {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-b"}}},
+		"Star":            {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}},
+		"EmptyAllowsNone": {injection: &v1alpha1.Injection{}},
+		"StarAndNames": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"*", "team-a"}},
 			want: []string{f + "allowedNamespaces", "list either '*' alone or namespace names"}},
-		"bad-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"Team_A"}},
+		"BadName": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"Team_A"}},
 			want: []string{f + "allowedNamespaces[0]", "must be a namespace name"}},
-		"long-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{strings.Repeat("a", 64)}},
+		"LongName": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{strings.Repeat("a", 64)}},
 			want: []string{f + "allowedNamespaces[0]", "63"}},
-		"duplicate-name": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-a"}},
+		"DuplicateName": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a", "team-a"}},
 			want: []string{f + "allowedNamespaces[1]", "Duplicate value"}},
-		"selector-labels": {injection: &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}}},
-		"selector-in":     {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}})},
-		"selector-exists": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists})},
-		"names-and-selector": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a"},
+		"SelectorLabels": {injection: &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}}},
+		"SelectorIn":     {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}})},
+		"SelectorExists": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists})},
+		"NamesAndSelector": {injection: &v1alpha1.Injection{AllowedNamespaces: []string{"team-a"},
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}}},
-		"selector-bad-operator": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: "Equals", Values: []string{"a"}}),
+		"SelectorBadOperator": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: "Equals", Values: []string{"a"}}),
 			want: []string{f + "namespaceSelector.matchExpressions", "each operator must be In, NotIn, Exists or DoesNotExist"}},
-		"selector-in-no-values": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpNotIn}),
+		"SelectorInNoValues": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpNotIn}),
 			want: []string{f + "namespaceSelector.matchExpressions", "operators In and NotIn need at least one value"}},
-		"selector-exists-values": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists, Values: []string{"a"}}),
+		"SelectorExistsValues": {injection: sel(metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists, Values: []string{"a"}}),
 			want: []string{f + "namespaceSelector.matchExpressions", "operators Exists and DoesNotExist take no values"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			pi := instance("injection-" + name)
+			pi := instance(objectName("injection-", name))
 			pi.Spec.Injection = tc.injection
 			err := env.Client.Create(context.Background(), pi)
 			if len(tc.want) == 0 {
@@ -509,10 +513,10 @@ func TestMaintenanceEffectiveHour(t *testing.T) {
 		m    v1alpha1.Maintenance
 		want string
 	}{
-		"any":              {m: v1alpha1.Maintenance{Day: "Any", Hour: "Any"}, want: "Any"},
-		"unset":            {m: v1alpha1.Maintenance{}, want: "Any"},
-		"day-without-hour": {m: v1alpha1.Maintenance{Day: "Saturday"}, want: "04:00"},
-		"day-with-hour":    {m: v1alpha1.Maintenance{Day: "Saturday", Hour: "16:00"}, want: "16:00"},
+		"Any":            {m: v1alpha1.Maintenance{Day: "Any", Hour: "Any"}, want: "Any"},
+		"Unset":          {m: v1alpha1.Maintenance{}, want: "Any"},
+		"DayWithoutHour": {m: v1alpha1.Maintenance{Day: "Saturday"}, want: "04:00"},
+		"DayWithHour":    {m: v1alpha1.Maintenance{Day: "Saturday", Hour: "16:00"}, want: "16:00"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

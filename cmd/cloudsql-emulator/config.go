@@ -17,14 +17,13 @@ limitations under the License.
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
@@ -91,31 +90,32 @@ func (d *duration) UnmarshalText(b []byte) error {
 		return err
 	}
 	if v < 0 {
-		return fmt.Errorf("duration %q is negative", b)
+		return errors.Errorf(errFmtNegativeDuration, b)
 	}
 	d.Duration, d.set = v, true
 	return nil
 }
 
 const (
-	errFmtReadConfig   = "reading config %s: %w"
-	errFmtUnknownKeys  = "config %s: unknown keys: %s"
-	errFmtSeedInstance = "config %s: instance %d (%s/%s): %w"
-	errSeedMissing     = "project, name, database_version and tier are required"
-	errFmtPostgresKey  = "config %s: postgres.%s %q: %w"
-	errFmtPostgresOff  = "config %s: postgres.bin_dir or postgres.run_as is set but the data plane is off: set postgres.enabled = true or pass --postgres"
+	errFmtReadConfig       = "reading config %s"
+	errFmtUnknownKeys      = "config %s: unknown keys: %s"
+	errFmtSeedInstance     = "config %s: instance %d (%s/%s)"
+	errSeedMissing         = "project, name, database_version and tier are required"
+	errFmtPostgresKey      = "config %s: postgres.%s %q"
+	errFmtPostgresOff      = "config %s: postgres.bin_dir or postgres.run_as is set but the data plane is off: set postgres.enabled = true or pass --postgres"
+	errFmtNegativeDuration = "duration %q is negative"
 )
 
 // loadConfig reads and checks a configuration file.
 func loadConfig(path string) (*config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf(errFmtReadConfig, path, err)
+		return nil, errors.Wrapf(err, errFmtReadConfig, path)
 	}
 	var cfg config
 	md, err := toml.Decode(string(b), &cfg)
 	if err != nil {
-		return nil, fmt.Errorf(errFmtReadConfig, path, err)
+		return nil, errors.Wrapf(err, errFmtReadConfig, path)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
@@ -123,7 +123,7 @@ func loadConfig(path string) (*config, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return nil, fmt.Errorf(errFmtUnknownKeys, path, strings.Join(keys, ", "))
+		return nil, errors.Errorf(errFmtUnknownKeys, path, strings.Join(keys, ", "))
 	}
 	return &cfg, nil
 }
@@ -151,21 +151,21 @@ func (c *config) dataPlane(path string) ([]emulator.Option, error) {
 	pc := c.Postgres
 	if !pc.Enabled {
 		if pc.BinDir != "" || pc.RunAs != "" {
-			return nil, fmt.Errorf(errFmtPostgresOff, path)
+			return nil, errors.Errorf(errFmtPostgresOff, path)
 		}
 		return nil, nil
 	}
 	bin, err := postgres.Config{BinDir: pc.BinDir}.Resolve()
 	if err != nil {
 		if pc.BinDir != "" {
-			return nil, fmt.Errorf(errFmtPostgresKey, path, "bin_dir", pc.BinDir, err)
+			return nil, errors.Wrapf(err, errFmtPostgresKey, path, "bin_dir", pc.BinDir)
 		}
 		return nil, err
 	}
 	pg, err := postgres.Config{BinDir: bin.BinDir, RunAs: pc.RunAs}.Resolve()
 	if err != nil {
 		if pc.RunAs != "" {
-			return nil, fmt.Errorf(errFmtPostgresKey, path, "run_as", pc.RunAs, err)
+			return nil, errors.Wrapf(err, errFmtPostgresKey, path, "run_as", pc.RunAs)
 		}
 		return nil, err
 	}
@@ -176,14 +176,14 @@ func (c *config) dataPlane(path string) ([]emulator.Option, error) {
 func (c *config) seed(path string, srv *emulator.Server) error {
 	for i, in := range c.Instances {
 		if in.Project == "" || in.Name == "" || in.DatabaseVersion == "" || in.Tier == "" {
-			return fmt.Errorf(errFmtSeedInstance, path, i+1, in.Project, in.Name, errors.New(errSeedMissing))
+			return errors.Wrapf(errors.New(errSeedMissing), errFmtSeedInstance, path, i+1, in.Project, in.Name)
 		}
 		seed := func() error { return srv.Seed(in.Project, in.instance()) }
 		if in.Count > 0 {
 			seed = func() error { return srv.SeedMany(in.Project, in.instance(), in.Count) }
 		}
 		if err := seed(); err != nil {
-			return fmt.Errorf(errFmtSeedInstance, path, i+1, in.Project, in.Name, err)
+			return errors.Wrapf(err, errFmtSeedInstance, path, i+1, in.Project, in.Name)
 		}
 	}
 	return nil

@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +27,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf(errFmtUnexpectedArgs, fs.Args())
+		return errors.Errorf(errFmtUnexpectedArgs, fs.Args())
 	}
 
 	cfg := &config{}

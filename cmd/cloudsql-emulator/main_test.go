@@ -19,7 +19,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -30,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -214,16 +214,16 @@ func TestCommandRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		"unknown flag":           {[]string{"--port", "1"}, "flag provided but not defined"},
-		"stray argument":         {[]string{"serve"}, "unexpected arguments"},
-		"missing config":         {[]string{"--config", filepath.Join(dir, "none.toml")}, "reading config"},
-		"broken TOML":            {[]string{"--config", write("broken.toml", "request_budget = ")}, "reading config"},
-		"unknown key":            {[]string{"--config", write("typo.toml", "request_budgett = 3")}, "unknown keys: request_budgett"},
-		"bad duration":           {[]string{"--config", write("dur.toml", "[delays]\ncreate = \"soon\"")}, "reading config"},
-		"negative duration":      {[]string{"--config", write("neg.toml", "name_reservation = \"-1h\"")}, "negative"},
-		"incomplete seed":        {[]string{"--config", write("seed.toml", "[[instances]]\nname = \"x\"")}, "are required"},
-		"invalid seed":           {[]string{"--config", write("tier.toml", "[[instances]]\nproject = \"p\"\nname = \"x\"\ndatabase_version = \"POSTGRES_15\"\ntier = \"db-custom-3-3840\"")}, "Invalid Tier"},
-		"invalid listen address": {[]string{"--listen", "256.0.0.1:1"}, "listen"},
+		"UnknownFlag":          {[]string{"--port", "1"}, "flag provided but not defined"},
+		"StrayArgument":        {[]string{"serve"}, "unexpected arguments"},
+		"MissingConfig":        {[]string{"--config", filepath.Join(dir, "none.toml")}, "reading config"},
+		"BrokenTOML":           {[]string{"--config", write("broken.toml", "request_budget = ")}, "reading config"},
+		"UnknownKey":           {[]string{"--config", write("typo.toml", "request_budgett = 3")}, "unknown keys: request_budgett"},
+		"BadDuration":          {[]string{"--config", write("dur.toml", "[delays]\ncreate = \"soon\"")}, "reading config"},
+		"NegativeDuration":     {[]string{"--config", write("neg.toml", "name_reservation = \"-1h\"")}, "negative"},
+		"IncompleteSeed":       {[]string{"--config", write("seed.toml", "[[instances]]\nname = \"x\"")}, "are required"},
+		"InvalidSeed":          {[]string{"--config", write("tier.toml", "[[instances]]\nproject = \"p\"\nname = \"x\"\ndatabase_version = \"POSTGRES_15\"\ntier = \"db-custom-3-3840\"")}, "Invalid Tier"},
+		"InvalidListenAddress": {[]string{"--listen", "256.0.0.1:1"}, "listen"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

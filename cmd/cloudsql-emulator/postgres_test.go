@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -143,7 +144,7 @@ func (e *emulatorRun) stop() error {
 		select {
 		case e.err = <-e.errc:
 		case <-time.After(60 * time.Second):
-			e.err = fmt.Errorf("run did not return within 60s of its context's end")
+			e.err = errors.New("run did not return within 60s of its context's end")
 		}
 	})
 	return e.err
@@ -408,7 +409,7 @@ func TestPostgresDocumentedJourney(t *testing.T) {
 		HaveField("IpAddress", MatchRegexp(`^127\.\d+\.\d+\.\d+$`)),
 		HaveField("IpAddress", Not(Equal("127.0.0.1"))))))
 
-	t.Run("--token, as documented", func(t *testing.T) {
+	t.Run("TokenAsDocumented", func(t *testing.T) {
 		g := NewWithT(t)
 		p := startProxy(t, e.url, "--token", "unused")
 		out, err := psqlCurrentUser(t, p.port, docRootPassword)
@@ -421,7 +422,7 @@ func TestPostgresDocumentedJourney(t *testing.T) {
 		g.Expect(out).To(ContainSubstring(`password authentication failed for user "postgres"`))
 	})
 
-	t.Run("--credentials-file with a service-account key", func(t *testing.T) {
+	t.Run("CredentialsFileWithAServiceAccountKey", func(t *testing.T) {
 		g := NewWithT(t)
 		p := startProxy(t, e.url, "--credentials-file", serviceAccountKey(t, e.url))
 		out, err := psqlCurrentUser(t, p.port, docRootPassword)
@@ -537,34 +538,34 @@ func TestPostgresBadConfigFailsAtStart(t *testing.T) {
 	empty := t.TempDir()
 	dir := t.TempDir()
 	cases := map[string]badConfig{
-		"bin_dir is an empty directory": {
+		"BinDirIsAnEmptyDirectory": {
 			[]string{"--config", writeConfig(t, dir, "empty.toml", fmt.Sprintf("[postgres]\nenabled = true\nbin_dir = %q\n", empty))},
 			[]string{"initdb", empty, "make postgres"},
 		},
-		"bin_dir does not exist": {
+		"BinDirDoesNotExist": {
 			[]string{"--config", writeConfig(t, dir, "none.toml", "[postgres]\nenabled = true\nbin_dir = \"/nonexistent\"\n")},
 			[]string{"initdb", "/nonexistent", "make postgres"},
 		},
-		"bin_dir does not exist, with --postgres": {
+		"BinDirDoesNotExistWithPostgres": {
 			[]string{"--postgres", "--config", writeConfig(t, dir, "flag.toml", "[postgres]\nbin_dir = \"/nonexistent\"\n")},
 			[]string{"/nonexistent", "make postgres"},
 		},
-		"unknown key in [postgres]": {
+		"UnknownKeyInPostgres": {
 			[]string{"--postgres", "--config", writeConfig(t, dir, "typo.toml", "[postgres]\nbindir = \"/usr/lib/postgresql/15/bin\"\n")},
 			[]string{"unknown keys: postgres.bindir"},
 		},
-		"enabled is not a boolean": {
+		"EnabledIsNotABoolean": {
 			[]string{"--config", writeConfig(t, dir, "bool.toml", "[postgres]\nenabled = \"yes\"\n")},
 			[]string{"reading config", "postgres.enabled"},
 		},
 	}
 	// run_as is checked once PostgreSQL's server is found: not under make unit.
 	if os.Geteuid() == 0 && !testing.Short() {
-		cases["run_as is root"] = badConfig{
+		cases["RunAsIsRoot"] = badConfig{
 			[]string{"--postgres", "--config", writeConfig(t, dir, "root.toml", "[postgres]\nrun_as = \"root\"\n")},
 			[]string{"refuses to run as root"},
 		}
-		cases["run_as does not exist"] = badConfig{
+		cases["RunAsDoesNotExist"] = badConfig{
 			[]string{"--postgres", "--config", writeConfig(t, dir, "nouser.toml", "[postgres]\nrun_as = \"no-such-user-x\"\n")},
 			[]string{"no-such-user-x"},
 		}
@@ -578,22 +579,22 @@ func TestPostgresBadConfigFailsAtStart(t *testing.T) {
 func TestPostgresConfigErrorsNameTheKey(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]badConfig{
-		"bin_dir does not exist": {
+		"BinDirDoesNotExist": {
 			[]string{"--config", writeConfig(t, dir, "none.toml", "[postgres]\nenabled = true\nbin_dir = \"/nonexistent\"\n")},
 			[]string{"bin_dir", "/nonexistent", "make postgres"},
 		},
-		"bin_dir does not exist, data plane not enabled": {
+		"BinDirDoesNotExistDataPlaneNotEnabled": {
 			[]string{"--config", writeConfig(t, dir, "off.toml", "[postgres]\nbin_dir = \"/nonexistent\"\n")},
 			[]string{"bin_dir", "enabled = true", "--postgres"},
 		},
 	}
 	// run_as is checked once PostgreSQL's server is found: not under make unit.
 	if os.Geteuid() == 0 && !testing.Short() {
-		cases["run_as is root"] = badConfig{
+		cases["RunAsIsRoot"] = badConfig{
 			[]string{"--config", writeConfig(t, dir, "root.toml", "[postgres]\nenabled = true\nrun_as = \"root\"\n")},
 			[]string{"run_as", "root"},
 		}
-		cases["run_as does not exist"] = badConfig{
+		cases["RunAsDoesNotExist"] = badConfig{
 			[]string{"--config", writeConfig(t, dir, "nouser.toml", "[postgres]\nenabled = true\nrun_as = \"no-such-user-x\"\n")},
 			[]string{"run_as", "no-such-user-x"},
 		}

@@ -17,12 +17,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	function "github.com/crossplane/function-sdk-go"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/composepg"
@@ -31,7 +31,10 @@ import (
 // envTLSCertsDir is where Crossplane's function runtime says the certificates are.
 const envTLSCertsDir = "TLS_SERVER_CERTS_DIR"
 
-const errNoCredentials = "no TLS certificates: give --tls-certs-dir (or set " + envTLSCertsDir + ") to a directory holding tls.crt, tls.key and ca.crt, or --insecure to serve without TLS (for crossplane render)"
+const (
+	errNoCredentials  = "no TLS certificates: give --tls-certs-dir (or set " + envTLSCertsDir + ") to a directory holding tls.crt, tls.key and ca.crt, or --insecure to serve without TLS (for crossplane render)"
+	errUnexpectedArgs = "unexpected arguments %q: every setting is a flag (see --help)"
+)
 
 func main() {
 	if err := run(os.Args[1:], os.Stderr); err != nil {
@@ -61,7 +64,7 @@ func run(args []string, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: every setting is a flag (see --help)", fs.Args())
+		return errors.Errorf(errUnexpectedArgs, fs.Args())
 	}
 	if !*insecure && *certsDir == "" {
 		return errors.New(errNoCredentials)

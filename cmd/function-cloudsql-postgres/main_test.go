@@ -44,23 +44,23 @@ func TestFlags(t *testing.T) {
 		code   int
 		output string
 	}{
-		"help": {
+		"Help": {
 			args: []string{"--help"}, code: 0,
 			output: "Usage: function-cloudsql-postgres [flags]",
 		},
-		"no certificates and not insecure": {
+		"NoCertificatesAndNotInsecure": {
 			args: nil, code: 1,
 			output: "function-cloudsql-postgres: " + errNoCredentials,
 		},
-		"an unknown flag": {
+		"AnUnknownFlag": {
 			args: []string{"--tls-server-certs-dir=/tls"}, code: 1,
 			output: "flag provided but not defined: -tls-server-certs-dir",
 		},
-		"an argument": {
+		"AnArgument": {
 			args: []string{"--insecure", "serve"}, code: 1,
 			output: `unexpected arguments ["serve"]: every setting is a flag (see --help)`,
 		},
-		"certificates that are not there": {
+		"CertificatesThatAreNotThere": {
 			args: []string{"--tls-certs-dir", t.TempDir(), "--address", "127.0.0.1:0", "--metrics-address", ""}, code: 1,
 			output: "cannot load X509 keypair",
 		},

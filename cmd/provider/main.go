@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,6 +28,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -65,6 +65,15 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+const (
+	errFindAPIServer    = "cannot find the Kubernetes API server: pass --kubeconfig or run in a cluster"
+	errNewManager       = "cannot create the controller manager"
+	errWatchCRDs        = "cannot watch CustomResourceDefinitions to start controllers when their kinds are served"
+	errKeepBudget       = "cannot keep the request budget's record"
+	errSetupControllers = "cannot set up the controllers"
+	errSetupInjector    = "cannot set up the pod injector"
 )
 
 // injectorCommand runs the pod injector alone.
@@ -165,7 +174,7 @@ func (c *common) setup() (*setup, error) {
 	}
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find the Kubernetes API server: pass --kubeconfig or run in a cluster: %w", err)
+		return nil, errors.Wrap(err, errFindAPIServer)
 	}
 	// The API server warns about the same thing for every object (the
 	// crossplane-runtime finalizer's name, say): once each is enough, not once
@@ -228,7 +237,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 	}
 	mgr, err := ctrl.NewManager(s.restConfig, o)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create the controller manager: %w", err)
+		return nil, errors.Wrap(err, errNewManager)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
@@ -261,7 +270,7 @@ func newGated(mgr ctrl.Manager, log logging.Logger) (*gated, error) {
 	ctx, cancel := context.WithCancelCause(ctrl.SetupSignalHandler())
 	g := &gated{gate: new(gate.Gate[schema.GroupVersionKind]), ctx: ctx, cancel: cancel}
 	if err := customresourcesgate.Setup(mgr, controller.Options{Logger: log, Gate: g.gate}); err != nil {
-		return nil, fmt.Errorf("cannot watch CustomResourceDefinitions to start controllers when their kinds are served: %w", err)
+		return nil, errors.Wrap(err, errWatchCRDs)
 	}
 	return g, nil
 }
@@ -342,7 +351,7 @@ func runProvider(args []string) error {
 	keeper.Restore(rctx)
 	cancel()
 	if err := mgr.Add(keeper); err != nil {
-		return fmt.Errorf("cannot keep the request budget's record: %w", err)
+		return errors.Wrap(err, errKeepBudget)
 	}
 	transport := budget.NewTransport(nil, window, budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
@@ -369,7 +378,7 @@ func runProvider(args []string) error {
 		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
 	}
 	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
-		return fmt.Errorf("cannot set up the controllers: %w", err)
+		return errors.Wrap(err, errSetupControllers)
 	}
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request budget.
@@ -380,7 +389,7 @@ func runProvider(args []string) error {
 	}
 	if *podInjector {
 		if err := setupInjector(mgr, s, g); err != nil {
-			return fmt.Errorf("cannot set up the pod injector: %w", err)
+			return errors.Wrap(err, errSetupInjector)
 		}
 	}
 	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "observe", s.cfg.Reconcile.Observe, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
@@ -410,7 +419,7 @@ func runInjector(args []string) error {
 		return err
 	}
 	if err := setupInjector(mgr, s, g); err != nil {
-		return fmt.Errorf("cannot set up the pod injector: %w", err)
+		return errors.Wrap(err, errSetupInjector)
 	}
 	return g.start(mgr)
 }

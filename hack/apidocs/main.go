@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -42,7 +43,7 @@ func run(dir, out string) error {
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return errors.Wrap(err, f)
 		}
 		writeCRD(&b, crd)
 	}

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -26,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,6 +43,17 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/localpod"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
+)
+
+const (
+	errBuildProvider  = "cannot build cmd/provider"
+	errNoProxyBinary  = "CLOUD_SQL_PROXY does not name the Cloud SQL Auth Proxy binary: run the demo with `make demo`, which builds it"
+	errApplyExample   = "cannot apply %s %s from examples/%s"
+	errPodNotAdmitted = "the pod was not admitted"
+	errNotReady       = "the instances did not become Ready in time: see .cache/demo/provider.log"
+	errReadPod        = "the pod could not be read back"
+	errProxyStart     = "the Cloud SQL Auth Proxy did not start: %w\n%s"
+	errPsql           = "psql failed: %w\nproxy output:\n%s"
 )
 
 const (
@@ -75,7 +86,7 @@ func run(runFor time.Duration) error {
 	build := exec.CommandContext(ctx, "go", "build", "-o", provider, "./cmd/provider")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("cannot build cmd/provider: %w", err)
+		return errors.Wrap(err, errBuildProvider)
 	}
 
 	step("starting a local control plane (kube-apiserver + etcd) with package/crds and package/webhookconfigurations")
@@ -97,7 +108,7 @@ func run(runFor time.Duration) error {
 
 	proxyBin := os.Getenv("CLOUD_SQL_PROXY")
 	if proxyBin == "" {
-		return errors.New("CLOUD_SQL_PROXY does not name the Cloud SQL Auth Proxy binary: run the demo with `make demo`, which builds it")
+		return errors.New(errNoProxyBinary)
 	}
 	pg, err := postgres.Config{}.Resolve()
 	if err != nil {
@@ -167,7 +178,7 @@ func run(runFor time.Duration) error {
 		}
 		for _, o := range objs {
 			if err := applyWhenAdmitted(ctx, c, o); err != nil {
-				return fmt.Errorf("cannot apply %s %s from examples/%s: %w", o.GetKind(), o.GetName(), f, err)
+				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
 			}
 			instances = append(instances, o)
 			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), refOf(o), f)
@@ -190,7 +201,7 @@ func run(runFor time.Duration) error {
 				Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
 		}
 		if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
-			return fmt.Errorf("the pod was not admitted: %w", err)
+			return errors.Wrap(err, errPodNotAdmitted)
 		}
 		stored := describePod(ctx, c, pod)
 
@@ -282,7 +293,7 @@ func watchReady(ctx context.Context, c client.Client, instances []*unstructured.
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.New("the instances did not become Ready in time: see .cache/demo/provider.log")
+			return errors.New(errNotReady)
 		}
 		select {
 		case <-ctx.Done():
@@ -326,7 +337,7 @@ func refOf(o client.Object) string {
 // password-file writer, then its app container's psql, and prints psql's answer.
 func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, endpoint string) error {
 	if pod == nil {
-		return errors.New("the pod could not be read back")
+		return errors.New(errReadPod)
 	}
 	lp, err := localpod.Load(ctx, c, pod, localpod.WithImage(configfile.ProxyImageRepository, proxyBin))
 	if err != nil {
@@ -336,7 +347,7 @@ func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, en
 	var proxyOut strings.Builder
 	proxy, err := lp.StartProxy(ctx, endpoint, &proxyOut)
 	if err != nil {
-		return fmt.Errorf("the Cloud SQL Auth Proxy did not start: %w\n%s", err, proxyOut.String())
+		return errors.Errorf(errProxyStart, err, proxyOut.String())
 	}
 	defer func() { _ = proxy.Stop() }()
 	fmt.Printf("  cloud-sql-proxy %s\n  (the pod's arguments, the emulator's endpoint among them from the ProviderConfig, then a token: no Google account here)\n", strings.Join(proxy.Args, " "))
@@ -349,7 +360,7 @@ func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, en
 		fmt.Println("    " + line)
 	}
 	if err != nil {
-		return fmt.Errorf("psql failed: %w\nproxy output:\n%s", err, proxyOut.String())
+		return errors.Errorf(errPsql, err, proxyOut.String())
 	}
 	return nil
 }

@@ -30,7 +30,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -48,6 +47,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -59,6 +59,12 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+)
+
+const (
+	errBuildProvider = "cannot build cmd/provider"
+	errMeasure       = "%d instances, observe = %s"
+	errNoVmHWM       = "no VmHWM"
 )
 
 const (
@@ -149,7 +155,7 @@ func run(ctx context.Context, o options) error {
 	build := exec.Command("go", "build", "-o", bin, "./cmd/provider")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("cannot build cmd/provider: %w", err)
+		return errors.Wrap(err, errBuildProvider)
 	}
 	var rows []row
 	for _, n := range o.sizes {
@@ -157,7 +163,7 @@ func run(ctx context.Context, o options) error {
 			fmt.Fprintf(os.Stderr, "==> %d instances, observe = %s\n", n, mode)
 			r, err := measure(ctx, o, bin, dir, n, strings.TrimSpace(mode))
 			if err != nil {
-				return fmt.Errorf("%d instances, observe = %s: %w", n, mode, err)
+				return errors.Wrapf(err, errMeasure, n, mode)
 			}
 			rows = append(rows, r)
 			// The table so far, in case a later configuration takes long: the
@@ -488,7 +494,7 @@ func peakRSSMiB(pid int) (float64, error) {
 			return kb / 1024, nil
 		}
 	}
-	return 0, errors.New("no VmHWM")
+	return 0, errors.New(errNoVmHWM)
 }
 
 func print(o options, rows []row) {

@@ -131,66 +131,66 @@ func TestRunFunctionComposes(t *testing.T) {
 		observed *fnv1.Resource
 		want     func(t *testing.T) want
 	}{
-		"an empty spec is a small public instance the claim's namespace may use": {
+		"AnEmptySpecIsASmallPublicInstanceTheClaimsNamespaceMayUse": {
 			xr:   claimed(""),
 			want: func(t *testing.T) want { return want{instance: instance(t, "", ""), ready: fnv1.Ready_READY_FALSE} },
 		},
-		"small, written out": {
+		"SmallWrittenOut": {
 			xr: claimed(`"size": "small", "region": "europe-west1", "version": "18", "networking": "public", "deletionPolicy": "Delete"`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", ""), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"medium": {
+		"Medium": {
 			xr: claimed(`"size": "medium", "region": "europe-west4", "version": "17"`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, `"version": "17", "location": {"region": "europe-west4", "zone": "Any"},
 					"resources": {"instanceType": "db-custom-2-7680", "disk": {"sizeMinimumGb": 50, "sizeMaximumGb": 250, "type": "SSD"}}`, ""), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"large is regional": {
+		"LargeIsRegional": {
 			xr: claimed(`"size": "large"`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, `"availability": {"type": "Regional"},
 					"resources": {"instanceType": "db-custom-4-15360", "disk": {"sizeMinimumGb": 100, "sizeMaximumGb": 1000, "type": "SSD"}}`, ""), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"private networking has no public IP": {
+		"PrivateNetworkingHasNoPublicIP": {
 			xr: claimed(`"networking": "private", "network": "` + vpc + `"`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, `"networking": {"privateIp": {"enabled": true, "network": "`+vpc+`"}, "publicIp": {"enabled": false}}`, ""), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"allowed namespaces replace the claim's, and Orphan is passed on": {
+		"AllowedNamespacesReplaceTheClaimsAndOrphanIsPassedOn": {
 			xr: claimed(`"allowedNamespaces": ["web", "jobs", "web"], "deletionPolicy": "Orphan"`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", `"injection": {"allowedNamespaces": ["web", "jobs"]}, "deletionPolicy": "Orphan"`), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"every namespace": {
+		"EveryNamespace": {
 			xr: claimed(`"allowedNamespaces": ["*"]`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", `"injection": {"allowedNamespaces": ["*"]}`), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"an unclaimed composite leaves injection to the provider's configuration": {
+		"AnUnclaimedCompositeLeavesInjectionToTheProvidersConfiguration": {
 			xr: resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "` + xrName + `"}, "spec": {}}`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", `"injection": null`), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"an unclaimed composite's claim label still counts": {
+		"AnUnclaimedCompositesClaimLabelStillCounts": {
 			xr:   resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "` + xrName + `", "labels": {"crossplane.io/claim-namespace": "` + teamNS + `"}}, "spec": {}}`),
 			want: func(t *testing.T) want { return want{instance: instance(t, "", ""), ready: fnv1.Ready_READY_FALSE} },
 		},
-		"the secret goes where the composite writes its own": {
+		"TheSecretGoesWhereTheCompositeWritesItsOwn": {
 			xr: resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "` + xrName + `"},
 				"spec": {"writeConnectionSecretToRef": {"name": "uid", "namespace": "platform"}, "claimRef": {"name": "orders-db", "namespace": "` + teamNS + `"}}}`),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", `"writeConnectionSecretToRef": {"name": "orders-db-x7k2p-postgres", "namespace": "platform"}`), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"ready once the instance is, with its connection details and only those": {
+		"ReadyOnceTheInstanceIsWithItsConnectionDetailsAndOnlyThose": {
 			xr:       claimed(""),
 			observed: observedInstance(defaultedSmall, readyTrue, allDetails()),
 			want: func(t *testing.T) want {
@@ -200,21 +200,21 @@ func TestRunFunctionComposes(t *testing.T) {
 				}}
 			},
 		},
-		"not ready while the instance is not, with what it has published so far": {
+		"NotReadyWhileTheInstanceIsNotWithWhatItHasPublishedSoFar": {
 			xr:       claimed(""),
 			observed: observedInstance(defaultedSmall, readyFalse, resource.ConnectionDetails{"password": []byte("s3cret"), "endpoint": {}}),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", ""), ready: fnv1.Ready_READY_FALSE, details: resource.ConnectionDetails{"password": []byte("s3cret")}}
 			},
 		},
-		"an instance without conditions is not ready": {
+		"AnInstanceWithoutConditionsIsNotReady": {
 			xr:       claimed(""),
 			observed: observedInstance(defaultedSmall, "", nil),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, "", ""), ready: fnv1.Ready_READY_FALSE}
 			},
 		},
-		"why an instance is not synced reaches the claim": {
+		"WhyAnInstanceIsNotSyncedReachesTheClaim": {
 			xr:       claimed(""),
 			observed: observedInstance(defaultedSmall, notSynced, nil),
 			want: func(t *testing.T) want {
@@ -222,21 +222,21 @@ func TestRunFunctionComposes(t *testing.T) {
 					warning: "PostgresqlInstance " + piName + " is not synced with Cloud SQL (ReconcileError): the name is reserved"}
 			},
 		},
-		"a smaller size keeps the disk, which cannot shrink": {
+		"ASmallerSizeKeepsTheDiskWhichCannotShrink": {
 			xr:       claimed(`"size": "small"`),
 			observed: observedInstance(`"version": "18", "location": {"region": "europe-west1"}, "resources": {"disk": {"sizeMinimumGb": 100, "sizeMaximumGb": 1000}}`, readyTrue, nil),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, `"resources": {"instanceType": "db-custom-1-3840", "disk": {"sizeMinimumGb": 100, "sizeMaximumGb": 100, "type": "SSD"}}`, ""), ready: fnv1.Ready_READY_TRUE}
 			},
 		},
-		"a larger size grows the disk": {
+		"ALargerSizeGrowsTheDisk": {
 			xr:       claimed(`"size": "medium"`),
 			observed: observedInstance(defaultedSmall, readyTrue, nil),
 			want: func(t *testing.T) want {
 				return want{instance: instance(t, `"resources": {"instanceType": "db-custom-2-7680", "disk": {"sizeMinimumGb": 50, "sizeMaximumGb": 250, "type": "SSD"}}`, ""), ready: fnv1.Ready_READY_TRUE}
 			},
 		},
-		"a private instance may change its network": {
+		"APrivateInstanceMayChangeItsNetwork": {
 			xr:       claimed(`"networking": "private", "network": "projects/my-project-1/global/networks/other"`),
 			observed: observedInstance(withPrivate, readyTrue, nil),
 			want: func(t *testing.T) want {
@@ -362,17 +362,17 @@ type refusal struct {
 // that observed makes; their messages ask for a new noun.
 func withChangesRefused(cases map[string]refusal, xr func(spec string) *structpb.Struct, observed func(forProvider, conditions string, details resource.ConnectionDetails) *fnv1.Resource, noun string) map[string]refusal {
 	maps.Copy(cases, map[string]refusal{
-		"another version for an existing instance": {
+		"AnotherVersionForAnExistingInstance": {
 			xr:       xr(`"version": "17"`),
 			observed: observed(defaultedSmall, readyTrue, nil),
 			want:     "spec.version cannot change from 18 to 17: Cloud SQL upgrades major versions out of place; create a new " + noun + " and migrate the data",
 		},
-		"another region for an existing instance": {
+		"AnotherRegionForAnExistingInstance": {
 			xr:       xr(`"region": "us-central1"`),
 			observed: observed(defaultedSmall, readyTrue, nil),
 			want:     "spec.region cannot change from europe-west1 to us-central1: a Cloud SQL instance cannot move; create a new " + noun + " in the new region and migrate the data",
 		},
-		"public networking for an instance with a private IP": {
+		"PublicNetworkingForAnInstanceWithAPrivateIP": {
 			xr:       xr(""),
 			observed: observed(withPrivate, readyTrue, nil),
 			want:     "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again",
@@ -383,63 +383,63 @@ func withChangesRefused(cases map[string]refusal, xr func(spec string) *structpb
 
 func TestRunFunctionRefuses(t *testing.T) {
 	cases := map[string]refusal{
-		"an unknown size": {
+		"AnUnknownSize": {
 			xr:   claimed(`"size": "huge"`),
 			want: `spec.size "huge" is not a size: use small, medium or large`,
 		},
-		"private networking without a network": {
+		"PrivateNetworkingWithoutANetwork": {
 			xr:   claimed(`"networking": "private"`),
 			want: "spec.network is required when spec.networking is private: give the VPC network as projects/<project-id>/global/networks/<network-name>",
 		},
-		"a network with public networking": {
+		"ANetworkWithPublicNetworking": {
 			xr:   claimed(`"network": "` + vpc + `"`),
 			want: "spec.network may only be set when spec.networking is private: remove it, or set networking: private",
 		},
-		"a network that is not a resource link": {
+		"ANetworkThatIsNotAResourceLink": {
 			xr:   claimed(`"networking": "private", "network": "default"`),
 			want: `spec.network "default" is not a VPC network resource link: use projects/<project-id>/global/networks/<network-name>`,
 		},
-		"an unknown kind of networking": {
+		"AnUnknownKindOfNetworking": {
 			xr:   claimed(`"networking": "vpn"`),
 			want: `spec.networking "vpn" is not a kind of networking: use public or private`,
 		},
-		"a zone instead of a region": {
+		"AZoneInsteadOfARegion": {
 			xr:   claimed(`"region": "europe-west1-b"`),
 			want: `spec.region "europe-west1-b" is not a Google Cloud region: use one such as europe-west1`,
 		},
-		"a version that is a number": {
+		"AVersionThatIsANumber": {
 			xr:   claimed(`"version": 17`),
 			want: `spec.version must be a string, not 17: quote it, for example version: "17"`,
 		},
-		"a version not offered": {
+		"AVersionNotOffered": {
 			xr:   claimed(`"version": "9.6"`),
 			want: `spec.version "9.6" is not offered: use one of 14, 15, 16, 17, 18`,
 		},
-		"an unknown deletion policy": {
+		"AnUnknownDeletionPolicy": {
 			xr:   claimed(`"deletionPolicy": "Keep"`),
 			want: `spec.deletionPolicy "Keep" is not a deletion policy: use Delete (the Cloud SQL instance goes with the claim) or Orphan (it stays)`,
 		},
-		"no allowed namespaces": {
+		"NoAllowedNamespaces": {
 			xr:   claimed(`"allowedNamespaces": []`),
 			want: `spec.allowedNamespaces is empty, which would let no pod use the database: list namespaces, ["*"] for all, or remove it to allow the claim's namespace`,
 		},
-		"allowed namespaces that are not a list": {
+		"AllowedNamespacesThatAreNotAList": {
 			xr:   claimed(`"allowedNamespaces": "web"`),
 			want: `spec.allowedNamespaces must be a list of namespace names, not web`,
 		},
-		"an allowed namespace that is not a name": {
+		"AnAllowedNamespaceThatIsNotAName": {
 			xr:   claimed(`"allowedNamespaces": ["web", "Web_2"]`),
 			want: `spec.allowedNamespaces[1] Web_2 is not a namespace name: use lowercase letters, digits and '-', or "*" alone for every namespace`,
 		},
-		"every namespace and some": {
+		"EveryNamespaceAndSome": {
 			xr:   claimed(`"allowedNamespaces": ["*", "web"]`),
 			want: `spec.allowedNamespaces lists "*" with other namespaces: "*" already allows every namespace, so list either "*" alone or namespace names`,
 		},
-		"a composite whose name cannot start a Cloud SQL name": {
+		"ACompositeWhoseNameCannotStartACloudSQLName": {
 			xr:   resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "1st.db-x7k2p"}, "spec": {}}`),
 			want: `metadata.name "1st.db-x7k2p" of the composite cannot start a Cloud SQL instance name: it must start with a lowercase letter and hold only lowercase letters, digits and '-' (for a claim, rename the claim)`,
 		},
-		"a composite whose name leaves no room for the secret's": {
+		"ACompositeWhoseNameLeavesNoRoomForTheSecrets": {
 			xr:   resource.MustStructJSON(`{` + xrHeader + `, "metadata": {"name": "` + "d" + strings.Repeat("b", 244) + `"}, "spec": {}}`),
 			want: `metadata.name "d` + strings.Repeat("b", 244) + `" of the composite is longer than 244 characters: give it (or its claim) a shorter name`,
 		},

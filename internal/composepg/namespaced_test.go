@@ -118,13 +118,13 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 		observed map[string]*fnv1.Resource
 		want     func(t *testing.T) want
 	}{
-		"an empty spec is a small public instance, and a Secret without data until the instance publishes its details": {
+		"AnEmptySpecIsASmallPublicInstanceAndASecretWithoutDataUntilTheInstancePublishesItsDetails": {
 			xr: namespacedXR(""),
 			want: func(t *testing.T) want {
 				return want{instance: namespacedInstance(t, "", ""), ready: fnv1.Ready_READY_FALSE, secretReady: fnv1.Ready_READY_FALSE, status: statusBefore}
 			},
 		},
-		"large and private": {
+		"LargeAndPrivate": {
 			xr: namespacedXR(`"size": "large", "region": "europe-west4", "version": "17", "networking": "private", "network": "` + vpc + `"`),
 			want: func(t *testing.T) want {
 				return want{instance: namespacedInstance(t, `"version": "17", "location": {"region": "europe-west4", "zone": "Any"}, "availability": {"type": "Regional"},
@@ -133,20 +133,20 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 					ready: fnv1.Ready_READY_FALSE, secretReady: fnv1.Ready_READY_FALSE, status: statusBefore}
 			},
 		},
-		"Orphan keeps every management action but Delete": {
+		"OrphanKeepsEveryManagementActionButDelete": {
 			xr: namespacedXR(`"deletionPolicy": "Orphan"`),
 			want: func(t *testing.T) want {
 				return want{instance: namespacedInstance(t, "", `"deletionPolicy": "Orphan"`), ready: fnv1.Ready_READY_FALSE, secretReady: fnv1.Ready_READY_FALSE, status: statusBefore}
 			},
 		},
-		"ready with the instance, the Secret holding the five keys and only those": {
+		"ReadyWithTheInstanceTheSecretHoldingTheFiveKeysAndOnlyThose": {
 			xr:       namespacedXR(""),
 			observed: map[string]*fnv1.Resource{string(ResourceName): observedNamespacedInstance(defaultedSmall, readyTrue, allDetails())},
 			want: func(t *testing.T) want {
 				return want{instance: namespacedInstance(t, "", ""), ready: fnv1.Ready_READY_TRUE, secret: fiveDetails(), secretReady: fnv1.Ready_READY_TRUE, status: statusAfter}
 			},
 		},
-		"the Secret gets data only once all five keys are there": {
+		"TheSecretGetsDataOnlyOnceAllFiveKeysAreThere": {
 			xr: namespacedXR(""),
 			observed: map[string]*fnv1.Resource{string(ResourceName): observedNamespacedInstance(defaultedSmall, readyFalse,
 				resource.ConnectionDetails{"password": []byte("s3cret"), "username": []byte("postgres"), "port": []byte("5432"), "connectionName": []byte("p:r:i"), "endpoint": {}})},
@@ -154,7 +154,7 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 				return want{instance: namespacedInstance(t, "", ""), ready: fnv1.Ready_READY_FALSE, secretReady: fnv1.Ready_READY_FALSE, status: statusAfter}
 			},
 		},
-		"a complete Secret keeps its data while the instance's details are incomplete": {
+		"ACompleteSecretKeepsItsDataWhileTheInstancesDetailsAreIncomplete": {
 			xr: namespacedXR(""),
 			observed: map[string]*fnv1.Resource{
 				string(ResourceName):                 observedNamespacedInstance(defaultedSmall, readyTrue, nil),
@@ -164,7 +164,7 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 				return want{instance: namespacedInstance(t, "", ""), ready: fnv1.Ready_READY_TRUE, secret: fiveDetails(), secretReady: fnv1.Ready_READY_TRUE, status: statusAfter}
 			},
 		},
-		"new details replace those the Secret holds": {
+		"NewDetailsReplaceThoseTheSecretHolds": {
 			xr: namespacedXR(""),
 			observed: map[string]*fnv1.Resource{
 				string(ResourceName):                 observedNamespacedInstance(defaultedSmall, readyTrue, allDetails()),
@@ -174,7 +174,7 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 				return want{instance: namespacedInstance(t, "", ""), ready: fnv1.Ready_READY_TRUE, secret: fiveDetails(), secretReady: fnv1.Ready_READY_TRUE, status: statusAfter}
 			},
 		},
-		"why an instance is not synced reaches the composite": {
+		"WhyAnInstanceIsNotSyncedReachesTheComposite": {
 			xr:       namespacedXR(""),
 			observed: map[string]*fnv1.Resource{string(ResourceName): observedNamespacedInstance(defaultedSmall, notSynced, nil)},
 			want: func(t *testing.T) want {
@@ -182,7 +182,7 @@ func TestRunFunctionComposesNamespaced(t *testing.T) {
 					warning: "PostgresqlInstance " + nsPIName + " is not synced with Cloud SQL (ReconcileError): the name is reserved"}
 			},
 		},
-		"a smaller size keeps the disk": {
+		"ASmallerSizeKeepsTheDisk": {
 			xr:       namespacedXR(`"size": "small"`),
 			observed: map[string]*fnv1.Resource{string(ResourceName): observedNamespacedInstance(`"version": "18", "location": {"region": "europe-west1"}, "resources": {"disk": {"sizeMinimumGb": 100}}`, readyFalse, nil)},
 			want: func(t *testing.T) want {
@@ -222,23 +222,23 @@ func TestRunFunctionRefusesNamespaced(t *testing.T) {
 		return resource.MustStructJSON(fmt.Sprintf(`{%s, "metadata": {"name": %q, "namespace": %q}, "spec": {%s}}`, nsXRHeader, name, teamNS, spec))
 	}
 	cases := map[string]refusal{
-		"allowed namespaces, which a namespaced instance cannot have": {
+		"AllowedNamespacesWhichANamespacedInstanceCannotHave": {
 			xr:   namespacedXR(`"allowedNamespaces": ["web"]`),
 			want: "spec.allowedNamespaces of PostgreSQLDatabase team-orders/orders-db cannot be set: its PostgresqlInstance is namespaced and serves only pods of namespace team-orders; remove the field, and create the PostgreSQLDatabase in the namespace of the pods that use it",
 		},
-		"an unknown size": {
+		"AnUnknownSize": {
 			xr:   namespacedXR(`"size": "huge"`),
 			want: `spec.size "huge" is not a size: use small, medium or large`,
 		},
-		"an unknown deletion policy": {
+		"AnUnknownDeletionPolicy": {
 			xr:   namespacedXR(`"deletionPolicy": "Keep"`),
 			want: `spec.deletionPolicy "Keep" is not a deletion policy: use Delete (the Cloud SQL instance goes with the PostgreSQLDatabase) or Orphan (it stays)`,
 		},
-		"a name that cannot start a Cloud SQL name": {
+		"ANameThatCannotStartACloudSQLName": {
 			xr:   nsXR("1st.db", ""),
 			want: `metadata.name "1st.db" of PostgreSQLDatabase team-orders/1st.db cannot start a Cloud SQL instance name: it must start with a lowercase letter and hold only lowercase letters, digits and '-'; create the PostgreSQLDatabase again under such a name`,
 		},
-		"a name that leaves no room for the instance's secret": {
+		"ANameThatLeavesNoRoomForTheInstancesSecret": {
 			xr:   nsXR("d"+strings.Repeat("b", 234), ""),
 			want: `metadata.name "d` + strings.Repeat("b", 234) + `" of PostgreSQLDatabase team-orders/d` + strings.Repeat("b", 234) + ` is longer than 234 characters: create the PostgreSQLDatabase again under a shorter name`,
 		},
@@ -278,17 +278,17 @@ func TestConnectionSecret(t *testing.T) {
 		observed map[string][]byte
 		want     map[string][]byte
 	}{
-		"no details yet":             {},
-		"all of them, and only five": {details: allDetails(), want: five},
-		"the password missing":       {details: without("password")},
-		"the endpoint empty": {details: func() map[string][]byte {
+		"NoDetailsYet":         {},
+		"AllOfThemAndOnlyFive": {details: allDetails(), want: five},
+		"ThePasswordMissing":   {details: without("password")},
+		"TheEndpointEmpty": {details: func() map[string][]byte {
 			d := fiveDetails()
 			d["endpoint"] = []byte{}
 			return d
 		}()},
-		"the observed Secret's data while details are missing": {observed: five, want: five},
-		"an incomplete observed Secret is not kept":            {details: without("port"), observed: without("username")},
-		"details win over the observed Secret": {
+		"TheObservedSecretsDataWhileDetailsAreMissing": {observed: five, want: five},
+		"AnIncompleteObservedSecretIsNotKept":          {details: without("port"), observed: without("username")},
+		"DetailsWinOverTheObservedSecret": {
 			details:  allDetails(),
 			observed: map[string][]byte{"connectionName": []byte("a"), "endpoint": []byte("b"), "port": []byte("c"), "username": []byte("d"), "password": []byte("e")},
 			want:     five,

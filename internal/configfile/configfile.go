@@ -7,7 +7,6 @@ package configfile
 //go:generate go run ../../hack/proxyversion --gomod ../../hack/proxy/go.mod --out zz_generated.proxyversion.go
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -17,7 +16,16 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+const (
+	errNotDuration  = "%q is not a duration: write it like 30s, 5m or 1h"
+	errReadFile     = "cannot read configuration file"
+	errConfigFile   = "configuration file %s"
+	errUppercaseKey = "unknown key %s: keys are lowercase, see examples/config.toml for every key"
+	errUnknownKeys  = "unknown key %s: see examples/config.toml for every key"
 )
 
 // Sidecar modes for the injected Cloud SQL Auth Proxy.
@@ -136,7 +144,7 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration: write it like 30s, 5m or 1h", string(b))
+		return errors.Errorf(errNotDuration, string(b))
 	}
 	d.Duration = v
 	return nil
@@ -181,11 +189,11 @@ func Load(path string) (Config, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return c, fmt.Errorf("cannot read configuration file: %w", err)
+		return c, errors.Wrap(err, errReadFile)
 	}
 	c, err = Parse(string(data))
 	if err != nil {
-		return c, fmt.Errorf("configuration file %s: %w", path, err)
+		return c, errors.Wrapf(err, errConfigFile, path)
 	}
 	return c, nil
 }
@@ -206,7 +214,7 @@ func Parse(text string) (Config, error) {
 	// keys that differ only in case must not fill one setting.
 	for _, k := range md.Keys() {
 		if s := k.String(); s != strings.ToLower(s) {
-			return c, fmt.Errorf("unknown key %s: keys are lowercase, see examples/config.toml for every key", s)
+			return c, errors.Errorf(errUppercaseKey, s)
 		}
 	}
 	if u := md.Undecoded(); len(u) > 0 {
@@ -215,7 +223,7 @@ func Parse(text string) (Config, error) {
 			keys = append(keys, k.String())
 		}
 		sort.Strings(keys)
-		return c, fmt.Errorf("unknown key %s: see examples/config.toml for every key", strings.Join(keys, ", "))
+		return c, errors.Errorf(errUnknownKeys, strings.Join(keys, ", "))
 	}
 	return c, c.Validate()
 }
@@ -245,9 +253,9 @@ var (
 
 // Validate checks every value, naming the first key that is wrong.
 func (c Config) Validate() error {
-	var errs []error
+	var msgs []string
 	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, a...)))
+		msgs = append(msgs, key+": "+fmt.Sprintf(format, a...))
 	}
 	if c.Reconcile.PollInterval.Duration < 10*time.Second {
 		bad("reconcile.poll_interval", "must be at least 10s, got %s", c.Reconcile.PollInterval)
@@ -311,6 +319,11 @@ func (c Config) Validate() error {
 	if len(c.Injection.DefaultAllowedNamespaces) > 1 && slices.Contains(c.Injection.DefaultAllowedNamespaces, "*") {
 		bad("injection.default_allowed_namespaces", "'*' allows every namespace and must stand alone, got %q", c.Injection.DefaultAllowedNamespaces)
 	}
-	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errors.Join(errs...)
+	if len(msgs) == 0 {
+		return nil
+	}
+	// One line each, as the standard library's errors.Join writes them
+	// (crossplane-runtime's Join would write [a, b] on one line).
+	sort.Strings(msgs)
+	return errors.New(strings.Join(msgs, "\n"))
 }

@@ -39,8 +39,8 @@ func TestParse(t *testing.T) {
 		want    func(c *Config)
 		wantErr []string
 	}{
-		"empty": {text: "", want: func(*Config) {}},
-		"overrides": {
+		"Empty": {text: "", want: func(*Config) {}},
+		"Overrides": {
 			text: "[reconcile]\npoll_interval = \"30s\"\n[cloudsql]\nrequests_per_minute = 60\n[proxy]\nsidecar_mode = \"classic\"\nmemory_limit = \"\"\n[injection]\ndefault_allowed_namespaces = []\n",
 			want: func(c *Config) {
 				c.Reconcile.PollInterval = Duration{30 * time.Second}
@@ -50,24 +50,24 @@ func TestParse(t *testing.T) {
 				c.Injection.DefaultAllowedNamespaces = []string{}
 			},
 		},
-		"unknown-key":   {text: "[reconcile]\npoll = \"1m\"\n", wantErr: []string{"unknown key reconcile.poll", "examples/config.toml"}},
-		"unknown-table": {text: "[metrics]\nport = 8080\n", wantErr: []string{"unknown key metrics"}},
-		"bad-duration":  {text: "[reconcile]\npoll_interval = \"often\"\n", wantErr: []string{"poll_interval", `"often" is not a duration`}},
-		"wrong-type":    {text: "[cloudsql]\nrequests_per_minute = \"many\"\n", wantErr: []string{"requests_per_minute"}},
-		"syntax":        {text: "[reconcile\n", wantErr: []string{"At line 2", "to end table name"}},
-		"rate-zero":     {text: "[reconcile]\nmax_reconcile_rate = 0\n", wantErr: []string{"reconcile.max_reconcile_rate: must be at least 1, got 0"}},
-		"observe-other": {text: "[reconcile]\nobserve = \"watch\"\n", wantErr: []string{"reconcile.observe", `"list"`, `"get"`, `got "watch"`}},
-		"busy-too-long": {text: "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2m\"\n", wantErr: []string{"reconcile.busy_poll_interval: must be at least 1s and at most reconcile.poll_interval (1m0s), got 2m0s"}},
-		"timeout-short": {text: "[reconcile]\ntimeout = \"1s\"\n", wantErr: []string{"reconcile.timeout: must be at least 10s"}},
-		"budget-zero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
-		"port-range":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
-		"image-empty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
-		"writer-empty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh and cat"}},
-		"lookup-long":   {text: "[webhook]\ncloudsql_timeout = \"10s\"\n", wantErr: []string{"webhook.cloudsql_timeout: must be between 1s and 8s"}},
-		"sidecar-mode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
-		"quantity":      {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
-		"namespace":     {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
-		"several-wrong": {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
+		"UnknownKey":   {text: "[reconcile]\npoll = \"1m\"\n", wantErr: []string{"unknown key reconcile.poll", "examples/config.toml"}},
+		"UnknownTable": {text: "[metrics]\nport = 8080\n", wantErr: []string{"unknown key metrics"}},
+		"BadDuration":  {text: "[reconcile]\npoll_interval = \"often\"\n", wantErr: []string{"poll_interval", `"often" is not a duration`}},
+		"WrongType":    {text: "[cloudsql]\nrequests_per_minute = \"many\"\n", wantErr: []string{"requests_per_minute"}},
+		"Syntax":       {text: "[reconcile\n", wantErr: []string{"At line 2", "to end table name"}},
+		"RateZero":     {text: "[reconcile]\nmax_reconcile_rate = 0\n", wantErr: []string{"reconcile.max_reconcile_rate: must be at least 1, got 0"}},
+		"ObserveOther": {text: "[reconcile]\nobserve = \"watch\"\n", wantErr: []string{"reconcile.observe", `"list"`, `"get"`, `got "watch"`}},
+		"BusyTooLong":  {text: "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2m\"\n", wantErr: []string{"reconcile.busy_poll_interval: must be at least 1s and at most reconcile.poll_interval (1m0s), got 2m0s"}},
+		"TimeoutShort": {text: "[reconcile]\ntimeout = \"1s\"\n", wantErr: []string{"reconcile.timeout: must be at least 10s"}},
+		"BudgetZero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
+		"PortRange":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
+		"ImageEmpty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
+		"WriterEmpty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh and cat"}},
+		"LookupLong":   {text: "[webhook]\ncloudsql_timeout = \"10s\"\n", wantErr: []string{"webhook.cloudsql_timeout: must be between 1s and 8s"}},
+		"SidecarMode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
+		"Quantity":     {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
+		"Namespace":    {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
+		"SeveralWrong": {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -19,14 +19,18 @@ package emulator
 import (
 	"crypto/subtle"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"maps"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+const (
+	errSeedMany = "seeding %s"
 )
 
 // This file is the Go side of the admin surface: what tests and benchmarks
@@ -332,7 +336,7 @@ func (s *Server) SeedMany(project string, template *sqladmin.DatabaseInstance, c
 		}
 		db.Name = fmt.Sprintf("%s-%05d", template.Name, i)
 		if err := s.Seed(project, db); err != nil {
-			return fmt.Errorf("seeding %s: %w", db.Name, err)
+			return errors.Wrapf(err, errSeedMany, db.Name)
 		}
 	}
 	return nil

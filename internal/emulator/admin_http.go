@@ -18,7 +18,6 @@ package emulator
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -26,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 

@@ -19,7 +19,6 @@ package emulator_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 

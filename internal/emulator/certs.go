@@ -32,7 +32,13 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+)
+
+const (
+	errGenerateCAKey = "generating the CA key of %s:%s"
+	errSignCA        = "self-signing the CA of %s:%s"
 )
 
 // Certificate lifetimes.
@@ -69,7 +75,7 @@ type certAuthority struct {
 func newCertAuthority(project, instance string, now time.Time) (*certAuthority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating the CA key of %s:%s: %w", project, instance, err)
+		return nil, errors.Wrapf(err, errGenerateCAKey, project, instance)
 	}
 	serial, err := randomSerial()
 	if err != nil {
@@ -92,7 +98,7 @@ func newCertAuthority(project, instance string, now time.Time) (*certAuthority, 
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, fmt.Errorf("self-signing the CA of %s:%s: %w", project, instance, err)
+		return nil, errors.Wrapf(err, errSignCA, project, instance)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {

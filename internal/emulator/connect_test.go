@@ -80,10 +80,10 @@ func TestGenerateEphemeralCertIsSignedByTheInstanceCA(t *testing.T) {
 	connectorStyle := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: rsaPKIXDer}))
 
 	for name, pubPEM := range map[string]string{
-		"ECDSA PKIX":                 pkix(&ecKey.PublicKey),
-		"RSA PKIX":                   pkix(&rsaKey.PublicKey),
-		"RSA PKCS1":                  pkcs1,
-		"RSA PKIX labelled as PKCS1": connectorStyle,
+		"ECDSAPKIX":              pkix(&ecKey.PublicKey),
+		"RSAPKIX":                pkix(&rsaKey.PublicKey),
+		"RSAPKCS1":               pkcs1,
+		"RSAPKIXLabelledAsPKCS1": connectorStyle,
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -110,7 +110,7 @@ func TestGenerateEphemeralCertIsSignedByTheInstanceCA(t *testing.T) {
 		})
 	}
 
-	t.Run("the lifetime is at most an hour", func(t *testing.T) {
+	t.Run("TheLifetimeIsAtMostAnHour", func(t *testing.T) {
 		g := NewWithT(t)
 		resp, err := e.svc.Connect.GenerateEphemeralCert(project, "orders", &sqladmin.GenerateEphemeralCertRequest{
 			PublicKey: pkix(&ecKey.PublicKey), ValidDuration: "86400s",
@@ -120,16 +120,16 @@ func TestGenerateEphemeralCertIsSignedByTheInstanceCA(t *testing.T) {
 	})
 
 	for name, req := range map[string]*sqladmin.GenerateEphemeralCertRequest{
-		"no key":         {},
-		"not PEM":        {PublicKey: "ssh-ed25519 AAAA"},
-		"wrong PEM type": {PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2}}))},
-		"garbage key":    {PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte{1, 2}}))},
-		"bad duration":   {PublicKey: pkix(&ecKey.PublicKey), ValidDuration: "soon"},
+		"NoKey":        {},
+		"NotPEM":       {PublicKey: "ssh-ed25519 AAAA"},
+		"WrongPEMType": {PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2}}))},
+		"GarbageKey":   {PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte{1, 2}}))},
+		"BadDuration":  {PublicKey: pkix(&ecKey.PublicKey), ValidDuration: "soon"},
 	} {
-		t.Run("rejects "+name, func(t *testing.T) {
+		t.Run("Rejects"+name, func(t *testing.T) {
 			_, err := e.svc.Connect.GenerateEphemeralCert(project, "orders", req).Do()
 			var reason = "invalid"
-			if name == "no key" {
+			if name == "NoKey" {
 				reason = "required"
 			}
 			expectAPIError(NewWithT(t), err, http.StatusBadRequest, reason)

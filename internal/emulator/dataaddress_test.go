@@ -14,10 +14,10 @@ func TestDataAddress(t *testing.T) {
 		want      string
 		wantHosts uint32
 	}{
-		"loopback by default":     {h: 2, want: "127.0.0.2", wantHosts: 1<<24 - 3},
-		"loopback, carried over":  {h: 258, want: "127.0.1.2", wantHosts: 1<<24 - 3},
-		"a range the caller gave": {prefix: netip.MustParsePrefix("10.253.0.0/24"), h: 2, want: "10.253.0.2", wantHosts: 253},
-		"its last host":           {prefix: netip.MustParsePrefix("10.253.0.0/24"), h: 254, want: "10.253.0.254", wantHosts: 253},
+		"LoopbackByDefault":   {h: 2, want: "127.0.0.2", wantHosts: 1<<24 - 3},
+		"LoopbackCarriedOver": {h: 258, want: "127.0.1.2", wantHosts: 1<<24 - 3},
+		"ARangeTheCallerGave": {prefix: netip.MustParsePrefix("10.253.0.0/24"), h: 2, want: "10.253.0.2", wantHosts: 253},
+		"ItsLastHost":         {prefix: netip.MustParsePrefix("10.253.0.0/24"), h: 254, want: "10.253.0.254", wantHosts: 253},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -30,7 +29,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
+)
+
+const (
+	errClosing       = "the emulator is closing"
+	errServerCert    = "cannot issue the server certificate"
+	errNoAddress     = "this system has no address %s (Linux answers on all of 127.0.0.0/8; elsewhere add aliases, and for WithDataPlaneAddresses a local route)"
+	errNoFreeAddress = "no free data-plane address for port %d after %d tries"
+	errBeingDeleted  = "the instance is being deleted"
+	errNotReady      = "PostgreSQL is not ready after %s"
+	errGone          = "the instance no longer exists"
+	errNotRunnable   = "the instance is %s, not RUNNABLE"
 )
 
 // ServerProxyPort is the port Cloud SQL's server-side proxy listens on, which
@@ -206,12 +218,12 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
 	if dp.closed {
-		return nil, errors.New("the emulator is closing")
+		return nil, errors.New(errClosing)
 	}
 	name := inst.db.Name
 	cert, err := inst.ca.serverCert(project, name, []string{strings.TrimSuffix(dnsName(project, name, inst.db.Region), ".")}, time.Now())
 	if err != nil {
-		return nil, fmt.Errorf("cannot issue the server certificate: %w", err)
+		return nil, errors.Wrap(err, errServerCert)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(inst.ca.cert)
@@ -282,10 +294,10 @@ func (dp *dataPlane) listen(b *backend) (*endpoint, error) {
 		}
 		lastErr = err
 		if errors.Is(err, syscall.EADDRNOTAVAIL) {
-			return nil, fmt.Errorf("this system has no address %s (Linux answers on all of 127.0.0.0/8; elsewhere add aliases, and for WithDataPlaneAddresses a local route): %w", addr, err)
+			return nil, errors.Wrapf(err, errNoAddress, addr)
 		}
 	}
-	return nil, fmt.Errorf("no free data-plane address for port %d after %d tries: %w", ServerProxyPort, maxAddressTries, lastErr)
+	return nil, errors.Wrapf(lastErr, errNoFreeAddress, ServerProxyPort, maxAddressTries)
 }
 
 // closeDataPlane stops every instance's backend and waits for their servers to
@@ -364,7 +376,7 @@ func (b *backend) work() {
 		}
 		b.mu.Lock()
 		if err != nil && !b.stopped {
-			err = fmt.Errorf("%s: %w", t.what, err)
+			err = errors.Wrap(err, t.what)
 			b.dp.log("instance %s:%s: %v", b.project, b.instance, err)
 			if t.fatal {
 				b.failure = err
@@ -436,11 +448,11 @@ func (b *backend) ready(n uint64, timeout time.Duration) (string, error) {
 	}
 	switch {
 	case b.stopped:
-		return "", errors.New("the instance is being deleted")
+		return "", errors.New(errBeingDeleted)
 	case b.failure != nil:
 		return "", b.failure
 	case b.done < n || b.pg == nil:
-		return "", fmt.Errorf("PostgreSQL is not ready after %s", timeout)
+		return "", errors.Errorf(errNotReady, timeout)
 	}
 	return b.pg.SocketPath(), nil
 }
@@ -516,11 +528,11 @@ func (s *Server) connectable(b *backend) (uint64, error) {
 	inst, ok := p.instances[b.instance]
 	if !ok || inst.data != b {
 		s.mu.Unlock()
-		return 0, errors.New("the instance no longer exists")
+		return 0, errors.New(errGone)
 	}
 	if st := inst.db.State; st != StateRunnable {
 		s.mu.Unlock()
-		return 0, fmt.Errorf("the instance is %s, not RUNNABLE", st)
+		return 0, errors.Errorf(errNotRunnable, st)
 	}
 	b.mu.Lock()
 	n := b.queued

@@ -23,7 +23,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -39,6 +38,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -167,15 +167,15 @@ func ipOf(ips []*sqladmin.IpMapping, typ string) string {
 func (e *dataEnv) target(instance, ipType string) (string, *tls.Config, error) {
 	cs, err := e.svc.Connect.Get(e.project, instance).Context(e.ctx).Do()
 	if err != nil {
-		return "", nil, fmt.Errorf("connectSettings: %w", err)
+		return "", nil, errors.Wrap(err, "connectSettings")
 	}
 	addr := ipOf(cs.IpAddresses, ipType)
 	if addr == "" {
-		return "", nil, fmt.Errorf("connectSettings of %s has no %s address: %+v", instance, ipType, cs.IpAddresses)
+		return "", nil, errors.Errorf("connectSettings of %s has no %s address: %+v", instance, ipType, cs.IpAddresses)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM([]byte(cs.ServerCaCert.Cert)) {
-		return "", nil, fmt.Errorf("serverCaCert of %s is not PEM", instance)
+		return "", nil, errors.Errorf("serverCaCert of %s is not PEM", instance)
 	}
 	return net.JoinHostPort(addr, fmt.Sprint(emulator.ServerProxyPort)), &tls.Config{
 		MinVersion: tls.VersionTLS13,
@@ -199,7 +199,7 @@ func (e *dataEnv) ephemeralCert(instance string) (*tls.Certificate, error) {
 		PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})),
 	}).Context(e.ctx).Do()
 	if err != nil {
-		return nil, fmt.Errorf("generateEphemeralCert: %w", err)
+		return nil, errors.Wrap(err, "generateEphemeralCert")
 	}
 	block, _ := pem.Decode([]byte(resp.EphemeralCert.Cert))
 	if block == nil {
@@ -341,9 +341,9 @@ func (c *connector) psql(user, password, query string) (string, error) {
 	if runErr != nil {
 		// A plain error: gomega prints it without the process's innards.
 		if len(dialErrs) > 0 {
-			return strings.TrimSpace(string(out)), fmt.Errorf("psql: %v (forwarder: %v)", runErr, errors.Join(dialErrs...))
+			return strings.TrimSpace(string(out)), errors.Errorf("psql: %v (forwarder: %v)", runErr, errors.Join(dialErrs...))
 		}
-		return strings.TrimSpace(string(out)), fmt.Errorf("psql: %v", runErr)
+		return strings.TrimSpace(string(out)), errors.Errorf("psql: %v", runErr)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -443,7 +443,7 @@ func TestDataPlane(t *testing.T) {
 		instance("doomed"),
 	)
 
-	t.Run("every address is a loopback address of its own", func(t *testing.T) {
+	t.Run("EveryAddressIsALoopbackAddressOfItsOwn", func(t *testing.T) {
 		g := NewWithT(t)
 		seen := map[string]string{}
 		for _, name := range []string{"orders", "both", "doomed"} {
@@ -468,7 +468,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(cs.IpAddresses).To(Equal(orders.IpAddresses), "connectSettings and instances.get agree")
 	})
 
-	t.Run("postgres logs in with rootPassword and not with another", func(t *testing.T) {
+	t.Run("PostgresLogsInWithRootPasswordAndNotWithAnother", func(t *testing.T) {
 		g := NewWithT(t)
 		out, err := e.psql("orders", "PRIMARY", "postgres", rootPassword)
 		g.Expect(err).NotTo(HaveOccurred(), out)
@@ -479,7 +479,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(out).To(ContainSubstring(`password authentication failed for user "postgres"`))
 	})
 
-	t.Run("users.update of postgres holds as soon as its operation is DONE", func(t *testing.T) {
+	t.Run("UsersUpdateOfPostgresHoldsAsSoonAsItsOperationIsDONE", func(t *testing.T) {
 		g := NewWithT(t)
 		const next = `n3w'pa"ss\word`
 		e.updatePassword(g, "orders", "postgres", next)
@@ -499,7 +499,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(out).To(Equal("postgres"))
 	})
 
-	t.Run("users.insert creates a role and users.delete drops it", func(t *testing.T) {
+	t.Run("UsersInsertCreatesARoleAndUsersDeleteDropsIt", func(t *testing.T) {
 		g := NewWithT(t)
 		op, err := e.svc.Users.Insert(e.project, "orders", &sqladmin.User{Name: "app", Password: "app-pw"}).Context(e.ctx).Do()
 		g.Expect(err).NotTo(HaveOccurred())
@@ -523,7 +523,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(out).To(Equal("postgres"))
 	})
 
-	t.Run("a client certificate of another instance is refused", func(t *testing.T) {
+	t.Run("AClientCertificateOfAnotherInstanceIsRefused", func(t *testing.T) {
 		g := NewWithT(t)
 		addr, conf, err := e.target("orders", "PRIMARY")
 		g.Expect(err).NotTo(HaveOccurred())
@@ -547,7 +547,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), out)
 	})
 
-	t.Run("public and private IPs are two addresses that both connect", func(t *testing.T) {
+	t.Run("PublicAndPrivateIPsAreTwoAddressesThatBothConnect", func(t *testing.T) {
 		g := NewWithT(t)
 		db := e.get(g, "both")
 		g.Expect(ipTypes(db)).To(ConsistOf("PRIMARY", "OUTGOING", "PRIVATE"))
@@ -575,7 +575,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(out).To(Equal("postgres"))
 	})
 
-	t.Run("an instance that is not RUNNABLE takes no connection", func(t *testing.T) {
+	t.Run("AnInstanceThatIsNotRUNNABLETakesNoConnection", func(t *testing.T) {
 		g := NewWithT(t)
 		t.Cleanup(func() { _ = e.emu.SetInstanceState(e.project, "orders", emulator.StateRunnable) })
 		addr := ipOf(e.get(g, "orders").IpAddresses, "PRIMARY")
@@ -607,7 +607,7 @@ func TestDataPlane(t *testing.T) {
 		g.Expect(out).To(Equal("postgres"))
 	})
 
-	t.Run("instances.delete stops the listener and the server and removes its files", func(t *testing.T) {
+	t.Run("InstancesDeleteStopsTheListenerAndTheServerAndRemovesItsFiles", func(t *testing.T) {
 		g := NewWithT(t)
 		addr := net.JoinHostPort(ipOf(e.get(g, "doomed").IpAddresses, "PRIMARY"), fmt.Sprint(emulator.ServerProxyPort))
 		out, err := e.psql("doomed", "PRIMARY", "postgres", rootPassword)
@@ -661,7 +661,7 @@ func TestDataPlaneSettlesOnConnectionAndCloses(t *testing.T) {
 	g := NewWithT(t)
 	e.insert(g, instance("closing", withPrivateNetwork(e.project, true)))
 
-	t.Run("a connection settles the operations it must see", func(t *testing.T) {
+	t.Run("AConnectionSettlesTheOperationsItMustSee", func(t *testing.T) {
 		g := NewWithT(t)
 		// A connector fetches its certificate first and then dials at will.
 		c, err := e.connector("closing", "PRIMARY")
@@ -688,7 +688,7 @@ func TestDataPlaneSettlesOnConnectionAndCloses(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), out)
 	})
 
-	t.Run("Close stops the servers and removes their files", func(t *testing.T) {
+	t.Run("CloseStopsTheServersAndRemovesTheirFiles", func(t *testing.T) {
 		g := NewWithT(t)
 		out, err := e.psql("closing", "PRIVATE", "postgres", rootPassword)
 		g.Expect(err).NotTo(HaveOccurred(), out)

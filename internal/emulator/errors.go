@@ -18,10 +18,11 @@ package emulator
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // Reasons carried in errors[0].reason of Google's error envelope. A client

@@ -38,24 +38,24 @@ func TestMalformedRequestsGetGoogleErrors(t *testing.T) {
 		code               int
 		reason             string
 	}{
-		"broken JSON on insert":        {"POST", "instances", `{"name":`, 400, "parseError"},
-		"empty body on insert":         {"POST", "instances", ``, 400, "parseError"},
-		"array body on insert":         {"POST", "instances", `[1,2]`, 400, "invalid"},
-		"wrong type on insert":         {"POST", "instances", `{"name":5}`, 400, "invalid"},
-		"unknown field on insert":      {"POST", "instances", `{"nmae":"x"}`, 400, "invalid"},
-		"too large a body":             {"POST", "instances", big, 400, "parseError"},
-		"broken JSON on patch":         {"PATCH", "instances/orders", `{"settings":{`, 400, "parseError"},
-		"settings not an object":       {"PATCH", "instances/orders", `{"settings":"fast"}`, 400, "invalid"},
-		"broken JSON on update":        {"PUT", "instances/orders", `nope`, 400, "parseError"},
-		"broken JSON on users insert":  {"POST", "instances/orders/users", `{`, 400, "parseError"},
-		"broken JSON on users update":  {"PUT", "instances/orders/users?name=postgres", `{`, 400, "parseError"},
-		"broken JSON on ephemeral":     {"POST", "instances/orders:generateEphemeralCert", `{`, 400, "parseError"},
-		"unknown collection":           {"GET", "databases", ``, 404, "notFound"},
-		"unknown sub-resource":         {"GET", "instances/orders/backupRuns", ``, 404, "notFound"},
-		"wrong verb on an instance":    {"POST", "instances/orders", `{}`, 404, "notFound"},
-		"wrong verb on operations":     {"DELETE", "operations", ``, 404, "notFound"},
-		"empty segment in the path":    {"GET", "instances//users", ``, 404, "notFound"},
-		"unknown instance on a method": {"GET", "instances/ghost/connectSettings", ``, 404, "instanceDoesNotExist"},
+		"BrokenJSONOnInsert":       {"POST", "instances", `{"name":`, 400, "parseError"},
+		"EmptyBodyOnInsert":        {"POST", "instances", ``, 400, "parseError"},
+		"ArrayBodyOnInsert":        {"POST", "instances", `[1,2]`, 400, "invalid"},
+		"WrongTypeOnInsert":        {"POST", "instances", `{"name":5}`, 400, "invalid"},
+		"UnknownFieldOnInsert":     {"POST", "instances", `{"nmae":"x"}`, 400, "invalid"},
+		"TooLargeABody":            {"POST", "instances", big, 400, "parseError"},
+		"BrokenJSONOnPatch":        {"PATCH", "instances/orders", `{"settings":{`, 400, "parseError"},
+		"SettingsNotAnObject":      {"PATCH", "instances/orders", `{"settings":"fast"}`, 400, "invalid"},
+		"BrokenJSONOnUpdate":       {"PUT", "instances/orders", `nope`, 400, "parseError"},
+		"BrokenJSONOnUsersInsert":  {"POST", "instances/orders/users", `{`, 400, "parseError"},
+		"BrokenJSONOnUsersUpdate":  {"PUT", "instances/orders/users?name=postgres", `{`, 400, "parseError"},
+		"BrokenJSONOnEphemeral":    {"POST", "instances/orders:generateEphemeralCert", `{`, 400, "parseError"},
+		"UnknownCollection":        {"GET", "databases", ``, 404, "notFound"},
+		"UnknownSubResource":       {"GET", "instances/orders/backupRuns", ``, 404, "notFound"},
+		"WrongVerbOnAnInstance":    {"POST", "instances/orders", `{}`, 404, "notFound"},
+		"WrongVerbOnOperations":    {"DELETE", "operations", ``, 404, "notFound"},
+		"EmptySegmentInThePath":    {"GET", "instances//users", ``, 404, "notFound"},
+		"UnknownInstanceOnAMethod": {"GET", "instances/ghost/connectSettings", ``, 404, "instanceDoesNotExist"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,7 +70,7 @@ func TestMalformedRequestsGetGoogleErrors(t *testing.T) {
 		})
 	}
 
-	t.Run("outside the API", func(t *testing.T) {
+	t.Run("OutsideTheAPI", func(t *testing.T) {
 		g := NewWithT(t)
 		resp, err := http.Get(e.url + "/v1/projects/test-project/instances")
 		g.Expect(err).NotTo(HaveOccurred())

@@ -18,9 +18,13 @@ package emulator
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errLatency = "latency %q"
 )
 
 // Fault describes failures to inject into API requests. Shares are
@@ -82,7 +86,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if j.Latency != "" {
 		d, err := time.ParseDuration(j.Latency)
 		if err != nil {
-			return fmt.Errorf("latency %q: %w", j.Latency, err)
+			return errors.Wrapf(err, errLatency, j.Latency)
 		}
 		f.Latency = d
 	}

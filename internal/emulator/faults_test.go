@@ -18,11 +18,11 @@ package emulator_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/googleapi"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -79,7 +79,7 @@ func TestInjectedLatency(t *testing.T) {
 }
 
 func TestInjectedOperationFailures(t *testing.T) {
-	t.Run("a failed update changes nothing", func(t *testing.T) {
+	t.Run("AFailedUpdateChangesNothing", func(t *testing.T) {
 		e := newEnv(t, emulator.WithDelays(0, time.Minute, 0))
 		e.insert("orders")
 		e.g.Expect(e.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesPatch, FailOperationShare: 1, Count: 1})).To(Succeed())
@@ -102,7 +102,7 @@ func TestInjectedOperationFailures(t *testing.T) {
 		e.g.Expect(e.get("orders").Settings.Tier).To(Equal("db-custom-2-7680"))
 	})
 
-	t.Run("a failed create leaves a FAILED instance", func(t *testing.T) {
+	t.Run("AFailedCreateLeavesAFAILEDInstance", func(t *testing.T) {
 		e := newEnv(t)
 		e.g.Expect(e.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesInsert, FailOperationShare: 1})).To(Succeed())
 		op := e.insert("orders")
@@ -114,7 +114,7 @@ func TestInjectedOperationFailures(t *testing.T) {
 		e.g.Expect(err).NotTo(HaveOccurred())
 	})
 
-	t.Run("a failed delete leaves the instance as it was", func(t *testing.T) {
+	t.Run("AFailedDeleteLeavesTheInstanceAsItWas", func(t *testing.T) {
 		e := newEnv(t)
 		e.insert("orders")
 		e.g.Expect(e.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesDelete, FailOperationShare: 1})).To(Succeed())
@@ -124,7 +124,7 @@ func TestInjectedOperationFailures(t *testing.T) {
 		e.g.Expect(e.get("orders").State).To(Equal(emulator.StateRunnable))
 	})
 
-	t.Run("a failed password change keeps the old password", func(t *testing.T) {
+	t.Run("AFailedPasswordChangeKeepsTheOldPassword", func(t *testing.T) {
 		e := newEnv(t)
 		e.insert("orders")
 		e.g.Expect(e.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersUpdate, FailOperationShare: 1})).To(Succeed())

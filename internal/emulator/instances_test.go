@@ -131,19 +131,19 @@ func TestInsertDefaultsTheEditionByVersion(t *testing.T) {
 		edition  string
 		reason   string
 	}{
-		"POSTGRES_15 defaults to ENTERPRISE": {
+		"POSTGRES15DefaultsToENTERPRISE": {
 			mutators: []func(*sqladmin.DatabaseInstance){withVersion("POSTGRES_15")},
 			edition:  "ENTERPRISE",
 		},
-		"POSTGRES_16 defaults to ENTERPRISE_PLUS": {
+		"POSTGRES16DefaultsToENTERPRISEPLUS": {
 			mutators: []func(*sqladmin.DatabaseInstance){withVersion("POSTGRES_16"), withTier("db-perf-optimized-N-2")},
 			edition:  "ENTERPRISE_PLUS",
 		},
-		"POSTGRES_17 with a custom tier needs ENTERPRISE spelled out": {
+		"POSTGRES17WithACustomTierNeedsENTERPRISESpelledOut": {
 			mutators: []func(*sqladmin.DatabaseInstance){withVersion("POSTGRES_17")},
 			reason:   "invalid",
 		},
-		"POSTGRES_17 with ENTERPRISE and a custom tier": {
+		"POSTGRES17WithENTERPRISEAndACustomTier": {
 			mutators: []func(*sqladmin.DatabaseInstance){withVersion("POSTGRES_17"), withEdition("ENTERPRISE")},
 			edition:  "ENTERPRISE",
 		},
@@ -164,20 +164,20 @@ func TestInsertDefaultsTheEditionByVersion(t *testing.T) {
 
 func TestInsertAcceptsValidTiers(t *testing.T) {
 	cases := map[string][]func(*sqladmin.DatabaseInstance){
-		"shared-core micro":              {withTier("db-f1-micro")},
-		"shared-core small":              {withTier("db-g1-small")},
-		"custom 1 vCPU minimum memory":   {withTier("db-custom-1-3840")},
-		"custom 1 vCPU maximum memory":   {withTier("db-custom-1-6656")},
-		"custom 2 vCPU":                  {withTier("db-custom-2-7680")},
-		"custom 96 vCPU":                 {withTier("db-custom-96-624640")},
-		"custom 8 vCPU at 0.9 GiB/vCPU":  {withTier("db-custom-8-7424")},
-		"predefined n1":                  {withTier("db-n1-standard-2")},
-		"perf optimized in Enterprise+":  {withVersion("POSTGRES_17"), withTier("db-perf-optimized-N-8")},
-		"Enterprise+ spelled out on 15":  {withEdition("ENTERPRISE_PLUS"), withTier("db-perf-optimized-N-4")},
-		"every version: POSTGRES_9_6":    {withVersion("POSTGRES_9_6")},
-		"every version: POSTGRES_10":     {withVersion("POSTGRES_10")},
-		"every version: POSTGRES_18 E+":  {withVersion("POSTGRES_18"), withTier("db-perf-optimized-N-2")},
-		"every version: POSTGRES_14 ENT": {withVersion("POSTGRES_14")},
+		"SharedCoreMicro":                {withTier("db-f1-micro")},
+		"SharedCoreSmall":                {withTier("db-g1-small")},
+		"Custom1VCPUMinimumMemory":       {withTier("db-custom-1-3840")},
+		"Custom1VCPUMaximumMemory":       {withTier("db-custom-1-6656")},
+		"Custom2VCPU":                    {withTier("db-custom-2-7680")},
+		"Custom96VCPU":                   {withTier("db-custom-96-624640")},
+		"Custom8VCPUAt0Point9GiBPerVCPU": {withTier("db-custom-8-7424")},
+		"PredefinedN1":                   {withTier("db-n1-standard-2")},
+		"PerfOptimizedInEnterprisePlus":  {withVersion("POSTGRES_17"), withTier("db-perf-optimized-N-8")},
+		"EnterprisePlusSpelledOutOn15":   {withEdition("ENTERPRISE_PLUS"), withTier("db-perf-optimized-N-4")},
+		"EveryVersionPOSTGRES96":         {withVersion("POSTGRES_9_6")},
+		"EveryVersionPOSTGRES10":         {withVersion("POSTGRES_10")},
+		"EveryVersionPOSTGRES18EPlus":    {withVersion("POSTGRES_18"), withTier("db-perf-optimized-N-2")},
+		"EveryVersionPOSTGRES14ENT":      {withVersion("POSTGRES_14")},
 	}
 	for name, mutators := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -195,81 +195,81 @@ func TestInsertRejectsInvalidRequests(t *testing.T) {
 		mutate func(*sqladmin.DatabaseInstance)
 		reason string
 	}{
-		"missing name":          {func(db *sqladmin.DatabaseInstance) { db.Name = "" }, "required"},
-		"name with capitals":    {func(db *sqladmin.DatabaseInstance) { db.Name = "Orders" }, "invalid"},
-		"name ending in hyphen": {func(db *sqladmin.DatabaseInstance) { db.Name = "orders-" }, "invalid"},
-		"missing version":       {func(db *sqladmin.DatabaseInstance) { db.DatabaseVersion = "" }, "required"},
-		"unknown version":       {withVersion("POSTGRES_8"), "invalid"},
-		"MySQL version":         {withVersion("MYSQL_8_0"), "invalid"},
-		"missing settings":      {func(db *sqladmin.DatabaseInstance) { db.Settings = nil }, "required"},
-		"missing tier":          {withTier(""), "required"},
-		"unknown tier":          {withTier("db-huge"), "invalid"},
-		"custom odd vCPU":       {withTier("db-custom-3-7680"), "invalid"},
-		"custom too many vCPU":  {withTier("db-custom-98-100352"), "invalid"},
-		"custom memory step":    {withTier("db-custom-2-4000"), "invalid"},
-		"custom below 3840 MiB": {withTier("db-custom-1-3584"), "invalid"},
-		"custom above 6.5 GiB":  {withTier("db-custom-1-6912"), "invalid"},
-		"custom below 0.9 GiB":  {withTier("db-custom-8-7168"), "invalid"},
-		"custom malformed":      {withTier("db-custom-2"), "invalid"},
-		"shared-core in E+": {func(db *sqladmin.DatabaseInstance) {
+		"MissingName":           {func(db *sqladmin.DatabaseInstance) { db.Name = "" }, "required"},
+		"NameWithCapitals":      {func(db *sqladmin.DatabaseInstance) { db.Name = "Orders" }, "invalid"},
+		"NameEndingInHyphen":    {func(db *sqladmin.DatabaseInstance) { db.Name = "orders-" }, "invalid"},
+		"MissingVersion":        {func(db *sqladmin.DatabaseInstance) { db.DatabaseVersion = "" }, "required"},
+		"UnknownVersion":        {withVersion("POSTGRES_8"), "invalid"},
+		"MySQLVersion":          {withVersion("MYSQL_8_0"), "invalid"},
+		"MissingSettings":       {func(db *sqladmin.DatabaseInstance) { db.Settings = nil }, "required"},
+		"MissingTier":           {withTier(""), "required"},
+		"UnknownTier":           {withTier("db-huge"), "invalid"},
+		"CustomOddVCPU":         {withTier("db-custom-3-7680"), "invalid"},
+		"CustomTooManyVCPU":     {withTier("db-custom-98-100352"), "invalid"},
+		"CustomMemoryStep":      {withTier("db-custom-2-4000"), "invalid"},
+		"CustomBelow3840MiB":    {withTier("db-custom-1-3584"), "invalid"},
+		"CustomAbove6Point5GiB": {withTier("db-custom-1-6912"), "invalid"},
+		"CustomBelow0Point9GiB": {withTier("db-custom-8-7168"), "invalid"},
+		"CustomMalformed":       {withTier("db-custom-2"), "invalid"},
+		"SharedCoreInEPlus": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.Tier, db.Settings.Edition = "db-f1-micro", "ENTERPRISE_PLUS"
 		}, "invalid"},
-		"custom in E+":         {withEdition("ENTERPRISE_PLUS"), "invalid"},
-		"perf optimized in E":  {withTier("db-perf-optimized-N-4"), "invalid"},
-		"unknown edition":      {withEdition("STANDARD"), "invalid"},
-		"disk below 10 GB":     {func(db *sqladmin.DatabaseInstance) { db.Settings.DataDiskSizeGb = 5 }, "invalid"},
-		"unknown disk type":    {func(db *sqladmin.DatabaseInstance) { db.Settings.DataDiskType = "PD_FAST" }, "invalid"},
-		"unknown availability": {func(db *sqladmin.DatabaseInstance) { db.Settings.AvailabilityType = "GLOBAL" }, "invalid"},
-		"bad backup start": {func(db *sqladmin.DatabaseInstance) {
+		"CustomInEPlus":       {withEdition("ENTERPRISE_PLUS"), "invalid"},
+		"PerfOptimizedInE":    {withTier("db-perf-optimized-N-4"), "invalid"},
+		"UnknownEdition":      {withEdition("STANDARD"), "invalid"},
+		"DiskBelow10GB":       {func(db *sqladmin.DatabaseInstance) { db.Settings.DataDiskSizeGb = 5 }, "invalid"},
+		"UnknownDiskType":     {func(db *sqladmin.DatabaseInstance) { db.Settings.DataDiskType = "PD_FAST" }, "invalid"},
+		"UnknownAvailability": {func(db *sqladmin.DatabaseInstance) { db.Settings.AvailabilityType = "GLOBAL" }, "invalid"},
+		"BadBackupStart": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.BackupConfiguration = &sqladmin.BackupConfiguration{StartTime: "25:00"}
 		}, "invalid"},
-		"zone of another region": {func(db *sqladmin.DatabaseInstance) {
+		"ZoneOfAnotherRegion": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.LocationPreference = &sqladmin.LocationPreference{Zone: "us-east1-b"}
 		}, "invalid"},
-		"bad region": {func(db *sqladmin.DatabaseInstance) { db.Region = "Europe" }, "invalid"},
-		"bad private network": {func(db *sqladmin.DatabaseInstance) {
+		"BadRegion": {func(db *sqladmin.DatabaseInstance) { db.Region = "Europe" }, "invalid"},
+		"BadPrivateNetwork": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.IpConfiguration = &sqladmin.IpConfiguration{PrivateNetwork: "default"}
 		}, "invalid"},
-		"no connectivity": {func(db *sqladmin.DatabaseInstance) {
+		"NoConnectivity": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.IpConfiguration = &sqladmin.IpConfiguration{ForceSendFields: []string{"Ipv4Enabled"}}
 		}, "invalid"},
-		"bad authorized network": {func(db *sqladmin.DatabaseInstance) {
+		"BadAuthorizedNetwork": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.IpConfiguration = &sqladmin.IpConfiguration{Ipv4Enabled: true,
 				AuthorizedNetworks: []*sqladmin.AclEntry{{Value: "10.0.0.0/33"}}}
 		}, "invalid"},
-		"flag name malformed": {func(db *sqladmin.DatabaseInstance) {
+		"FlagNameMalformed": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "Max-Connections", Value: "100"}}
 		}, "invalidFlagValue"},
-		"flag integer malformed": {func(db *sqladmin.DatabaseInstance) {
+		"FlagIntegerMalformed": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "max_connections", Value: "lots"}}
 		}, "invalidFlagValue"},
-		"flag integer out of range": {func(db *sqladmin.DatabaseInstance) {
+		"FlagIntegerOutOfRange": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "max_connections", Value: "5"}}
 		}, "invalidFlagValue"},
-		"flag boolean malformed": {func(db *sqladmin.DatabaseInstance) {
+		"FlagBooleanMalformed": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "log_connections", Value: "yes"}}
 		}, "invalidFlagValue"},
-		"flag enum malformed": {func(db *sqladmin.DatabaseInstance) {
+		"FlagEnumMalformed": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "log_statement", Value: "everything"}}
 		}, "invalidFlagValue"},
-		"flag set twice": {func(db *sqladmin.DatabaseInstance) {
+		"FlagSetTwice": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.DatabaseFlags = []*sqladmin.DatabaseFlags{{Name: "work_mem", Value: "4096"}, {Name: "work_mem", Value: "8192"}}
 		}, "invalidFlagValue"},
-		"65 labels": {func(db *sqladmin.DatabaseInstance) {
+		"65Labels": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.UserLabels = map[string]string{}
 			for i := range 65 {
 				db.Settings.UserLabels[fmt.Sprintf("l%d", i)] = "v"
 			}
 		}, "invalid"},
-		"label key with a capital": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"Team": "a"} }, "invalid"},
-		"label key starting with a digit": {func(db *sqladmin.DatabaseInstance) {
+		"LabelKeyWithACapital": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"Team": "a"} }, "invalid"},
+		"LabelKeyStartingWithADigit": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.UserLabels = map[string]string{"1team": "a"}
 		}, "invalid"},
-		"label key of 64 characters": {func(db *sqladmin.DatabaseInstance) {
+		"LabelKeyOf64Characters": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.UserLabels = map[string]string{"k" + strings.Repeat("a", 63): "a"}
 		}, "invalid"},
-		"label value with a dot": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"team": "a.b"} }, "invalid"},
-		"label value of 64 characters": {func(db *sqladmin.DatabaseInstance) {
+		"LabelValueWithADot": {func(db *sqladmin.DatabaseInstance) { db.Settings.UserLabels = map[string]string{"team": "a.b"} }, "invalid"},
+		"LabelValueOf64Characters": {func(db *sqladmin.DatabaseInstance) {
 			db.Settings.UserLabels = map[string]string{"team": strings.Repeat("a", 64)}
 		}, "invalid"},
 	}

@@ -152,41 +152,41 @@ func TestPatchRejectsInvalidChanges(t *testing.T) {
 		code   int
 		reason string
 	}{
-		"shrinking the disk": {
+		"ShrinkingTheDisk": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{DataDiskSizeGb: 15}},
 			code:  http.StatusBadRequest, reason: "invalid",
 		},
-		"removing the private network": {
+		"RemovingThePrivateNetwork": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{IpConfiguration: &sqladmin.IpConfiguration{
 				PrivateNetwork: "", ForceSendFields: []string{"PrivateNetwork"},
 			}}},
 			code: http.StatusBadRequest, reason: "invalid",
 		},
-		"nulling the private network": {
+		"NullingThePrivateNetwork": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{IpConfiguration: &sqladmin.IpConfiguration{
 				NullFields: []string{"PrivateNetwork"},
 			}}},
 			code: http.StatusBadRequest, reason: "invalid",
 		},
-		"a malformed flag": {
+		"AMalformedFlag": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{DatabaseFlags: []*sqladmin.DatabaseFlags{
 				{Name: "max_connections", Value: "many"},
 			}}},
 			code: http.StatusBadRequest, reason: "invalidFlagValue",
 		},
-		"an Enterprise Plus edition with a custom tier": {
+		"AnEnterprisePlusEditionWithACustomTier": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{Edition: "ENTERPRISE_PLUS"}},
 			code:  http.StatusBadRequest, reason: "invalid",
 		},
-		"an invalid custom tier": {
+		"AnInvalidCustomTier": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{Tier: "db-custom-5-10240"}},
 			code:  http.StatusBadRequest, reason: "invalid",
 		},
-		"dropping the tier": {
+		"DroppingTheTier": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{NullFields: []string{"Tier"}}},
 			code:  http.StatusBadRequest, reason: "required",
 		},
-		"a stale settings version": {
+		"AStaleSettingsVersion": {
 			patch: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{SettingsVersion: 2, Tier: "db-custom-2-7680"}},
 			code:  http.StatusPreconditionFailed, reason: "staleData",
 		},
@@ -203,7 +203,7 @@ func TestPatchRejectsInvalidChanges(t *testing.T) {
 		})
 	}
 
-	t.Run("an unknown instance", func(t *testing.T) {
+	t.Run("AnUnknownInstance", func(t *testing.T) {
 		e := newEnv(t)
 		_, err := e.svc.Instances.Patch(project, "nope", &sqladmin.DatabaseInstance{}).Do()
 		expectAPIError(e.g, err, http.StatusNotFound, "instanceDoesNotExist")

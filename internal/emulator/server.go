@@ -19,7 +19,6 @@ package emulator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -29,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // maxBodyBytes bounds request bodies; the largest legitimate one (an

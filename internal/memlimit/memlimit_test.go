@@ -13,13 +13,13 @@ func TestFromCgroup(t *testing.T) {
 		files map[string]string
 		want  int64
 	}{
-		"cgroup v2 with a limit":      {files: map[string]string{"memory.max": "268435456\n"}, want: 268435456},
-		"cgroup v2 without a limit":   {files: map[string]string{"memory.max": "max\n"}},
-		"cgroup v1 with a limit":      {files: map[string]string{"memory/memory.limit_in_bytes": "536870912\n"}, want: 536870912},
-		"cgroup v1 without a limit":   {files: map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712\n"}},
-		"no cgroup files":             {},
-		"garbage":                     {files: map[string]string{"memory.max": "lots\n"}},
-		"v2 wins when both are there": {files: map[string]string{"memory.max": "1000", "memory/memory.limit_in_bytes": "2000"}, want: 1000},
+		"CgroupV2WithALimit":     {files: map[string]string{"memory.max": "268435456\n"}, want: 268435456},
+		"CgroupV2WithoutALimit":  {files: map[string]string{"memory.max": "max\n"}},
+		"CgroupV1WithALimit":     {files: map[string]string{"memory/memory.limit_in_bytes": "536870912\n"}, want: 536870912},
+		"CgroupV1WithoutALimit":  {files: map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712\n"}},
+		"NoCgroupFiles":          {},
+		"Garbage":                {files: map[string]string{"memory.max": "lots\n"}},
+		"V2WinsWhenBothAreThere": {files: map[string]string{"memory.max": "1000", "memory/memory.limit_in_bytes": "2000"}, want: 1000},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -19,22 +19,22 @@ import (
 func TestMethod(t *testing.T) {
 	const p = "/sql/v1beta4/projects/my-project"
 	cases := map[string]struct{ verb, path, want string }{
-		"instances.list":     {http.MethodGet, p + "/instances", "instances.list"},
-		"instances.insert":   {http.MethodPost, p + "/instances", "instances.insert"},
-		"instances.get":      {http.MethodGet, p + "/instances/db", "instances.get"},
-		"instances.patch":    {http.MethodPatch, p + "/instances/db", "instances.patch"},
-		"instances.update":   {http.MethodPut, p + "/instances/db", "instances.update"},
-		"instances.delete":   {http.MethodDelete, p + "/instances/db", "instances.delete"},
-		"operations.list":    {http.MethodGet, p + "/operations", "operations.list"},
-		"operations.get":     {http.MethodGet, p + "/operations/abc", "operations.get"},
-		"users.list":         {http.MethodGet, p + "/instances/db/users", "users.list"},
-		"users.update":       {http.MethodPut, p + "/instances/db/users", "users.update"},
-		"users.get":          {http.MethodGet, p + "/instances/db/users/postgres", "users.get"},
-		"connect.get":        {http.MethodGet, p + "/instances/db/connectSettings", "connect.get"},
-		"ephemeral-cert":     {http.MethodPost, p + "/instances/db:generateEphemeralCert", "connect.generateEphemeral"},
-		"unknown-verb":       {http.MethodHead, p + "/instances/db", "other"},
-		"not-cloudsql":       {http.MethodGet, "/healthz", "other"},
-		"unknown-collection": {http.MethodGet, p + "/tiers", "other"},
+		"InstancesList":     {http.MethodGet, p + "/instances", "instances.list"},
+		"InstancesInsert":   {http.MethodPost, p + "/instances", "instances.insert"},
+		"InstancesGet":      {http.MethodGet, p + "/instances/db", "instances.get"},
+		"InstancesPatch":    {http.MethodPatch, p + "/instances/db", "instances.patch"},
+		"InstancesUpdate":   {http.MethodPut, p + "/instances/db", "instances.update"},
+		"InstancesDelete":   {http.MethodDelete, p + "/instances/db", "instances.delete"},
+		"OperationsList":    {http.MethodGet, p + "/operations", "operations.list"},
+		"OperationsGet":     {http.MethodGet, p + "/operations/abc", "operations.get"},
+		"UsersList":         {http.MethodGet, p + "/instances/db/users", "users.list"},
+		"UsersUpdate":       {http.MethodPut, p + "/instances/db/users", "users.update"},
+		"UsersGet":          {http.MethodGet, p + "/instances/db/users/postgres", "users.get"},
+		"ConnectGet":        {http.MethodGet, p + "/instances/db/connectSettings", "connect.get"},
+		"EphemeralCert":     {http.MethodPost, p + "/instances/db:generateEphemeralCert", "connect.generateEphemeral"},
+		"UnknownVerb":       {http.MethodHead, p + "/instances/db", "other"},
+		"NotCloudsql":       {http.MethodGet, "/healthz", "other"},
+		"UnknownCollection": {http.MethodGet, p + "/tiers", "other"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func BenchmarkPodAdmission(b *testing.B) {
 	for _, tc := range []struct {
 		name      string
 		annotated bool
-	}{{"annotated", true}, {"unannotated", false}} {
+	}{{"Annotated", true}, {"Unannotated", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var create []time.Duration
 			pods.record(true)

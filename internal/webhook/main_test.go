@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
@@ -157,7 +158,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	if !native {
-		return 0, fmt.Errorf("the test API server should support native sidecars")
+		return 0, errors.New("the test API server should support native sidecars")
 	}
 	cfg, err := podinject.ConfigFrom(configfile.Defaults(), true)
 	if err != nil {
@@ -184,10 +185,10 @@ func run(m *testing.M) (int, error) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return 0, fmt.Errorf("the manager's cache did not sync")
+		return 0, errors.New("the manager's cache did not sync")
 	}
 	if err := waitFor(func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }); err != nil {
-		return 0, fmt.Errorf("the webhook server did not start: %w", err)
+		return 0, errors.Wrap(err, "the webhook server did not start")
 	}
 
 	c := env.Client
@@ -213,7 +214,7 @@ func run(m *testing.M) (int, error) {
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
-		return code, fmt.Errorf("the manager failed: %w", err)
+		return code, errors.Wrap(err, "the manager failed")
 	}
 	return code, nil
 }

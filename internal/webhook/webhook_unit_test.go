@@ -23,14 +23,14 @@ func TestSupportsNativeSidecars(t *testing.T) {
 		want bool
 		err  string
 	}{
-		"1.28":         {v: version.Info{Major: "1", Minor: "28", GitVersion: "v1.28.9"}, want: false},
-		"1.29":         {v: version.Info{Major: "1", Minor: "29", GitVersion: "v1.29.0"}, want: true},
-		"1.35":         {v: version.Info{Major: "1", Minor: "35", GitVersion: "v1.35.4"}, want: true},
-		"managed 29+":  {v: version.Info{Major: "1", Minor: "29+", GitVersion: "v1.29.3-gke.1"}, want: true},
-		"managed 27+":  {v: version.Info{Major: "1", Minor: "27+", GitVersion: "v1.27.3-eks-1"}, want: false},
-		"only git":     {v: version.Info{GitVersion: "v1.30.1"}, want: true},
-		"only old git": {v: version.Info{GitVersion: "v1.26.0"}, want: false},
-		"nonsense":     {v: version.Info{GitVersion: "master"}, err: `cannot understand Kubernetes version "master"`},
+		"1.28":          {v: version.Info{Major: "1", Minor: "28", GitVersion: "v1.28.9"}, want: false},
+		"1.29":          {v: version.Info{Major: "1", Minor: "29", GitVersion: "v1.29.0"}, want: true},
+		"1.35":          {v: version.Info{Major: "1", Minor: "35", GitVersion: "v1.35.4"}, want: true},
+		"Managed29Plus": {v: version.Info{Major: "1", Minor: "29+", GitVersion: "v1.29.3-gke.1"}, want: true},
+		"Managed27Plus": {v: version.Info{Major: "1", Minor: "27+", GitVersion: "v1.27.3-eks-1"}, want: false},
+		"OnlyGit":       {v: version.Info{GitVersion: "v1.30.1"}, want: true},
+		"OnlyOldGit":    {v: version.Info{GitVersion: "v1.26.0"}, want: false},
+		"Nonsense":      {v: version.Info{GitVersion: "master"}, err: `cannot understand Kubernetes version "master"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -83,23 +83,23 @@ func TestNamespacedInstance(t *testing.T) {
 		change    func(pi *v1alpha1.PostgresqlInstance)
 		fragments []string
 	}{
-		"no connection secret": {
+		"NoConnectionSecret": {
 			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.WriteConnectionSecretToReference = nil },
 			fragments: []string{"spec.writeConnectionSecretToRef", "is required when the provider may create the instance"},
 		},
-		"a kind of provider config that does not exist": {
+		"AKindOfProviderConfigThatDoesNotExist": {
 			change: func(pi *v1alpha1.PostgresqlInstance) {
 				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "Secret", Name: "x"}
 			},
 			fragments: []string{"spec.providerConfigRef.kind", "must be ClusterProviderConfig"},
 		},
-		"an empty provider config name": {
+		"AnEmptyProviderConfigName": {
 			change: func(pi *v1alpha1.PostgresqlInstance) {
 				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig"}
 			},
 			fragments: []string{"spec.providerConfigRef.name", "must name a ClusterProviderConfig, or a ProviderConfig of this namespace"},
 		},
-		"the shared forProvider rules": {
+		"TheSharedForProviderRules": {
 			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Networking.PublicIP.Enabled = false },
 			fragments: []string{"spec.forProvider.networking", "enable at least one of networking.publicIp and networking.privateIp"},
 		},
@@ -128,16 +128,16 @@ func TestProviderConfigs(t *testing.T) {
 		creds     v1alpha1.LocalCredentials
 		fragments []string
 	}{
-		"a key of a secret of its namespace": {creds: v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceSecret, SecretRef: &xpv2.LocalSecretKeySelector{LocalSecretReference: xpv2.LocalSecretReference{Name: "gcp"}, Key: "key.json"}}},
-		"a secret without a reference": {
+		"AKeyOfASecretOfItsNamespace": {creds: v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceSecret, SecretRef: &xpv2.LocalSecretKeySelector{LocalSecretReference: xpv2.LocalSecretReference{Name: "gcp"}, Key: "key.json"}}},
+		"ASecretWithoutAReference": {
 			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceSecret},
 			fragments: []string{"spec.credentials.secretRef", "is required when source is Secret"},
 		},
-		"the provider's own identity belongs to the platform": {
+		"TheProvidersOwnIdentityBelongsToThePlatform": {
 			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
 			fragments: []string{"spec.credentials.source", "Unsupported value", "Secret", "None"},
 		},
-		"no credentials without an endpoint": {
+		"NoCredentialsWithoutAnEndpoint": {
 			creds:     v1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone},
 			fragments: []string{"spec.credentials.source", "None is only allowed together with spec.endpoint"},
 		},

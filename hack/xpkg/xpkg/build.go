@@ -2,14 +2,23 @@ package xpkg
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+const (
+	errNoCrossplaneCLI   = "the Crossplane CLI is not set: run `make xpkg`, which builds it from hack/crank"
+	errBuildCmd          = "cannot build %s"
+	errBuildRuntimeImage = "cannot build the runtime image of %s"
+	errWriteRuntimeImage = "cannot write the runtime image of %s"
+	errXpkgBuild         = "crossplane xpkg build of %s failed"
+	errNoExamples        = "no example manifests match %s"
 )
 
 // A Package is one Crossplane package this repository ships.
@@ -54,14 +63,14 @@ type BuildOptions struct {
 // of the .xpkg file.
 func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 	if o.CrossplaneCLI == "" {
-		return "", fmt.Errorf("the Crossplane CLI is not set: run `make xpkg`, which builds it from hack/crank")
+		return "", errors.New(errNoCrossplaneCLI)
 	}
 	bin := filepath.Join(o.OutDir, "bin", p.Binary)
 	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, p.Cmd)
 	gobuild.Dir, gobuild.Stdout, gobuild.Stderr = o.RepoRoot, o.Log, o.Log
 	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := gobuild.Run(); err != nil {
-		return "", fmt.Errorf("cannot build %s: %w", p.Cmd, err)
+		return "", errors.Wrapf(err, errBuildCmd, p.Cmd)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
@@ -73,7 +82,7 @@ func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 	}
 	img, err := Image(p.Binary, data, ca)
 	if err != nil {
-		return "", fmt.Errorf("cannot build the runtime image of %s: %w", p.Name, err)
+		return "", errors.Wrapf(err, errBuildRuntimeImage, p.Name)
 	}
 	tag, err := name.NewTag("xpkg.local/" + p.Name + ":dev")
 	if err != nil {
@@ -81,7 +90,7 @@ func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 	}
 	imgTar := filepath.Join(o.OutDir, p.Name+"-image.tar")
 	if err := tarball.WriteToFile(imgTar, tag, img); err != nil {
-		return "", fmt.Errorf("cannot write the runtime image of %s: %w", p.Name, err)
+		return "", errors.Wrapf(err, errWriteRuntimeImage, p.Name)
 	}
 	examples, err := stageExamples(o, p)
 	if err != nil {
@@ -100,7 +109,7 @@ func Build(ctx context.Context, o BuildOptions, p Package) (string, error) {
 	xp := exec.CommandContext(ctx, o.CrossplaneCLI, args...)
 	xp.Dir, xp.Stdout, xp.Stderr = o.RepoRoot, o.Log, o.Log
 	if err := xp.Run(); err != nil {
-		return "", fmt.Errorf("crossplane xpkg build of %s failed: %w", p.Name, err)
+		return "", errors.Wrapf(err, errXpkgBuild, p.Name)
 	}
 	return out, nil
 }
@@ -121,7 +130,7 @@ func stageExamples(o BuildOptions, p Package) (string, error) {
 			return "", err
 		}
 		if len(files) == 0 {
-			return "", fmt.Errorf("no example manifests match %s", glob)
+			return "", errors.Errorf(errNoExamples, glob)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)

@@ -15,10 +15,15 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+const (
+	errNoCABundle = "no CA bundle at %v: install the ca-certificates package"
 )
 
 // NonRootUID is the user (and group) the images run as.
@@ -101,7 +106,7 @@ func CABundle() ([]byte, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("no CA bundle at %v: install the ca-certificates package", CABundlePaths)
+	return nil, errors.Errorf(errNoCABundle, CABundlePaths)
 }
 
 func tarOf(files []file) ([]byte, error) {

@@ -2,18 +2,23 @@ package xpkg
 
 import (
 	"archive/tar"
-	"errors"
-	"fmt"
 	"io"
 	"path"
 	"strings"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
+)
+
+const (
+	errNotTarball    = "%s is not an image tarball"
+	errNoPackageFile = "%s holds no %s"
+	errParsePackage  = "%s: %s does not parse"
 )
 
 // packageFile is where `crossplane xpkg build` puts the package's objects.
@@ -33,7 +38,7 @@ type Contents struct {
 func Read(p string) (*Contents, error) {
 	img, err := tarball.ImageFromPath(p, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not an image tarball: %w", p, err)
+		return nil, errors.Wrapf(err, errNotTarball, p)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
@@ -62,11 +67,11 @@ func Read(p string) (*Contents, error) {
 	}
 	raw, ok := c.Files["/"+packageFile]
 	if !ok {
-		return nil, fmt.Errorf("%s holds no %s", p, packageFile)
+		return nil, errors.Errorf(errNoPackageFile, p, packageFile)
 	}
 	objs, err := manifests.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s does not parse: %w", p, packageFile, err)
+		return nil, errors.Wrapf(err, errParsePackage, p, packageFile)
 	}
 	c.Objects = objs
 	return c, nil

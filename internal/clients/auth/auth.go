@@ -7,11 +7,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
@@ -59,13 +58,13 @@ func CheckKey(data []byte) error {
 		return nil
 	case string(google.ServiceAccount):
 	default:
-		return fmt.Errorf(errKeyType, k.Type)
+		return errors.Errorf(errKeyType, k.Type)
 	}
 	if k.ClientEmail == "" {
-		return fmt.Errorf(errKeyField, "client_email")
+		return errors.Errorf(errKeyField, "client_email")
 	}
 	if k.PrivateKey == "" {
-		return fmt.Errorf(errKeyField, "private_key")
+		return errors.Errorf(errKeyField, "private_key")
 	}
 	block, _ := pem.Decode([]byte(k.PrivateKey))
 	if block == nil {
@@ -93,7 +92,7 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sq
 	case xpv2.CredentialsSourceInjectedIdentity:
 		c, err := google.FindDefaultCredentials(ctx, Scope)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", errDefaultCreds, err)
+			return nil, errors.Wrap(err, errDefaultCreds)
 		}
 		rt = &oauth2.Transport{Source: c.TokenSource, Base: base}
 	case xpv2.CredentialsSourceSecret, xpv2.CredentialsSourceEnvironment, xpv2.CredentialsSourceFilesystem:
@@ -106,11 +105,11 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sq
 		_ = json.Unmarshal(creds.JSON, &k)
 		c, err := google.CredentialsFromJSONWithType(ctx, creds.JSON, google.CredentialsType(k.Type), Scope)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", errCredentialsFor, err)
+			return nil, errors.Wrap(err, errCredentialsFor)
 		}
 		rt = &oauth2.Transport{Source: c.TokenSource, Base: base}
 	default:
-		return nil, fmt.Errorf(errUnknownSource, creds.Source)
+		return nil, errors.Errorf(errUnknownSource, creds.Source)
 	}
 	opts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
 	if endpoint != "" {

@@ -50,15 +50,15 @@ func TestCheckKey(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"valid":            {data: key(t, "https://oauth2.googleapis.com/token", nil)},
-		"external-account": {data: []byte(`{"type":"external_account","audience":"x"}`)},
-		"empty":            {want: "is empty"},
-		"not-json":         {data: []byte("key.json"), want: "is not JSON"},
-		"user-credentials": {data: []byte(`{"type":"authorized_user"}`), want: `has type "authorized_user"`},
-		"no-email":         {data: key(t, "x", map[string]any{"client_email": nil}), want: "has no client_email"},
-		"no-private-key":   {data: key(t, "x", map[string]any{"private_key": nil}), want: "has no private_key"},
-		"bad-private-key":  {data: key(t, "x", map[string]any{"private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}), want: "not a PEM-encoded"},
-		"placeholder-key":  {data: key(t, "x", map[string]any{"private_key": "replace me"}), want: "not a PEM-encoded"},
+		"Valid":           {data: key(t, "https://oauth2.googleapis.com/token", nil)},
+		"ExternalAccount": {data: []byte(`{"type":"external_account","audience":"x"}`)},
+		"Empty":           {want: "is empty"},
+		"NotJson":         {data: []byte("key.json"), want: "is not JSON"},
+		"UserCredentials": {data: []byte(`{"type":"authorized_user"}`), want: `has type "authorized_user"`},
+		"NoEmail":         {data: key(t, "x", map[string]any{"client_email": nil}), want: "has no client_email"},
+		"NoPrivateKey":    {data: key(t, "x", map[string]any{"private_key": nil}), want: "has no private_key"},
+		"BadPrivateKey":   {data: key(t, "x", map[string]any{"private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}), want: "not a PEM-encoded"},
+		"PlaceholderKey":  {data: key(t, "x", map[string]any{"private_key": "replace me"}), want: "not a PEM-encoded"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

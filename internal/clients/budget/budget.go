@@ -6,11 +6,12 @@ package budget
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // A Window admits at most Limit events in any sliding window of Period. Unlike a

@@ -2,13 +2,13 @@ package budget_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
@@ -51,8 +51,8 @@ func insert(g Gomega, svc *sqladmin.Service, name string) {
 
 func TestTransientErrorsAreRetried(t *testing.T) {
 	cases := map[string]emulator.Fault{
-		"server-errors": {Method: emulator.MethodInstancesGet, ServerErrorShare: 1, Count: 3},
-		"rate-limited":  {Method: emulator.MethodInstancesGet, RateLimitShare: 1, Count: 4},
+		"ServerErrors": {Method: emulator.MethodInstancesGet, ServerErrorShare: 1, Count: 3},
+		"RateLimited":  {Method: emulator.MethodInstancesGet, RateLimitShare: 1, Count: 4},
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -100,12 +100,12 @@ func TestInstanceSharesOneListing(t *testing.T) {
 		wantListed bool
 		wantFound  bool
 	}{
-		{name: "fresh enough: no request", advance: 30 * time.Second, instance: "db-0001", wantListed: true, wantFound: true},
-		{name: "older than maxAge: listed again", advance: 31 * time.Second, instance: "db-0001", wantLists: 3, wantListed: true, wantFound: true},
-		{name: "written after the listing began: listed again", advance: 10 * time.Second, writtenAgo: 5 * time.Second,
+		{name: "FreshEnoughNoRequest", advance: 30 * time.Second, instance: "db-0001", wantListed: true, wantFound: true},
+		{name: "OlderThanMaxAgeListedAgain", advance: 31 * time.Second, instance: "db-0001", wantLists: 3, wantListed: true, wantFound: true},
+		{name: "WrittenAfterTheListingBeganListedAgain", advance: 10 * time.Second, writtenAgo: 5 * time.Second,
 			instance: "db-0002", wantLists: 3, wantListed: true, wantFound: true},
-		{name: "written just now: nothing listed can show it, ask instances.get", writtenAgo: -1, instance: "db-0002"},
-		{name: "not in the listing", instance: "not-listed", wantListed: true},
+		{name: "WrittenJustNowNothingListedCanShowItAskInstancesGet", writtenAgo: -1, instance: "db-0002"},
+		{name: "NotInTheListing", instance: "not-listed", wantListed: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

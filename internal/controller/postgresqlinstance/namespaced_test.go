@@ -31,7 +31,7 @@ func TestMissingProviderConfigIsNamed(t *testing.T) {
 		// make makes the configuration that ref names.
 		make func(h *harness, ns string)
 	}{
-		"ProviderConfig of another namespace": {
+		"ProviderConfigOfAnotherNamespace": {
 			ref: func(h *harness) xpv2.ProviderConfigReference {
 				h.localProviderConfig(teamB.namespace(h))
 				return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: h.pc}

@@ -3,11 +3,11 @@ package postgresqlinstance
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,22 +33,22 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		// unless set.
 		listEvery time.Duration
 	}{
-		"a small fleet polls at the poll interval": {
+		"ASmallFleetPollsAtThePollInterval": {
 			instances: 100, perMinute: 180, want: 5 * time.Minute,
 		},
-		"get mode: 1,000 gets need 1,000/90 minutes of half the budget": {
+		"GetMode1000GetsNeed1000Over90MinutesOfHalfTheBudget": {
 			instances: 1000, perMinute: 180, want: getModeInterval, listEvery: getModeInterval / 2,
 		},
-		"list mode: 10,000 instances are 20 pages, twice an interval": {
+		"ListMode10000InstancesAre20PagesTwiceAnInterval": {
 			listed: true, instances: 10000, perMinute: 180, want: 5 * time.Minute,
 		},
-		"list mode still spaces a fleet too big for a tiny budget": {
+		"ListModeStillSpacesAFleetTooBigForATinyBudget": {
 			listed: true, instances: 10000, perMinute: 10, want: 8 * time.Minute, listEvery: 4 * time.Minute,
 		},
-		"no budget: the poll interval": {
+		"NoBudgetThePollInterval": {
 			instances: 100000, want: 5 * time.Minute,
 		},
-		"the reconcile rate spaces reconciles, not listings: 10,000 at half of 10 a second take 2000s": {
+		"TheReconcileRateSpacesReconcilesNotListings10000AtHalfOf10ASecondTake2000s": {
 			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 2000 * time.Second,
 		},
 	}
@@ -140,13 +140,13 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 		namespace string
 		want      *int
 	}{
-		"a steady instance's next poll waits behind other work": {inner: fixedResult{res: reconcile.Result{RequeueAfter: 5 * time.Minute}}, want: low},
-		"a busy instance keeps its priority":                    {inner: fixedResult{res: reconcile.Result{RequeueAfter: 15 * time.Second}}},
-		"an error keeps its priority":                           {inner: fixedResult{err: errors.New("boom")}},
-		"a stalled instance waits for its next poll, behind other work": {
+		"ASteadyInstancesNextPollWaitsBehindOtherWork": {inner: fixedResult{res: reconcile.Result{RequeueAfter: 5 * time.Minute}}, want: low},
+		"ABusyInstanceKeepsItsPriority":                {inner: fixedResult{res: reconcile.Result{RequeueAfter: 15 * time.Second}}},
+		"AnErrorKeepsItsPriority":                      {inner: fixedResult{err: errors.New("boom")}},
+		"AStalledInstanceWaitsForItsNextPollBehindOtherWork": {
 			inner: fixedResult{err: errors.New("reserved name")}, stalled: true, want: low,
 		},
-		"a stalled namespaced instance waits for its next poll, behind other work": {
+		"AStalledNamespacedInstanceWaitsForItsNextPollBehindOtherWork": {
 			inner: fixedResult{err: errors.New("reserved name")}, stalled: true, namespace: "team-a", want: low,
 		},
 	}

@@ -173,28 +173,28 @@ func testSteadyStatePollsCostOneReadAndNoWrite(h kindHarness) {
 func TestEachFieldChangeIsOnePatch(t *testing.T) {
 	type pi = v1alpha1.PostgresqlInstance
 	cases := map[string]func(*pi){
-		"instance-type":      func(p *pi) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" },
-		"availability":       func(p *pi) { p.Spec.ForProvider.Availability.Type = v1alpha1.AvailabilityRegional },
-		"backups-off":        func(p *pi) { p.Spec.ForProvider.Backups.Daily.Enabled = ptr.To(false) },
-		"backup-start":       func(p *pi) { p.Spec.ForProvider.Backups.Daily.StartTime = "22:00" },
-		"flags":              func(p *pi) { p.Spec.ForProvider.Flags = []string{"autovacuum=on", "max_connections=200"} },
-		"labels":             func(p *pi) { p.Spec.ForProvider.Labels = map[string]v1alpha1.LabelValue{"team": "payments"} },
-		"zone":               func(p *pi) { p.Spec.ForProvider.Location.Zone = "europe-west1-c" },
-		"maintenance-hour-0": func(p *pi) { p.Spec.ForProvider.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "00:00"} },
-		"authorized-networks": func(p *pi) {
+		"InstanceType":     func(p *pi) { p.Spec.ForProvider.Resources.InstanceType = "db-custom-2-7680" },
+		"Availability":     func(p *pi) { p.Spec.ForProvider.Availability.Type = v1alpha1.AvailabilityRegional },
+		"BackupsOff":       func(p *pi) { p.Spec.ForProvider.Backups.Daily.Enabled = ptr.To(false) },
+		"BackupStart":      func(p *pi) { p.Spec.ForProvider.Backups.Daily.StartTime = "22:00" },
+		"Flags":            func(p *pi) { p.Spec.ForProvider.Flags = []string{"autovacuum=on", "max_connections=200"} },
+		"Labels":           func(p *pi) { p.Spec.ForProvider.Labels = map[string]v1alpha1.LabelValue{"team": "payments"} },
+		"Zone":             func(p *pi) { p.Spec.ForProvider.Location.Zone = "europe-west1-c" },
+		"MaintenanceHour0": func(p *pi) { p.Spec.ForProvider.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "00:00"} },
+		"AuthorizedNetworks": func(p *pi) {
 			p.Spec.ForProvider.Networking.PublicIP.AuthorizedNetworks = []v1alpha1.AuthorizedNetwork{{CIDR: "120.90.60.0/24", Name: "bob"}}
 		},
-		"private-ip": func(p *pi) {
+		"PrivateIp": func(p *pi) {
 			p.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: "projects/my-project-123/global/networks/default"}
 		},
-		"public-ip-off": func(p *pi) {
+		"PublicIpOff": func(p *pi) {
 			p.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: "projects/my-project-123/global/networks/default"}
 			p.Spec.ForProvider.Networking.PublicIP.Enabled = false
 		},
-		"disk-grow":  func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMinimumGb = 20 },
-		"disk-limit": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 100 },
-		"disk-fixed": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 10 },
-		"to-plus": func(p *pi) {
+		"DiskGrow":  func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMinimumGb = 20 },
+		"DiskLimit": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 100 },
+		"DiskFixed": func(p *pi) { p.Spec.ForProvider.Resources.Disk.SizeMaximumGb = 10 },
+		"ToPlus": func(p *pi) {
 			p.Spec.ForProvider.Edition = v1alpha1.EditionEnterprisePlus
 			p.Spec.ForProvider.Resources.InstanceType = "db-perf-optimized-N-2"
 		},
@@ -203,6 +203,8 @@ func TestEachFieldChangeIsOnePatch(t *testing.T) {
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
+			// The instance's name: Kubernetes and Cloud SQL names are lowercase.
+			name := strings.ToLower(name)
 			h.create(h.instance(name))
 			patches := h.calls(emulator.MethodInstancesPatch, name)
 			h.update(name, change)

@@ -21,20 +21,20 @@ func TestDesiredStateChanged(t *testing.T) {
 		old, new   *v1alpha1.PostgresqlInstance
 		wantUpdate bool
 	}{
-		{name: "status only", old: obj(1, nil, nil), new: obj(1, nil, nil)},
-		{name: "spec", old: obj(1, nil, nil), new: obj(2, nil, nil), wantUpdate: true},
-		{name: "label added", old: obj(1, nil, nil), new: obj(1, map[string]string{"team": "a"}, nil), wantUpdate: true},
-		{name: "annotation added", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{"note": "x"}), wantUpdate: true},
-		{name: "annotation removed", old: obj(1, nil, map[string]string{"note": "x"}), new: obj(1, nil, nil), wantUpdate: true},
-		{name: "annotation changed", old: obj(1, nil, map[string]string{"note": "x"}), new: obj(1, nil, map[string]string{"note": "y"}), wantUpdate: true},
-		{name: "the initializer records the object's own name", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "db"})},
-		{name: "another name is recorded", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "other"}), wantUpdate: true},
-		{name: "the external name changes", old: obj(1, nil, map[string]string{ext: "db"}), new: obj(1, nil, map[string]string{ext: "other"}), wantUpdate: true},
-		{name: "the external name is removed", old: obj(1, nil, map[string]string{ext: "db"}), new: obj(1, nil, nil), wantUpdate: true},
-		{name: "create pending is bookkeeping", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"})},
-		{name: "create failed is bookkeeping", old: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"}), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateFailed: "t"})},
-		{name: "create succeeded brings the reconcile that observes the new instance", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateSucceeded: "t"}), wantUpdate: true},
-		{name: "the object's name recorded with another annotation", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "db", "note": "x"}), wantUpdate: true},
+		{name: "StatusOnly", old: obj(1, nil, nil), new: obj(1, nil, nil)},
+		{name: "Spec", old: obj(1, nil, nil), new: obj(2, nil, nil), wantUpdate: true},
+		{name: "LabelAdded", old: obj(1, nil, nil), new: obj(1, map[string]string{"team": "a"}, nil), wantUpdate: true},
+		{name: "AnnotationAdded", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{"note": "x"}), wantUpdate: true},
+		{name: "AnnotationRemoved", old: obj(1, nil, map[string]string{"note": "x"}), new: obj(1, nil, nil), wantUpdate: true},
+		{name: "AnnotationChanged", old: obj(1, nil, map[string]string{"note": "x"}), new: obj(1, nil, map[string]string{"note": "y"}), wantUpdate: true},
+		{name: "TheInitializerRecordsTheObjectsOwnName", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "db"})},
+		{name: "AnotherNameIsRecorded", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "other"}), wantUpdate: true},
+		{name: "TheExternalNameChanges", old: obj(1, nil, map[string]string{ext: "db"}), new: obj(1, nil, map[string]string{ext: "other"}), wantUpdate: true},
+		{name: "TheExternalNameIsRemoved", old: obj(1, nil, map[string]string{ext: "db"}), new: obj(1, nil, nil), wantUpdate: true},
+		{name: "CreatePendingIsBookkeeping", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"})},
+		{name: "CreateFailedIsBookkeeping", old: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"}), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateFailed: "t"})},
+		{name: "CreateSucceededBringsTheReconcileThatObservesTheNewInstance", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateSucceeded: "t"}), wantUpdate: true},
+		{name: "TheObjectsNameRecordedWithAnotherAnnotation", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "db", "note": "x"}), wantUpdate: true},
 	}
 	p := desiredStateChanged()
 	for _, tc := range cases {

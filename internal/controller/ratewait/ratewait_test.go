@@ -2,10 +2,10 @@ package ratewait
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/types"

@@ -43,6 +43,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // AdminRole is the superuser the emulator administers a server with; Cloud SQL
@@ -65,8 +67,20 @@ const (
 	execTimeout  = 30 * time.Second
 )
 
-// errNoBinaries says what to install; `make postgres` does it.
-const errNoBinaries = "cannot find PostgreSQL's initdb, postgres and psql (looked in %s): install Debian's postgresql-15 (`make postgres` does, with apt) or give the directory that holds them"
+const (
+	// errNoBinaries says what to install; `make postgres` does it.
+	errNoBinaries = "cannot find PostgreSQL's initdb, postgres and psql (looked in %s): install Debian's postgresql-15 (`make postgres` does, with apt) or give the directory that holds them"
+	errRootUser   = "user %s has uid 0, and PostgreSQL refuses to run as root: name an unprivileged user"
+	errNoUser     = "PostgreSQL refuses to run as root and no unprivileged user %s exists: create one or name another"
+	errMkdir      = "cannot make a directory for the PostgreSQL server of %s"
+	errCreateRole = "cannot create the postgres role of %s"
+	errChown      = "cannot give %s to the user PostgreSQL runs as"
+	errInitdb     = "initdb for %s failed: %w: %s"
+	errStart      = "cannot start PostgreSQL for %s"
+	errExited     = "PostgreSQL for %s exited while starting (%v): %s"
+	errNoAnswer   = "PostgreSQL for %s did not answer within %s: %v: %s"
+	errPsql       = "psql on %s: %w: %s"
+)
 
 // Config says where the binaries are and whom the servers run as.
 type Config struct {
@@ -105,7 +119,7 @@ func FindBinDir() (string, error) {
 	if len(tried) == 0 {
 		tried = []string{"/usr/lib/postgresql/*/bin, pg_config --bindir and PATH"}
 	}
-	return "", fmt.Errorf(errNoBinaries, strings.Join(tried, ", "))
+	return "", errors.Errorf(errNoBinaries, strings.Join(tried, ", "))
 }
 
 func majorOf(binDir string) int {
@@ -133,7 +147,7 @@ func (c Config) Resolve() (Config, error) {
 		}
 		c.BinDir = d
 	} else if !hasBinaries(c.BinDir) {
-		return c, fmt.Errorf(errNoBinaries, c.BinDir)
+		return c, errors.Errorf(errNoBinaries, c.BinDir)
 	}
 	if _, err := c.credential(); err != nil {
 		return c, err
@@ -162,13 +176,13 @@ func (c Config) credential() (*syscall.Credential, error) {
 		}
 		if uid == 0 {
 			if c.RunAs != "" {
-				return nil, fmt.Errorf("user %s has uid 0, and PostgreSQL refuses to run as root: name an unprivileged user", n)
+				return nil, errors.Errorf(errRootUser, n)
 			}
 			continue
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
-	return nil, fmt.Errorf("PostgreSQL refuses to run as root and no unprivileged user %s exists: create one or name another", strings.Join(names, " or "))
+	return nil, errors.Errorf(errNoUser, strings.Join(names, " or "))
 }
 
 // Server is one running PostgreSQL server.
@@ -195,7 +209,7 @@ func Start(ctx context.Context, cfg Config, name, rootPassword string) (*Server,
 	cred, _ := cfg.credential()
 	dir, err := os.MkdirTemp(cfg.Dir, "cloudsql-"+safeName(name)+"-")
 	if err != nil {
-		return nil, fmt.Errorf("cannot make a directory for the PostgreSQL server of %s: %w", name, err)
+		return nil, errors.Wrapf(err, errMkdir, name)
 	}
 	s := &Server{cfg: cfg, name: name, dir: dir, adminPw: rand.Text(), exited: make(chan struct{})}
 	if err := s.initdb(ctx, cred); err != nil {
@@ -208,7 +222,7 @@ func Start(ctx context.Context, cfg Config, name, rootPassword string) (*Server,
 	}
 	if err := s.Exec(ctx, bootstrapSQL(rootPassword)); err != nil {
 		_ = s.Stop()
-		return nil, fmt.Errorf("cannot create the postgres role of %s: %w", name, err)
+		return nil, errors.Wrapf(err, errCreateRole, name)
 	}
 	return s, nil
 }
@@ -237,7 +251,7 @@ func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
 	if cred != nil {
 		for _, p := range []string{s.dir, pwfile, s.SocketDir()} {
 			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
-				return fmt.Errorf("cannot give %s to the user PostgreSQL runs as: %w", p, err)
+				return errors.Wrapf(err, errChown, p)
 			}
 		}
 	}
@@ -248,7 +262,7 @@ func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
 	cmd.Env = baseEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("initdb for %s failed: %w: %s", s.name, err, lastLines(out, 10))
+		return errors.Errorf(errInitdb, s.name, err, lastLines(out, 10))
 	}
 	return nil
 }
@@ -279,7 +293,7 @@ func (s *Server) start(ctx context.Context, cred *syscall.Credential) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("cannot start PostgreSQL for %s: %w", s.name, err)
+		return errors.Wrapf(err, errStart, s.name)
 	}
 	s.cmd = cmd
 	go func() {
@@ -295,13 +309,13 @@ func (s *Server) start(ctx context.Context, cred *syscall.Credential) error {
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("PostgreSQL for %s exited while starting (%v): %s", s.name, s.exitErr, s.logTail())
+			return errors.Errorf(errExited, s.name, s.exitErr, s.logTail())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("PostgreSQL for %s did not answer within %s: %v: %s", s.name, startTimeout, err, s.logTail())
+			return errors.Errorf(errNoAnswer, s.name, startTimeout, err, s.logTail())
 		}
 	}
 }
@@ -325,7 +339,7 @@ func (s *Server) exec(ctx context.Context, sql string, timeout time.Duration) er
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("psql on %s: %w: %s", s.name, err, strings.TrimSpace(out.String()))
+		return errors.Errorf(errPsql, s.name, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }

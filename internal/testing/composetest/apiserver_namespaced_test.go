@@ -30,12 +30,12 @@ func TestAPIServerAcceptsTheNamespacedComposition(t *testing.T) {
 	ensureNamespace(t, dbNS)
 	installNamespacedCompositeCRD(t)
 
-	t.Run("xr-v2.yaml", func(t *testing.T) {
+	t.Run("XrV2Yaml", func(t *testing.T) {
 		g := NewWithT(t)
 		got := createAndCompare(ctx, g, readManifests(t, example("xr-v2.yaml"))[0])
 		g.Expect(got.GetNamespace()).To(Equal(dbNS))
 	})
-	t.Run("defaults", func(t *testing.T) {
+	t.Run("Defaults", func(t *testing.T) {
 		g := NewWithT(t)
 		xr := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "platform.example.org/v1alpha1", "kind": "PostgreSQLDatabase",
@@ -47,7 +47,7 @@ func TestAPIServerAcceptsTheNamespacedComposition(t *testing.T) {
 			"size": "small", "region": "europe-west1", "version": "18", "networking": "public", "deletionPolicy": "Delete",
 		}))
 	})
-	t.Run("no allowedNamespaces", func(t *testing.T) {
+	t.Run("NoAllowedNamespaces", func(t *testing.T) {
 		g := NewWithT(t)
 		xr := readManifests(t, example("xr-v2.yaml"))[0]
 		xr.SetName("with-namespaces")
@@ -59,7 +59,7 @@ func TestAPIServerAcceptsTheNamespacedComposition(t *testing.T) {
 	})
 
 	sets := map[string]func(xr *unstructured.Unstructured){
-		"private, Orphan": func(xr *unstructured.Unstructured) {
+		"PrivateOrphan": func(xr *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(xr.Object, "private", "spec", "networking")
 			_ = unstructured.SetNestedField(xr.Object, vpc, "spec", "network")
 			_ = unstructured.SetNestedField(xr.Object, "Orphan", "spec", "deletionPolicy")
@@ -115,7 +115,7 @@ func TestNamespacedCompositeRulesOnAPIServer(t *testing.T) {
 	xr := readManifests(t, example("xr-v2.yaml"))[0]
 
 	cases := lifetimeUpdates("PostgreSQLDatabase")
-	cases["private without a network"] = specUpdate{
+	cases["PrivateWithoutANetwork"] = specUpdate{
 		to:   map[string]any{"networking": "private"},
 		want: "spec.network: Invalid value: is required when networking is private",
 	}

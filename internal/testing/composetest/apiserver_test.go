@@ -28,7 +28,7 @@ func TestAPIServerAcceptsTheComposition(t *testing.T) {
 	}
 
 	sets := map[string]func(xr *unstructured.Unstructured){
-		"private": func(xr *unstructured.Unstructured) {
+		"Private": func(xr *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(xr.Object, "private", "spec", "networking")
 			_ = unstructured.SetNestedField(xr.Object, vpc, "spec", "network")
 			_ = unstructured.SetNestedStringSlice(xr.Object, []string{"*"}, "spec", "allowedNamespaces")
@@ -148,23 +148,23 @@ type specUpdate struct {
 // The refusals ask for a new noun.
 func lifetimeUpdates(noun string) map[string]specUpdate {
 	return map[string]specUpdate{
-		"another region": {
+		"AnotherRegion": {
 			to:   map[string]any{"region": "us-central1"},
 			want: "spec.region: Invalid value: \"us-central1\": is immutable (a Cloud SQL instance cannot move); create a new " + noun + " in the new region and migrate the data",
 		},
-		"another version": {
+		"AnotherVersion": {
 			to:   map[string]any{"version": "17"},
 			want: "spec.version: Invalid value: \"17\": is immutable (Cloud SQL upgrades major versions out of place); create a new " + noun + " and migrate the data",
 		},
-		"private back to public": {
+		"PrivateBackToPublic": {
 			from: map[string]any{"networking": "private", "network": vpc},
 			to:   map[string]any{"networking": "public", "network": nil},
 			want: "spec.networking: Invalid value: cannot change from private to public; Cloud SQL cannot remove a private IP",
 		},
-		"another size": {
+		"AnotherSize": {
 			to: map[string]any{"size": "large"},
 		},
-		"public to private": {
+		"PublicToPrivate": {
 			to: map[string]any{"networking": "private", "network": vpc},
 		},
 	}

@@ -3,7 +3,6 @@ package composetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	function "github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/proto/v1beta1"
@@ -76,7 +76,7 @@ func run(m *testing.M) (int, error) {
 	cli, crds = os.Getenv(envCLI), os.Getenv(envCRDs)
 	for _, v := range []struct{ name, value string }{{envCLI, cli}, {envCRDs, crds}} {
 		if v.value == "" {
-			return 0, fmt.Errorf(errNoCrossplane, v.name, envCLI, envCRDs)
+			return 0, errors.Errorf(errNoCrossplane, v.name, envCLI, envCRDs)
 		}
 	}
 
@@ -210,7 +210,7 @@ func renderWith(t *testing.T, compositionPath, xrPath string, args ...string) (r
 	args = append([]string{"render", xrPath, compositionPath, functionsFile(t)}, args...)
 	stdout, stderr, err := crossplane(t, args...)
 	if err != nil {
-		return rendered{}, fmt.Errorf("%w: %s", err, stderr)
+		return rendered{}, errors.Errorf("%w: %s", err, stderr)
 	}
 	objs, err := manifests.Decode([]byte(stdout))
 	if err != nil {

@@ -139,17 +139,17 @@ func TestRenderNamespacedReadyWithTheSecret(t *testing.T) {
 		wantData  map[string][]byte
 		wantReady map[string]any
 	}{
-		"the instance ready and its details published: the Secret holds the five keys": {
+		"TheInstanceReadyAndItsDetailsPublishedTheSecretHoldsTheFiveKeys": {
 			instance:  corev1.ConditionTrue,
 			published: providerSecret(),
 			wantData:  five,
 			wantReady: map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
 		},
-		"the instance ready without its details: no data, not ready": {
+		"TheInstanceReadyWithoutItsDetailsNoDataNotReady": {
 			instance:  corev1.ConditionTrue,
 			wantReady: map[string]any{"type": "Ready", "status": "False", "reason": "Creating", "message": "Unready resources: connection-secret"},
 		},
-		"the details published while the instance is created": {
+		"TheDetailsPublishedWhileTheInstanceIsCreated": {
 			instance:  corev1.ConditionFalse,
 			published: providerSecret(),
 			wantData:  five,
@@ -182,13 +182,13 @@ func TestRenderNamespacedReadyWithTheSecret(t *testing.T) {
 
 func TestRenderNamespacedRefusesMistakes(t *testing.T) {
 	checkMistakes(t, renderNamespaced, databaseFile, map[string]mistake{
-		"allowed namespaces, from an XRD that still declares them": {
+		"AllowedNamespacesFromAnXRDThatStillDeclaresThem": {
 			set: func(xr *unstructured.Unstructured) {
 				_ = unstructured.SetNestedStringSlice(xr.Object, []string{"*"}, "spec", "allowedNamespaces")
 			},
 			want: "spec.allowedNamespaces of PostgreSQLDatabase team-orders/orders-db cannot be set: its PostgresqlInstance is namespaced and serves only pods of namespace team-orders",
 		},
-		"private networking without a network": privateWithoutNetwork,
+		"PrivateNetworkingWithoutANetwork": privateWithoutNetwork,
 	})
 }
 

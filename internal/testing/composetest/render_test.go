@@ -29,11 +29,11 @@ var sizeCases = []struct {
 	size composepg.Size
 	set  func(xr *unstructured.Unstructured)
 }{
-	{"as shipped", composepg.SizeMedium, func(*unstructured.Unstructured) {}},
-	{"small", composepg.SizeSmall, setSize("small")},
-	{"medium", composepg.SizeMedium, setSize("medium")},
-	{"large", composepg.SizeLarge, setSize("large")},
-	{"defaulted by the XRD", composepg.SizeSmall, func(xr *unstructured.Unstructured) {
+	{"AsShipped", composepg.SizeMedium, func(*unstructured.Unstructured) {}},
+	{"Small", composepg.SizeSmall, setSize("small")},
+	{"Medium", composepg.SizeMedium, setSize("medium")},
+	{"Large", composepg.SizeLarge, setSize("large")},
+	{"DefaultedByTheXRD", composepg.SizeSmall, func(xr *unstructured.Unstructured) {
 		unstructured.RemoveNestedField(xr.Object, "spec", "size")
 	}},
 }
@@ -159,11 +159,11 @@ func TestRenderReadyWhenTheInstanceIs(t *testing.T) {
 		observed corev1.ConditionStatus
 		want     map[string]any
 	}{
-		"ready": {
+		"Ready": {
 			observed: corev1.ConditionTrue,
 			want:     map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
 		},
-		"not yet": {
+		"NotYet": {
 			observed: corev1.ConditionFalse,
 			want:     map[string]any{"type": "Ready", "status": "False", "reason": "Creating", "message": "Unready resources: postgresqlinstance"},
 		},
@@ -185,11 +185,11 @@ func TestRenderReadyWhenTheInstanceIs(t *testing.T) {
 
 func TestRenderRefusesMistakes(t *testing.T) {
 	checkMistakes(t, render, compositeFile, map[string]mistake{
-		"a size that does not exist": {
+		"ASizeThatDoesNotExist": {
 			set:  setSize("huge"),
 			want: `spec.size "huge" is not a size: use small, medium or large`,
 		},
-		"private networking without a network": privateWithoutNetwork,
+		"PrivateNetworkingWithoutANetwork": privateWithoutNetwork,
 	})
 }
 
@@ -284,31 +284,31 @@ func TestValidateRejectsBadClaims(t *testing.T) {
 		spec map[string]any
 		want string
 	}{
-		"an unknown size": {
+		"AnUnknownSize": {
 			spec: map[string]any{"size": "huge"},
 			want: `spec.size: Unsupported value: "huge": supported values: "small", "medium", "large"`,
 		},
-		"private without a network": {
+		"PrivateWithoutANetwork": {
 			spec: map[string]any{"networking": "private"},
 			want: "spec.network: Invalid value: is required when networking is private: give the VPC network as projects/<project-id>/global/networks/<network-name>",
 		},
-		"a network with public networking": {
+		"ANetworkWithPublicNetworking": {
 			spec: map[string]any{"network": vpc},
 			want: "spec.network: Invalid value: may only be set when networking is private",
 		},
-		"every namespace and one more": {
+		"EveryNamespaceAndOneMore": {
 			spec: map[string]any{"allowedNamespaces": []any{"*", "web"}},
 			want: "'*' already allows every namespace: list either '*' alone or namespace names",
 		},
-		"no namespace": {
+		"NoNamespace": {
 			spec: map[string]any{"allowedNamespaces": []any{}},
 			want: "spec.allowedNamespaces: Invalid value: 0: spec.allowedNamespaces in body should have at least 1 items",
 		},
-		"a version not offered": {
+		"AVersionNotOffered": {
 			spec: map[string]any{"version": "9.6"},
 			want: `spec.version: Unsupported value: "9.6"`,
 		},
-		"a zone for a region": {
+		"AZoneForARegion": {
 			spec: map[string]any{"region": "europe-west1-b"},
 			want: `spec.region: Invalid value: "europe-west1-b": spec.region in body should match`,
 		},

@@ -5,13 +5,12 @@
 package controlplane
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -21,7 +20,13 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
 )
 
-const errNoAssets = "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd from Go modules and sets it, or point it at a directory holding both binaries"
+const (
+	errNoAssets        = "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd from Go modules and sets it, or point it at a directory holding both binaries"
+	errStart           = "cannot start kube-apiserver and etcd from KUBEBUILDER_ASSETS=%s"
+	errNewClient       = "cannot create a client for the test API server"
+	errProvisionUser   = "cannot provision a user for kubectl"
+	errWriteKubeconfig = "cannot write kubectl's kubeconfig"
+)
 
 // Env is a running control plane with a client for it.
 type Env struct {
@@ -96,7 +101,7 @@ func Start(o ...Option) (*Env, error) {
 	}
 	cfg, err := e.Start()
 	if err != nil {
-		return nil, fmt.Errorf("cannot start kube-apiserver and etcd from KUBEBUILDER_ASSETS=%s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
+		return nil, errors.Wrapf(err, errStart, os.Getenv("KUBEBUILDER_ASSETS"))
 	}
 	s := kruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -110,7 +115,7 @@ func Start(o ...Option) (*Env, error) {
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		_ = e.Stop()
-		return nil, fmt.Errorf("cannot create a client for the test API server: %w", err)
+		return nil, errors.Wrap(err, errNewClient)
 	}
 	return &Env{Config: cfg, Client: c, Scheme: s, env: e}, nil
 }
@@ -133,11 +138,11 @@ func (e *Env) Stop() error { return e.env.Stop() }
 func (e *Env) KubectlArgs() (string, []string, error) {
 	u, err := e.env.AddUser(envtest.User{Name: "kubectl", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot provision a user for kubectl: %w", err)
+		return "", nil, errors.Wrap(err, errProvisionUser)
 	}
 	k, err := u.Kubectl()
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot write kubectl's kubeconfig: %w", err)
+		return "", nil, errors.Wrap(err, errWriteKubeconfig)
 	}
 	return k.Path, k.Opts, nil
 }

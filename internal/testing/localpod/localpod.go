@@ -12,7 +12,6 @@ package localpod
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,10 +24,26 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+const (
+	errStageEntrypoint   = "cannot stage the entrypoint of %s"
+	errVolume            = "volume %s of pod %s/%s"
+	errNoSecretKey       = "secret %s has no key %s"
+	errVolumeKind        = "only emptyDir and secret volumes can be run locally"
+	errNoContainer       = "pod %s/%s has no container %s"
+	errNoEntrypoint      = "container %s sets no command and image %s has no local entrypoint (localpod.WithImage)"
+	errNotOnPath         = "container %s runs %s, which is not on this machine's PATH"
+	errValueFrom         = "container %s takes %s from valueFrom, which localpod does not resolve"
+	errRunAsUser         = "container %s runs as user %d: only root can run it as that user here"
+	errNoStartupProbe    = "container %s has no HTTP startup probe on a numbered port"
+	errProbeNeverPassed  = "startup probe of container %s never passed (last: %s)"
+	errExitedBeforeProbe = "container %s exited before its startup probe passed (last: %s)"
 )
 
 // Pod is a stored pod whose volumes exist as local directories. Close removes them.
@@ -73,7 +88,7 @@ func Load(ctx context.Context, c client.Reader, pod *corev1.Pod, opts ...Option)
 		local, err := p.stage(ep)
 		if err != nil {
 			_ = p.Close()
-			return nil, fmt.Errorf("cannot stage the entrypoint of %s: %w", repo, err)
+			return nil, errors.Wrapf(err, errStageEntrypoint, repo)
 		}
 		p.images[repo] = local
 	}
@@ -81,7 +96,7 @@ func Load(ctx context.Context, c client.Reader, pod *corev1.Pod, opts ...Option)
 		local := filepath.Join(dir, "volumes", v.Name)
 		if err := p.volume(ctx, c, v, local); err != nil {
 			_ = p.Close()
-			return nil, fmt.Errorf("volume %s of pod %s/%s: %w", v.Name, pod.Namespace, pod.Name, err)
+			return nil, errors.Wrapf(err, errVolume, v.Name, pod.Namespace, pod.Name)
 		}
 		p.volumes[v.Name] = local
 	}
@@ -116,7 +131,7 @@ func (p *Pod) volume(ctx context.Context, c client.Reader, v corev1.Volume, loca
 		for _, it := range items {
 			data, ok := s.Data[it.Key]
 			if !ok {
-				return fmt.Errorf("secret %s has no key %s", s.Name, it.Key)
+				return errors.Errorf(errNoSecretKey, s.Name, it.Key)
 			}
 			m := mode
 			if it.Mode != nil {
@@ -132,7 +147,7 @@ func (p *Pod) volume(ctx context.Context, c client.Reader, v corev1.Volume, loca
 		}
 		return nil
 	}
-	return errors.New("only emptyDir and secret volumes can be run locally")
+	return errors.New(errVolumeKind)
 }
 
 // stage links (or copies) a binary into the pod's directory, readable and
@@ -175,7 +190,7 @@ func (p *Pod) Container(name string) (*corev1.Container, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s has no container %s", p.pod.Namespace, p.pod.Name, name)
+	return nil, errors.Errorf(errNoContainer, p.pod.Namespace, p.pod.Name, name)
 }
 
 // InitContainerNames are the names of the pod's init containers, in order.
@@ -212,7 +227,7 @@ func (p *Pod) Command(ctx context.Context, name string, extraArgs ...string) (*e
 	if len(c.Command) == 0 {
 		ep, ok := p.images[podinject.Repository(c.Image)]
 		if !ok {
-			return nil, fmt.Errorf("container %s sets no command and image %s has no local entrypoint (localpod.WithImage)", name, c.Image)
+			return nil, errors.Errorf(errNoEntrypoint, name, c.Image)
 		}
 		argv = append([]string{ep}, argv...)
 	}
@@ -223,7 +238,7 @@ func (p *Pod) Command(ctx context.Context, name string, extraArgs ...string) (*e
 	bin := argv[0]
 	if !filepath.IsAbs(bin) {
 		if bin, err = exec.LookPath(bin); err != nil {
-			return nil, fmt.Errorf("container %s runs %s, which is not on this machine's PATH: %w", name, argv[0], err)
+			return nil, errors.Wrapf(err, errNotOnPath, name, argv[0])
 		}
 	}
 
@@ -235,7 +250,7 @@ func (p *Pod) Command(ctx context.Context, name string, extraArgs ...string) (*e
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
-			return nil, fmt.Errorf("container %s takes %s from valueFrom, which localpod does not resolve", name, e.Name)
+			return nil, errors.Errorf(errValueFrom, name, e.Name)
 		}
 		env = append(env, e.Name+"="+p.rewrite(c, e.Value))
 	}
@@ -287,7 +302,7 @@ func (p *Pod) credential(c *corev1.Container) (*syscall.Credential, error) {
 	self := int64(os.Geteuid())
 	if self != 0 {
 		if *uid != self && *uid != 0 {
-			return nil, fmt.Errorf("container %s runs as user %d: only root can run it as that user here", c.Name, *uid)
+			return nil, errors.Errorf(errRunAsUser, c.Name, *uid)
 		}
 		return nil, nil
 	}
@@ -350,7 +365,7 @@ func (p *Pod) WaitStarted(ctx context.Context, name string, exited <-chan struct
 	}
 	pr := c.StartupProbe
 	if pr == nil || pr.HTTPGet == nil || pr.HTTPGet.Port.IntValue() == 0 {
-		return fmt.Errorf("container %s has no HTTP startup probe on a numbered port", name)
+		return errors.Errorf(errNoStartupProbe, name)
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(pr.HTTPGet.Port.IntValue()) + pr.HTTPGet.Path
 	hc := &http.Client{Timeout: 2 * time.Second}
@@ -369,9 +384,9 @@ func (p *Pod) WaitStarted(ctx context.Context, name string, exited <-chan struct
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("startup probe of container %s never passed (last: %s): %w", name, last, ctx.Err())
+			return errors.Wrapf(ctx.Err(), errProbeNeverPassed, name, last)
 		case <-exited:
-			return fmt.Errorf("container %s exited before its startup probe passed (last: %s)", name, last)
+			return errors.Errorf(errExitedBeforeProbe, name, last)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -23,15 +23,15 @@ func TestRewrite(t *testing.T) {
 	cases := map[string]struct {
 		in, want string
 	}{
-		"a whole mount path":                 {"/var/run/cloudsql-postgres", "/L/pgpass"},
-		"a file under a mount":               {"/var/run/cloudsql-postgres/pgpass-0", "/L/pgpass/pgpass-0"},
-		"the longer of two overlapping ones": {"/var/run/cloudsql-postgres-secret/pgpass", "/L/secret/pgpass"},
-		"after a flag's =":                   {"--credentials-file=/var/run/cloudsql-postgres/k.json", "--credentials-file=/L/pgpass/k.json"},
-		"several in a shell line":            {`cat "/var/run/cloudsql-postgres-secret/pgpass" > /var/run/cloudsql-postgres/pgpass-7`, `cat "/L/secret/pgpass" > /L/pgpass/pgpass-7`},
-		"a path that only starts alike":      {"/var/run/cloudsql-postgresql/x", "/var/run/cloudsql-postgresql/x"},
-		"inside another path":                {"/opt/var/run/cloudsql-postgres/x", "/opt/var/run/cloudsql-postgres/x"},
-		"a trailing slash in the mount path": {"/etc/app/x", "/L/conf/app.conf/x"},
-		"nothing to rewrite":                 {"select current_user", "select current_user"},
+		"AWholeMountPath":               {"/var/run/cloudsql-postgres", "/L/pgpass"},
+		"AFileUnderAMount":              {"/var/run/cloudsql-postgres/pgpass-0", "/L/pgpass/pgpass-0"},
+		"TheLongerOfTwoOverlappingOnes": {"/var/run/cloudsql-postgres-secret/pgpass", "/L/secret/pgpass"},
+		"AfterAFlagsEquals":             {"--credentials-file=/var/run/cloudsql-postgres/k.json", "--credentials-file=/L/pgpass/k.json"},
+		"SeveralInAShellLine":           {`cat "/var/run/cloudsql-postgres-secret/pgpass" > /var/run/cloudsql-postgres/pgpass-7`, `cat "/L/secret/pgpass" > /L/pgpass/pgpass-7`},
+		"APathThatOnlyStartsAlike":      {"/var/run/cloudsql-postgresql/x", "/var/run/cloudsql-postgresql/x"},
+		"InsideAnotherPath":             {"/opt/var/run/cloudsql-postgres/x", "/opt/var/run/cloudsql-postgres/x"},
+		"ATrailingSlashInTheMountPath":  {"/etc/app/x", "/L/conf/app.conf/x"},
+		"NothingToRewrite":              {"select current_user", "select current_user"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -115,13 +115,13 @@ func TestProxyExtraArgs(t *testing.T) {
 	for name, tc := range map[string]struct {
 		args, want []string
 	}{
-		"neither":                       {args: []string{"--port=20000", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
-		"the injector's endpoint":       {args: []string{"--sqladmin-api-endpoint=http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
-		"an endpoint as two args":       {args: []string{"--sqladmin-api-endpoint", "http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
-		"a key":                         {args: []string{"--credentials-file=/k.json", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
-		"a key, short":                  {args: []string{"-c=/k.json"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
-		"both":                          {args: []string{"--sqladmin-api-endpoint=" + endpoint, "--credentials-file", "/k.json"}},
-		"a flag that only starts alike": {args: []string{"--sqladmin-api-endpointx=1"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
+		"Neither":                  {args: []string{"--port=20000", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
+		"TheInjectorsEndpoint":     {args: []string{"--sqladmin-api-endpoint=http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
+		"AnEndpointAsTwoArgs":      {args: []string{"--sqladmin-api-endpoint", "http://10.0.0.9/", "p:r:i"}, want: []string{"--token=localpod-token"}},
+		"AKey":                     {args: []string{"--credentials-file=/k.json", "p:r:i"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
+		"AKeyShort":                {args: []string{"-c=/k.json"}, want: []string{"--sqladmin-api-endpoint=" + endpoint}},
+		"Both":                     {args: []string{"--sqladmin-api-endpoint=" + endpoint, "--credentials-file", "/k.json"}},
+		"AFlagThatOnlyStartsAlike": {args: []string{"--sqladmin-api-endpointx=1"}, want: []string{"--sqladmin-api-endpoint=" + endpoint, "--token=localpod-token"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			NewWithT(t).Expect(proxyExtraArgs(tc.args, endpoint)).To(Equal(tc.want))

@@ -2,13 +2,20 @@ package localpod
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+const (
+	errStartProxy    = "cannot start the Cloud SQL Auth Proxy %s"
+	errInitContainer = "init container %s failed: %w: %s"
+	errNoWriter      = "pod %s/%s has no %s* init container"
 )
 
 // proxyStartTimeout bounds how long the proxy may take to pass its startup probe.
@@ -45,7 +52,7 @@ func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start the Cloud SQL Auth Proxy %s: %w", cmd.Path, err)
+		return nil, errors.Wrapf(err, errStartProxy, cmd.Path)
 	}
 	x := &Proxy{Args: cmd.Args[1:], exited: make(chan struct{})}
 	var waitErr error
@@ -102,12 +109,12 @@ func (p *Pod) WritePasswordFiles(ctx context.Context) error {
 			continue
 		}
 		if out, err := p.Run(ctx, name); err != nil {
-			return fmt.Errorf("init container %s failed: %w: %s", name, err, out)
+			return errors.Errorf(errInitContainer, name, err, out)
 		}
 		n++
 	}
 	if n == 0 {
-		return fmt.Errorf("pod %s/%s has no %s* init container", p.pod.Namespace, p.pod.Name, podinject.WriterContainerPrefix)
+		return errors.Errorf(errNoWriter, p.pod.Namespace, p.pod.Name, podinject.WriterContainerPrefix)
 	}
 	return nil
 }

@@ -4,13 +4,17 @@ package manifests
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+const (
+	errDocument   = "document %d"
+	errDecodeFile = "cannot decode %s"
 )
 
 // Decode returns every object in data, skipping empty documents.
@@ -24,7 +28,7 @@ func Decode(data []byte) ([]*unstructured.Unstructured, error) {
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", len(objs)+1, err)
+			return nil, errors.Wrapf(err, errDocument, len(objs)+1)
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)
@@ -40,7 +44,7 @@ func ReadFile(path string) ([]*unstructured.Unstructured, error) {
 	}
 	objs, err := Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("cannot decode %s: %w", path, err)
+		return nil, errors.Wrapf(err, errDecodeFile, path)
 	}
 	return objs, nil
 }

@@ -14,11 +14,11 @@ func TestDecode(t *testing.T) {
 		kinds   []string
 		wantErr string
 	}{
-		"empty":          {data: ""},
-		"one":            {data: "kind: A\napiVersion: v1\n", kinds: []string{"A"}},
-		"several":        {data: "---\nkind: A\napiVersion: v1\n---\n# a comment only\n---\nkind: B\napiVersion: v1\n", kinds: []string{"A", "B"}},
-		"json":           {data: `{"kind":"C","apiVersion":"v1"}`, kinds: []string{"C"}},
-		"bad-second-doc": {data: "kind: A\napiVersion: v1\n---\nkind: [\n", wantErr: "document 2"},
+		"Empty":        {data: ""},
+		"One":          {data: "kind: A\napiVersion: v1\n", kinds: []string{"A"}},
+		"Several":      {data: "---\nkind: A\napiVersion: v1\n---\n# a comment only\n---\nkind: B\napiVersion: v1\n", kinds: []string{"A", "B"}},
+		"Json":         {data: `{"kind":"C","apiVersion":"v1"}`, kinds: []string{"C"}},
+		"BadSecondDoc": {data: "kind: A\napiVersion: v1\n---\nkind: [\n", wantErr: "document 2"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

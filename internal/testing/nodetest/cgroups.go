@@ -1,14 +1,18 @@
 package nodetest
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errRemoveCgroup = "remove cgroup %s"
 )
 
 // containerCgroupNames are the cgroups, under each controller's root, that
@@ -68,7 +72,7 @@ func removeCgroups() error {
 	var errs []error
 	for _, d := range containerCgroups() {
 		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+			errs = append(errs, errors.Wrapf(err, errRemoveCgroup, d))
 		}
 	}
 	return errors.Join(errs...)

@@ -2,7 +2,6 @@ package nodetest
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -14,6 +13,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	// errCommand is a command line, its error and its output.
+	errCommand    = "%s: %w: %s"
+	errUnmount    = "unmount %s"
+	errDeleteLink = "ip link del %s: %w: %s"
+	errLeftovers  = "still there: %s"
 )
 
 // The node's network. Everything the tests start runs in a network namespace
@@ -252,7 +261,7 @@ func createNamespace() error {
 		append(in, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"),
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w: %s", strings.Join(c, " "), err, out)
+			return errors.Errorf(errCommand, strings.Join(c, " "), err, out)
 		}
 	}
 	return nil
@@ -292,7 +301,7 @@ func teardown(work string, before state) error {
 	for _, m := range mountPoints() {
 		if !before.mounts[m] && ours(m, work) {
 			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-				errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+				errs = append(errs, errors.Wrapf(err, errUnmount, m))
 			}
 		}
 	}
@@ -300,7 +309,7 @@ func teardown(work string, before state) error {
 		errs = append(errs, err)
 	}
 	if out, err := exec.Command("ip", "link", "del", hostVeth).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
-		errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", hostVeth, err, out))
+		errs = append(errs, errors.Errorf(errDeleteLink, hostVeth, err, out))
 	}
 	entries, _ := os.ReadDir("/run/netns")
 	for _, e := range entries {
@@ -320,7 +329,7 @@ func teardown(work string, before state) error {
 		errs = append(errs, err)
 	}
 	if left := leftovers(work, before); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("still there: %s", strings.Join(left, ", ")))
+		errs = append(errs, errors.Errorf(errLeftovers, strings.Join(left, ", ")))
 	}
 	return errors.Join(errs...)
 }

@@ -2,7 +2,6 @@ package nodetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,11 +10,22 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/logtail"
+)
+
+const (
+	errOutsideNamespace = "nodetest.Start runs only inside the node's namespace: call nodetest.Main from TestMain"
+	errImportImage      = "cannot import image %s into containerd: %w: %s"
+	errNoKubelet        = "no kubelet beside kube-apiserver in KUBEBUILDER_ASSETS (run make control-plane)"
+	errNodeNotReady     = "not Ready"
+	errStartProcess     = "cannot start %s"
+	errProcessExited    = "%s exited while waiting for %s:\n%s"
+	errWaitTimeout      = "timed out waiting for %s (%v):\n%s"
 )
 
 // cniBinDir is where Debian's containernetworking-plugins installs the plugins.
@@ -63,7 +73,7 @@ type process struct {
 // kube-apiserver (make control-plane builds both).
 func Start(o Options) (n *Node, err error) {
 	if !Inside() {
-		return nil, errors.New("nodetest.Start runs only inside the node's namespace: call nodetest.Main from TestMain")
+		return nil, errors.New(errOutsideNamespace)
 	}
 	n = &Node{Dir: filepath.Join(os.Getenv(envWorkDir), "node")}
 	defer func() {
@@ -129,7 +139,7 @@ state = %[2]q
 	}
 	for _, img := range o.Images {
 		if out, err := exec.Command("ctr", "--address", n.sock, "-n", "k8s.io", "images", "import", img).CombinedOutput(); err != nil {
-			return fmt.Errorf("cannot import image %s into containerd: %w: %s", img, err, out)
+			return errors.Errorf(errImportImage, img, err, out)
 		}
 	}
 	return nil
@@ -138,7 +148,7 @@ state = %[2]q
 func (n *Node) startKubelet() error {
 	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubelet")
 	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("no kubelet beside kube-apiserver in KUBEBUILDER_ASSETS (run make control-plane): %w", err)
+		return errors.Wrap(err, errNoKubelet)
 	}
 	kubeconfig := filepath.Join(n.Dir, "kubelet", "kubeconfig")
 	if err := os.WriteFile(kubeconfig, n.Env.KubeConfig(), 0o600); err != nil {
@@ -189,7 +199,7 @@ podLogsDir: %[3]q
 				return nil
 			}
 		}
-		return errors.New("not Ready")
+		return errors.New(errNodeNotReady)
 	})
 }
 
@@ -206,7 +216,7 @@ func (n *Node) run(name, bin string, args ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("cannot start %s: %w", name, err)
+		return errors.Wrapf(err, errStartProcess, name)
 	}
 	p := &process{name: name, cmd: cmd, log: log, done: make(chan struct{})}
 	go func() {
@@ -230,13 +240,13 @@ func (n *Node) waitFor(what string, ready func() error) error {
 		for _, p := range n.procs {
 			select {
 			case <-p.done:
-				return fmt.Errorf("%s exited while waiting for %s:\n%s", p.name, what, logtail.Tail(p.log, 30))
+				return errors.Errorf(errProcessExited, p.name, what, logtail.Tail(p.log, 30))
 			default:
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("timed out waiting for %s (%v):\n%s", what, last, n.Logs(30))
+	return errors.Errorf(errWaitTimeout, what, last, n.Logs(30))
 }
 
 // Logs is the end of each process's log, for a failing test to print.

@@ -14,10 +14,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+)
+
+const (
+	errBuildProvider = "cannot build cmd/provider: %w: %s"
 )
 
 // Build builds cmd/provider into dir and returns the binary's path.
@@ -26,7 +31,7 @@ func Build(dir string) (string, error) {
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/provider")
 	cmd.Dir = controlplane.RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("cannot build cmd/provider: %w: %s", err, out)
+		return "", errors.Errorf(errBuildProvider, err, out)
 	}
 	return bin, nil
 }

@@ -9,7 +9,6 @@ package soak
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -36,6 +36,13 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+)
+
+const (
+	errBuildProvider = "cannot build cmd/provider: %w\n%s"
+	errTimeout       = "not %s within %s"
+	// errFailures is ErrFailed followed by the failures.
+	errFailures = "%w: %s"
 )
 
 const (
@@ -158,7 +165,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	build := exec.CommandContext(ctx, "go", "build", "-o", w.bin, "./cmd/provider")
 	build.Dir = controlplane.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return Report{}, fmt.Errorf("cannot build cmd/provider: %w\n%s", err, out)
+		return Report{}, errors.Errorf(errBuildProvider, err, out)
 	}
 	if w.env, err = controlplane.Start(); err != nil {
 		return Report{}, err
@@ -465,7 +472,7 @@ func (w *world) waitFor(ctx context.Context, what string, done func() (bool, err
 			return nil
 		}
 		if time.Since(start) > w.o.Timeout {
-			return fmt.Errorf("not %s within %s", what, w.o.Timeout)
+			return errors.Errorf(errTimeout, what, w.o.Timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -546,7 +553,7 @@ var ErrFailed = errors.New("the soak found failures")
 // Check returns ErrFailed, naming the failures, when the report holds any.
 func Check(r Report) error {
 	if f := r.Failed(); len(f) > 0 {
-		return fmt.Errorf("%w: %s", ErrFailed, strings.Join(f, "; "))
+		return errors.Errorf(errFailures, ErrFailed, strings.Join(f, "; "))
 	}
 	return nil
 }

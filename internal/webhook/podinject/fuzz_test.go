@@ -1,14 +1,13 @@
 package podinject
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,7 +113,7 @@ func FuzzMutate(f *testing.F) {
 // settings and a password file writer for every user).
 func checkPod(in, out *corev1.Pod) error {
 	var errs []error
-	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	fail := func(format string, a ...any) { errs = append(errs, errors.Errorf(format, a...)) }
 
 	all := slices.Concat(out.Spec.InitContainers, out.Spec.Containers)
 	seen := map[string]bool{}
@@ -154,7 +153,7 @@ func checkPod(in, out *corev1.Pod) error {
 		}
 	}
 	if len(proxies) != 1 {
-		return errors.Join(append(errs, fmt.Errorf("%d proxy containers", len(proxies)))...)
+		return errors.Join(append(errs, errors.Errorf("%d proxy containers", len(proxies)))...)
 	}
 	port, health, ok := proxyPorts(&proxies[0])
 	if !ok {
@@ -188,7 +187,7 @@ func checkPod(in, out *corev1.Pod) error {
 	}
 	orig := slices.Concat(user.Spec.InitContainers, user.Spec.Containers)
 	if len(kept) != len(orig) {
-		return errors.Join(append(errs, fmt.Errorf("the pod had %d containers of its own, now %d", len(orig), len(kept)))...)
+		return errors.Join(append(errs, errors.Errorf("the pod had %d containers of its own, now %d", len(orig), len(kept)))...)
 	}
 	for i, c := range kept {
 		o := orig[i]

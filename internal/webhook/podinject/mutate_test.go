@@ -120,7 +120,7 @@ func TestMutate(t *testing.T) {
 		check func(g Gomega, in, out *corev1.Pod)
 		err   string
 	}{
-		"native sidecar": {
+		"NativeSidecar": {
 			pod: pod(),
 			in:  inputs(),
 			check: func(g Gomega, _, out *corev1.Pod) {
@@ -172,7 +172,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(mountsOf(w)).To(HaveKeyWithValue(PgpassVolumeName, HaveField("ReadOnly", false)))
 			},
 		},
-		"classic sidecar": {
+		"ClassicSidecar": {
 			pod: pod(),
 			in:  inputs(classic),
 			check: func(g Gomega, _, out *corev1.Pod) {
@@ -191,7 +191,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(out.Annotations).To(HaveKeyWithValue("kubectl.kubernetes.io/default-container", "app"))
 			},
 		},
-		"ports the pod declares or probes are avoided": {
+		"PortsThePodDeclaresOrProbesAreAvoided": {
 			// With the same random source, the first draw gives the ports that
 			// the pod below declares; the injector must draw others.
 			pod: func() *corev1.Pod {
@@ -214,7 +214,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(port).ToNot(Equal(health))
 			},
 		},
-		"variables the container sets keep their values": {
+		"VariablesTheContainerSetsKeepTheirValues": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGUSER", Value: "app"}, {Name: "PGPASSFILE", Value: "/etc/app/pgpass"}, {Name: "OTHER", Value: "x"}}
 			}),
@@ -228,7 +228,7 @@ func TestMutate(t *testing.T) {
 				}))
 			},
 		},
-		"a container that sets PGPORT keeps its address: no PGHOST": {
+		"AContainerThatSetsPGPORTKeepsItsAddressNoPGHOST": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGPORT", Value: "5432"}}
 			}),
@@ -239,7 +239,7 @@ func TestMutate(t *testing.T) {
 				}))
 			},
 		},
-		"a container that sets PGHOST keeps its address: no PGPORT": {
+		"AContainerThatSetsPGHOSTKeepsItsAddressNoPGPORT": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGHOST", Value: "db.example.com"}}
 			}),
@@ -250,7 +250,7 @@ func TestMutate(t *testing.T) {
 				}))
 			},
 		},
-		"init containers get the settings and run after the proxy": {
+		"InitContainersGetTheSettingsAndRunAfterTheProxy": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
 			}),
@@ -262,7 +262,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(mountsOf(out.Spec.InitContainers[2])).To(HaveKey(PgpassVolumeName))
 			},
 		},
-		"init containers in classic mode": {
+		"InitContainersInClassicMode": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
 			}),
@@ -272,7 +272,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(env(out.Spec.InitContainers[1])).To(HaveKey(EnvHost))
 			},
 		},
-		"private-only instance": {
+		"PrivateOnlyInstance": {
 			pod: pod(),
 			in:  inputs(private),
 			check: func(g Gomega, _, out *corev1.Pod) {
@@ -281,7 +281,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(args[len(args)-1]).To(Equal(testConnectionName))
 			},
 		},
-		"the configuration's endpoint": {
+		"TheConfigurationsEndpoint": {
 			pod: pod(),
 			in:  inputs(private, withCreds, func(x *Inputs) { x.AdminAPIEndpoint = testEndpoint }),
 			check: func(g Gomega, _, out *corev1.Pod) {
@@ -291,21 +291,21 @@ func TestMutate(t *testing.T) {
 				g.Expect(args[len(args)-1]).To(Equal(testConnectionName), "flags come before the instance")
 			},
 		},
-		"an endpoint without a trailing slash is passed as written": {
+		"AnEndpointWithoutATrailingSlashIsPassedAsWritten": {
 			pod: pod(),
 			in:  inputs(classic, func(x *Inputs) { x.AdminAPIEndpoint = "https://sqladmin-psc.p.googleapis.com" }),
 			check: func(g Gomega, _, out *corev1.Pod) {
 				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(Equal([]string{"--sqladmin-api-endpoint=https://sqladmin-psc.p.googleapis.com"}))
 			},
 		},
-		"no endpoint: Google's, no flag": {
+		"NoEndpointGooglesNoFlag": {
 			pod: pod(),
 			in:  inputs(withCreds),
 			check: func(g Gomega, _, out *corev1.Pod) {
 				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(BeEmpty())
 			},
 		},
-		"proxy credentials are mounted into the proxy only": {
+		"ProxyCredentialsAreMountedIntoTheProxyOnly": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
 			}),
@@ -322,7 +322,7 @@ func TestMutate(t *testing.T) {
 				}
 			},
 		},
-		"no proxy credentials": {
+		"NoProxyCredentials": {
 			pod: pod(),
 			in:  inputs(),
 			check: func(g Gomega, _, out *corev1.Pod) {
@@ -330,7 +330,7 @@ func TestMutate(t *testing.T) {
 				g.Expect(findContainer(out, ProxyContainerName).Args).ToNot(ContainElement(HavePrefix("--credentials-file")))
 			},
 		},
-		"one password file per user": {
+		"OnePasswordFilePerUser": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true), FSGroup: ptr.To[int64](2000)}
 				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "worker", Image: "example.com/worker:1",
@@ -346,14 +346,14 @@ func TestMutate(t *testing.T) {
 				g.Expect(env(out.Spec.Containers[1])).To(HaveKeyWithValue(EnvPassFile, PgpassDir+"/pgpass-3000"))
 			},
 		},
-		"non-root without a user is denied": {
+		"NonRootWithoutAUserIsDenied": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}
 			}),
 			in:  inputs(),
 			err: "container app must run as non-root but sets no runAsUser",
 		},
-		"a pod with its own proxy is left as it is": {
+		"APodWithItsOwnProxyIsLeftAsItIs": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "proxy", Image: "gcr.io/cloudsql-docker/gce-proxy:1.33.2"})
 			}),
@@ -362,26 +362,26 @@ func TestMutate(t *testing.T) {
 				g.Expect(out).To(Equal(in))
 			},
 		},
-		"a pod marked injected without the proxy is left as it is": {
+		"APodMarkedInjectedWithoutTheProxyIsLeftAsItIs": {
 			pod: pod(func(p *corev1.Pod) { p.Annotations[v1alpha1.AnnotationProxyInjected] = "true" }),
 			in:  inputs(),
 			check: func(g Gomega, in, out *corev1.Pod) {
 				g.Expect(out).To(Equal(in))
 			},
 		},
-		"reserved container name": {
+		"ReservedContainerName": {
 			pod: pod(func(p *corev1.Pod) { p.Spec.Containers[0].Name = ProxyContainerName }),
 			in:  inputs(),
 			err: "container name cloudsql-proxy is reserved for the injector",
 		},
-		"reserved volume name": {
+		"ReservedVolumeName": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Volumes = []corev1.Volume{{Name: PgpassVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 			}),
 			in:  inputs(),
 			err: "volume name cloudsql-pgpass is reserved for the injector",
 		},
-		"mount path taken": {
+		"MountPathTaken": {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: PgpassDir}}
@@ -389,12 +389,12 @@ func TestMutate(t *testing.T) {
 			in:  inputs(),
 			err: "container app already mounts volume data at /var/run/cloudsql-postgres",
 		},
-		"windows": {
+		"Windows": {
 			pod: pod(func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} }),
 			in:  inputs(),
 			err: "the pod runs on Windows",
 		},
-		"host network": {
+		"HostNetwork": {
 			pod: pod(func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
 			in:  inputs(),
 			err: "the pod uses the node's network (spec.hostNetwork: true)",

@@ -52,27 +52,27 @@ func TestNotFound(t *testing.T) {
 		res   resolution
 		want  []string
 	}{
-		"both served": {
+		"BothServed": {
 			value: "orders", res: resolution{namespacedServed: true, clusterServed: true},
 			want: []string{"neither in the pod's namespace team-b (postgresqlinstances.cloudsql.m.travelaudience.com) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)", "serves only pods of its own namespace"},
 		},
-		"only the cluster-scoped kind served": {
+		"OnlyTheClusterScopedKindServed": {
 			value: "orders", res: resolution{clusterServed: true},
 			want: []string{"neither in the pod's namespace team-b (that kind is not served in this cluster) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)"},
 		},
-		"only the namespaced kind served": {
+		"OnlyTheNamespacedKindServed": {
 			value: "orders", res: resolution{namespacedServed: true},
 			want: []string{"nor cluster-scoped (that kind is not served in this cluster)"},
 		},
-		"none served": {
+		"NoneServed": {
 			value: "orders", res: resolution{},
 			want: []string{"this cluster serves no PostgresqlInstances"},
 		},
-		"namespace named, served": {
+		"NamespaceNamedServed": {
 			value: "team-b/orders", res: resolution{namespacedServed: true},
 			want: []string{`names PostgresqlInstance "orders" of namespace team-b (postgresqlinstances.cloudsql.m.travelaudience.com), which does not exist`},
 		},
-		"namespace named, not served": {
+		"NamespaceNamedNotServed": {
 			value: "team-b/orders", res: resolution{clusterServed: true},
 			want: []string{"this cluster does not serve namespaced PostgresqlInstances", "activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com"},
 		},
@@ -119,32 +119,32 @@ func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
 		t      target
 		want   string
 	}{
-		"ProviderConfig with an endpoint": {
+		"ProviderConfigWithAnEndpoint": {
 			config: &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}},
 			t:      clusterPI("pc"), want: testEndpoint,
 		},
-		"ProviderConfig without one": {
+		"ProviderConfigWithoutOne": {
 			config: &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project("")}},
 			t:      clusterPI("pc"),
 		},
-		"missing ProviderConfig": {t: clusterPI("pc")},
-		"ClusterProviderConfig with an endpoint": {
+		"MissingProviderConfig": {t: clusterPI("pc")},
+		"ClusterProviderConfigWithAnEndpoint": {
 			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cpc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}},
 			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "cpc"}), want: testEndpoint,
 		},
-		"the default ClusterProviderConfig without one": {
+		"TheDefaultClusterProviderConfigWithoutOne": {
 			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Project: project("")}},
 			t:      namespacedPI(nil),
 		},
-		"namespaced ProviderConfig with an endpoint": {
+		"NamespacedProviderConfigWithAnEndpoint": {
 			config: &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}, Spec: nsv1alpha1.ProviderConfigSpec{Project: project("https://sqladmin-psc.p.googleapis.com")}},
 			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"}), want: "https://sqladmin-psc.p.googleapis.com",
 		},
-		"namespaced ProviderConfig without one": {
+		"NamespacedProviderConfigWithoutOne": {
 			config: &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}, Spec: nsv1alpha1.ProviderConfigSpec{Project: project("")}},
 			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"}),
 		},
-		"missing namespaced ProviderConfig": {t: namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"})},
+		"MissingNamespacedProviderConfig": {t: namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "local"})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

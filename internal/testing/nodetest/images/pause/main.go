@@ -7,7 +7,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,7 +33,9 @@ func reap() {
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if errors.Is(err, syscall.EINTR) {
+		// Wait4 returns a bare Errno: a comparison needs no errors package,
+		// whose crossplane-runtime form would grow this binary twentyfold.
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil || pid <= 0 {
