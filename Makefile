@@ -133,10 +133,10 @@ $(LINT_DIR)/.built:
 	cd hack/lint && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $$tmp/ honnef.co/go/tools/cmd/staticcheck golang.org/x/tools/cmd/goimports; \
 	rm -rf $(LINT_DIR); mv $$tmp $(LINT_DIR); touch $(LINT_DIR)/.built
 
-# Every Go file but generated ones, for the gofmt, goimports and license-header checks.
+# Every Go file, for the gofmt, goimports (generated ones excepted) and license-header checks.
 GO_FILES = $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 .PHONY: lint
-lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too), gofmt and goimports checks.
+lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e2e and node tags too), gofmt, goimports and license-header checks.
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./internal/testing/e2e/
 	$(GO) vet -tags node ./internal/testing/nodee2e/ ./internal/testing/nodetest/...
@@ -147,6 +147,8 @@ lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@out=$$($(GOIMPORTS) -local $(MODULE) -l $$(echo $(GO_FILES) | tr ' ' '\n' | grep -v '/zz_generated\.')); \
 	if [ -n "$$out" ]; then echo "goimports would change (imports in three groups: standard library, other modules, $(MODULE)):"; echo "$$out"; exit 1; fi
+	@out=$$(for f in $(GO_FILES); do head -n 30 "$$f" | grep -q 'Licensed under the Apache License, Version 2.0' || echo "$$f"; done); \
+	if [ -n "$$out" ]; then echo "these Go files lack the license header (copy hack/boilerplate.go.txt to their top, after any //go:build line):"; echo "$$out"; exit 1; fi
 
 # -short: a package's TestMain starts no control plane, and each test that needs
 # one (or PostgreSQL, the proxy or the Crossplane CLI) skips and says so.

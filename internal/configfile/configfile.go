@@ -1,10 +1,26 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package configfile reads the provider's TOML configuration file, which
 // `provider --config PATH` names. Every key has a default, so the file and every key in
 // it are optional; an unknown key or a bad value stops start-up with an error that
 // names the key and says what is expected. examples/config.toml documents every key.
 package configfile
 
-//go:generate go run ../../hack/proxyversion --gomod ../../hack/proxy/go.mod --out zz_generated.proxyversion.go
+//go:generate go run ../../hack/proxyversion --gomod ../../hack/proxy/go.mod --header ../../hack/boilerplate.go.txt --out zz_generated.proxyversion.go
 
 import (
 	"fmt"
