@@ -24,7 +24,8 @@ limitations under the License.
 //     refuse (CEL cannot see annotations);
 //   - a name that, with the ProviderConfig's project ID, exceeds 97 characters;
 //   - a name that an instance in the ProviderConfig's project already has
-//     (instances.get answers anything but 404).
+//     (instances.get finds it). Cloud SQL's 404 instanceDoesNotExist admits the
+//     name; any other answer admits it with the warning below.
 //
 // Instances that the provider may not create (managementPolicies without Create
 // or *) are not checked against Cloud SQL: they are meant to observe an existing
