@@ -49,6 +49,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -62,6 +63,12 @@ import (
 )
 
 const (
+	errMakeDir        = "cannot make the demo's directory %s"
+	errWriteFile      = "cannot write %s"
+	errCreateLog      = "cannot create a log file"
+	errListen         = "cannot listen for the emulator"
+	errStartProvider  = "cannot start the provider"
+	errCreate         = "cannot create %s %s"
 	errBuildProvider  = "cannot build cmd/provider"
 	errNoProxyBinary  = "CLOUD_SQL_PROXY does not name the Cloud SQL Auth Proxy binary: run the demo with `make demo`, which builds it"
 	errApplyExample   = "cannot apply %s %s from examples/%s"
@@ -88,161 +95,39 @@ func main() {
 	}
 }
 
+// A demo is what the steps of run start and share; each step adds what undoes
+// it to stops, which run calls in reverse order.
+type demo struct {
+	root, dir  string
+	provider   string // the built provider binary
+	kubeconfig string
+	proxyBin   string
+	endpoint   string // the emulator's
+	env        *controlplane.Env
+	instances  []*unstructured.Unstructured
+	stops      []func()
+}
+
 func run(runFor time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := controlplane.RepoRoot()
-	dir := filepath.Join(root, ".cache", "demo")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-
-	step("building the provider")
-	provider := filepath.Join(dir, "provider")
-	build := exec.CommandContext(ctx, "go", "build", "-o", provider, "./cmd/provider")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return errors.Wrap(err, errBuildProvider)
-	}
-
-	step("starting a local control plane (kube-apiserver + etcd) with package/crds and package/webhookconfigurations")
-	env, err := controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
-		Paths: []string{filepath.Join(root, "package", "webhookconfigurations")},
-	}))
-	if err != nil {
-		return err
-	}
+	d := &demo{root: controlplane.RepoRoot()}
+	d.dir = filepath.Join(d.root, ".cache", "demo")
 	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "demo: cannot stop the control plane:", err)
+		for i := len(d.stops) - 1; i >= 0; i-- {
+			d.stops[i]()
 		}
 	}()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
-		return err
-	}
-
-	proxyBin := os.Getenv("CLOUD_SQL_PROXY")
-	if proxyBin == "" {
-		return errors.New(errNoProxyBinary)
-	}
-	pg, err := postgres.Config{}.Resolve()
-	if err != nil {
-		return err
-	}
-
-	step("starting the Cloud SQL emulator (create 8s, update 3s, delete 5s; a PostgreSQL server per instance; requests logged to .cache/demo/emulator.log)")
-	emuLog, err := os.Create(filepath.Join(dir, "emulator.log"))
-	if err != nil {
-		return err
-	}
-	defer emuLog.Close()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	emu := emulator.New(emulator.WithDelays(8*time.Second, 3*time.Second, 5*time.Second), emulator.WithPostgres(pg), emulator.WithRequestLog(emuLog))
-	defer func() { _ = emu.Close() }()
-	emuSrv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = emuSrv.Serve(lis) }()
-	defer func() { _ = emuSrv.Close() }()
-	endpoint := "http://" + lis.Addr().String() + "/"
-
-	step("starting the provider (logs in .cache/demo/provider.log)")
-	_, port, certDir := env.WebhookServing()
-	cfgPath := filepath.Join(dir, "config.toml")
-	cfg := fmt.Sprintf("[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n\n[webhook]\nport = %d\ncert_dir = %q\n", port, certDir)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	provLog, err := os.Create(filepath.Join(dir, "provider.log"))
-	if err != nil {
-		return err
-	}
-	defer provLog.Close()
-	prov := exec.Command(provider, "--config", cfgPath, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-	prov.Stdout, prov.Stderr = provLog, provLog
-	if err := prov.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = prov.Process.Signal(syscall.SIGTERM)
-		_ = prov.Wait()
-	}()
-
-	step("applying a ProviderConfig and a ClusterProviderConfig for the emulator, and the example instances of both scopes")
-	c := env.Client
-	cfgSpec := v1alpha1.ProviderConfigSpec{
-		Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-	}
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
-		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
-		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
+	for _, s := range []func(context.Context) error{
+		d.checkTools, d.buildProvider, d.startControlPlane, d.startEmulator, d.startProvider, d.applyExamples, d.waitForInstances, d.connectPods,
 	} {
-		if err := c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+		if err := s(ctx); err != nil {
 			return err
 		}
 	}
-	var instances []*unstructured.Unstructured
-	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml", "namespaced/postgresqlinstance.yaml"} {
-		objs, err := manifests.ReadFile(filepath.Join(root, "examples", f))
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if err := applyWhenAdmitted(ctx, c, o); err != nil {
-				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
-			}
-			instances = append(instances, o)
-			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), refOf(o), f)
-		}
-	}
-
-	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
-	if err := watchReady(ctx, c, instances, 3*time.Minute); err != nil {
+	if err := d.printHowToLookAround(); err != nil {
 		return err
 	}
-
-	for _, p := range []struct{ ns, instance, scope string }{
-		{appNS, "example-minimal", "the cluster-scoped PostgresqlInstance example-minimal"},
-		{teamNS, "orders", "the namespaced PostgresqlInstance orders of its own namespace"},
-	} {
-		step(fmt.Sprintf("creating a pod in %s that asks for %s with the annotation %s", p.ns, p.scope, v1alpha1.AnnotationInstanceName))
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: p.instance}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
-				Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
-		}
-		if err := c.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
-			return errors.Wrap(err, errPodNotAdmitted)
-		}
-		stored := describePod(ctx, c, pod)
-
-		step("running the pod's cloud-sql-proxy, password-file writer and app container as local processes, exactly as stored")
-		if err := connect(ctx, c, stored, proxyBin, endpoint); err != nil {
-			return err
-		}
-	}
-
-	kubectl, _, err := env.KubectlArgs()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nEverything is up. Look around with:\n")
-	fmt.Printf("  export KUBECONFIG=%s\n", kubeconfig)
-	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)
-	fmt.Printf("  %s get postgresqlinstances.cloudsql.m.travelaudience.com -A -o wide\n", kubectl)
-	fmt.Printf("  %s -n %s get pod psql -o jsonpath='{.metadata.annotations}'\n", kubectl, teamNS)
-	fmt.Printf("  %s -n %s get secret example-minimal-postgres -o jsonpath='{.data}'\n", kubectl, namespace)
-	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
-	fmt.Printf("  %s delete postgresqlinstances.cloudsql.travelaudience.com example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
-	fmt.Printf("  curl -s %semulator/v1/counts\n", endpoint)
-	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
-	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", proxyBin, endpoint, project)
-	fmt.Printf("  PGPASSWORD=$(%s -n %s get secret example-minimal-postgres -o jsonpath='{.data.password}' | base64 -d) psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'\n", kubectl, namespace)
 	if runFor > 0 {
 		fmt.Printf("\nstopping in %s\n", runFor)
 		select {
@@ -254,6 +139,173 @@ func run(runFor time.Duration) error {
 		<-ctx.Done()
 	}
 	step("stopping")
+	return nil
+}
+
+// checkTools finds the proxy binary and makes the demo's directory.
+func (d *demo) checkTools(context.Context) error {
+	if d.proxyBin = os.Getenv("CLOUD_SQL_PROXY"); d.proxyBin == "" {
+		return errors.New(errNoProxyBinary)
+	}
+	return errors.Wrapf(os.MkdirAll(d.dir, 0o700), errMakeDir, d.dir)
+}
+
+func (d *demo) buildProvider(ctx context.Context) error {
+	step("building the provider")
+	d.provider = filepath.Join(d.dir, "provider")
+	build := exec.CommandContext(ctx, "go", "build", "-o", d.provider, "./cmd/provider")
+	build.Dir, build.Stdout, build.Stderr = d.root, os.Stdout, os.Stderr
+	return errors.Wrap(build.Run(), errBuildProvider)
+}
+
+func (d *demo) startControlPlane(context.Context) error {
+	step("starting a local control plane (kube-apiserver + etcd) with package/crds and package/webhookconfigurations")
+	env, err := controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(d.root, "package", "webhookconfigurations")},
+	}))
+	if err != nil {
+		return err
+	}
+	d.env = env
+	d.stops = append(d.stops, func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "demo: cannot stop the control plane:", err)
+		}
+	})
+	d.kubeconfig = filepath.Join(d.dir, "kubeconfig")
+	return errors.Wrapf(os.WriteFile(d.kubeconfig, env.KubeConfig(), 0o600), errWriteFile, d.kubeconfig)
+}
+
+func (d *demo) startEmulator(context.Context) error {
+	pg, err := postgres.Config{}.Resolve()
+	if err != nil {
+		return err
+	}
+	step("starting the Cloud SQL emulator (create 8s, update 3s, delete 5s; a PostgreSQL server per instance; requests logged to .cache/demo/emulator.log)")
+	emuLog, err := os.Create(filepath.Join(d.dir, "emulator.log"))
+	if err != nil {
+		return errors.Wrap(err, errCreateLog)
+	}
+	d.stops = append(d.stops, func() { _ = emuLog.Close() })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return errors.Wrap(err, errListen)
+	}
+	emu := emulator.New(emulator.WithDelays(8*time.Second, 3*time.Second, 5*time.Second), emulator.WithPostgres(pg), emulator.WithRequestLog(emuLog))
+	d.stops = append(d.stops, func() { _ = emu.Close() })
+	srv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	d.stops = append(d.stops, func() { _ = srv.Close() })
+	d.endpoint = "http://" + lis.Addr().String() + "/"
+	return nil
+}
+
+func (d *demo) startProvider(context.Context) error {
+	step("starting the provider (logs in .cache/demo/provider.log)")
+	_, port, certDir := d.env.WebhookServing()
+	cfgPath := filepath.Join(d.dir, "config.toml")
+	cfg := fmt.Sprintf("[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n\n[webhook]\nport = %d\ncert_dir = %q\n", port, certDir)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return errors.Wrapf(err, errWriteFile, cfgPath)
+	}
+	provLog, err := os.Create(filepath.Join(d.dir, "provider.log"))
+	if err != nil {
+		return errors.Wrap(err, errCreateLog)
+	}
+	d.stops = append(d.stops, func() { _ = provLog.Close() })
+	prov := exec.Command(d.provider, "--config", cfgPath, "--kubeconfig", d.kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	prov.Stdout, prov.Stderr = provLog, provLog
+	if err := prov.Start(); err != nil {
+		return errors.Wrap(err, errStartProvider)
+	}
+	d.stops = append(d.stops, func() {
+		_ = prov.Process.Signal(syscall.SIGTERM)
+		_ = prov.Wait()
+	})
+	return nil
+}
+
+func (d *demo) applyExamples(ctx context.Context) error {
+	step("applying a ProviderConfig and a ClusterProviderConfig for the emulator, and the example instances of both scopes")
+	cfgSpec := v1alpha1.ProviderConfigSpec{
+		Project: v1alpha1.Project{ProjectID: project, Endpoint: d.endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
+	} {
+		if err := d.env.Client.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			gvk, _ := apiutil.GVKForObject(o, d.env.Client.Scheme())
+			return errors.Wrapf(err, errCreate, gvk.Kind, o.GetName())
+		}
+	}
+	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml", "namespaced/postgresqlinstance.yaml"} {
+		objs, err := manifests.ReadFile(filepath.Join(d.root, "examples", f))
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if err := applyWhenAdmitted(ctx, d.env.Client, o); err != nil {
+				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
+			}
+			d.instances = append(d.instances, o)
+			fmt.Printf("  applied %s %s (examples/%s)\n", o.GetKind(), refOf(o), f)
+		}
+	}
+	return nil
+}
+
+func (d *demo) waitForInstances(ctx context.Context) error {
+	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
+	return watchReady(ctx, d.env.Client, d.instances, 3*time.Minute)
+}
+
+// connectPods creates an annotated pod for an instance of each scope and runs
+// its containers as local processes.
+func (d *demo) connectPods(ctx context.Context) error {
+	for _, p := range []struct{ ns, instance, scope string }{
+		{appNS, "example-minimal", "the cluster-scoped PostgresqlInstance example-minimal"},
+		{teamNS, "orders", "the namespaced PostgresqlInstance orders of its own namespace"},
+	} {
+		step(fmt.Sprintf("creating a pod in %s that asks for %s with the annotation %s", p.ns, p.scope, v1alpha1.AnnotationInstanceName))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: p.instance}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
+				Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
+		}
+		if err := d.env.Client.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
+			return errors.Wrap(err, errPodNotAdmitted)
+		}
+		stored := describePod(ctx, d.env.Client, pod)
+
+		step("running the pod's cloud-sql-proxy, password-file writer and app container as local processes, exactly as stored")
+		if err := connect(ctx, d.env.Client, stored, d.proxyBin, d.endpoint); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *demo) printHowToLookAround() error {
+	kubectl, _, err := d.env.KubectlArgs()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nEverything is up. Look around with:\n")
+	fmt.Printf("  export KUBECONFIG=%s\n", d.kubeconfig)
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.m.travelaudience.com -A -o wide\n", kubectl)
+	fmt.Printf("  %s -n %s get pod psql -o jsonpath='{.metadata.annotations}'\n", kubectl, teamNS)
+	fmt.Printf("  %s -n %s get secret example-minimal-postgres -o jsonpath='{.data}'\n", kubectl, namespace)
+	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
+	fmt.Printf("  %s delete postgresqlinstances.cloudsql.travelaudience.com example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
+	fmt.Printf("  curl -s %semulator/v1/counts\n", d.endpoint)
+	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
+	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", d.proxyBin, d.endpoint, project)
+	fmt.Printf("  PGPASSWORD=$(%s -n %s get secret example-minimal-postgres -o jsonpath='{.data.password}' | base64 -d) psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'\n", kubectl, namespace)
 	return nil
 }
 
