@@ -23,6 +23,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -65,11 +68,13 @@ func classic(x *Inputs)   { x.Native = false }
 func private(x *Inputs)   { x.PrivateIP = true }
 func withCreds(x *Inputs) { x.ProxyCredentialsSecret = "cloudsql-proxy-credentials-db" }
 
+func endpoint(e string) func(*Inputs) { return func(x *Inputs) { x.AdminAPIEndpoint = e } }
+
 // pod is an annotated pod with one container, changed by fns.
 func pod(fns ...func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: "db"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{app}},
 	}
 	for _, fn := range fns {
 		fn(p)
@@ -81,30 +86,6 @@ func env(c corev1.Container) map[string]string {
 	m := map[string]string{}
 	for _, e := range c.Env {
 		m[e.Name] = e.Value
-	}
-	return m
-}
-
-func names(cs []corev1.Container) []string {
-	var n []string
-	for _, c := range cs {
-		n = append(n, c.Name)
-	}
-	return n
-}
-
-func volumeNames(p *corev1.Pod) []string {
-	var n []string
-	for _, v := range p.Spec.Volumes {
-		n = append(n, v.Name)
-	}
-	return n
-}
-
-func mountsOf(c corev1.Container) map[string]corev1.VolumeMount {
-	m := map[string]corev1.VolumeMount{}
-	for _, vm := range c.VolumeMounts {
-		m[vm.Name] = vm
 	}
 	return m
 }
@@ -129,307 +110,366 @@ func ports(g Gomega, p *corev1.Pod) (int32, int32) {
 	return port, health
 }
 
+// Containers as the input has them: app is pod()'s, cases add the others.
+var (
+	app     = corev1.Container{Name: "app", Image: "example.com/app:1"}
+	migrate = corev1.Container{Name: "migrate", Image: "example.com/migrate:1"}
+	worker  = corev1.Container{Name: "worker", Image: "example.com/worker:1", SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](3000)}}
+)
+
+// Changes to a pod, made to the input and, where Mutate keeps them, to the
+// wanted pod as well.
+
+func withInit(c corev1.Container) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.InitContainers = append(p.Spec.InitContainers, c) }
+}
+
+func withContainer(c corev1.Container) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, c) }
+}
+
+// appEnv sets the variables of container app, each NAME=value.
+func appEnv(vars ...string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		c := findContainer(p, "app")
+		c.Env = nil
+		for _, v := range vars {
+			name, value, _ := strings.Cut(v, "=")
+			c.Env = append(c.Env, corev1.EnvVar{Name: name, Value: value})
+		}
+	}
+}
+
+// runAs1000 has the pod's containers run as user 1000, unless they say otherwise.
+func runAs1000(p *corev1.Pod) {
+	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true), FSGroup: ptr.To[int64](2000)}
+}
+
+// The ports that the source of inputs(), seeded with PCG(1, 2), draws for pod():
+// the proxy's port, then its health check port. checkPod checks in every case
+// that the ports are in [PortMin, PortMax], differ and are not the pod's own.
+const (
+	drawnPort   int32 = 29823
+	drawnHealth int32 = 27870
+)
+
+// takesTheDrawnPorts has app declare the port drawn (and PortMax on the node)
+// and probe the health check port drawn.
+func takesTheDrawnPorts(p *corev1.Pod) {
+	c := findContainer(p, "app")
+	c.Ports = []corev1.ContainerPort{{ContainerPort: drawnPort}, {ContainerPort: 8080, HostPort: PortMax}}
+	c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(drawnHealth)}}}
+}
+
+// injected is what Mutate makes of pod() with inputs(), changed by fns: the
+// writer of user 0's password file, then the proxy as a native sidecar, run
+// before app, which gets the libpq settings and the password files.
+func injected(fns ...func(*corev1.Pod)) *corev1.Pod {
+	p := pod()
+	p.Annotations[v1alpha1.AnnotationProxyInjected] = "true"
+	p.Spec.InitContainers = []corev1.Container{writer(0), nativeProxy(drawnPort, drawnHealth)}
+	p.Spec.Containers = []corev1.Container{settled(app, 0)}
+	p.Spec.Volumes = []corev1.Volume{
+		{Name: "cloudsql-pgpass", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
+		}}},
+		{Name: "cloudsql-pgpass-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: "cloudsql-pgpass-db", Items: []corev1.KeyToPath{{Key: "pgpass", Path: "pgpass"}}, DefaultMode: ptr.To[int32](0o444),
+		}}},
+	}
+	for _, fn := range fns {
+		fn(p)
+	}
+	return p
+}
+
+// writer writes the password file of user uid, as that user, from the secret.
+func writer(uid int64) corev1.Container {
+	u := strconv.FormatInt(uid, 10)
+	return corev1.Container{
+		Name:    "cloudsql-pgpass-" + u,
+		Image:   testWriterImage,
+		Command: []string{"/bin/sh", "-c", `umask 077 && cat "$1" > "$2"`, "pgpass-writer", "/var/run/cloudsql-postgres-secret/pgpass", "/var/run/cloudsql-postgres/pgpass-" + u},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "cloudsql-pgpass-secret", MountPath: "/var/run/cloudsql-postgres-secret", ReadOnly: true},
+			{Name: "cloudsql-pgpass", MountPath: "/var/run/cloudsql-postgres"},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
+		},
+		SecurityContext:          restrictedAs(uid),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// nativeProxy is the proxy as a native sidecar, listening on port and serving
+// its health checks on health.
+func nativeProxy(port, health int32) corev1.Container {
+	probe := func(path string, period, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(health), Scheme: corev1.URISchemeHTTP}},
+			PeriodSeconds: period, TimeoutSeconds: 5, FailureThreshold: failures, SuccessThreshold: 1,
+		}
+	}
+	return corev1.Container{
+		Name:  "cloudsql-proxy",
+		Image: testProxyImage,
+		Args: []string{
+			"--address=127.0.0.1", "--port=" + strconv.Itoa(int(port)),
+			"--health-check", "--http-address=0.0.0.0", "--http-port=" + strconv.Itoa(int(health)),
+			"--exit-zero-on-sigterm", "--max-sigterm-delay=10s", "--structured-logs",
+			"--run-connection-test", testConnectionName,
+		},
+		RestartPolicy:            ptr.To(corev1.ContainerRestartPolicyAlways),
+		StartupProbe:             probe("/startup", 1, 60),
+		LivenessProbe:            probe("/liveness", 10, 3),
+		Resources:                inputs().ProxyResources,
+		SecurityContext:          restrictedAs(65532),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// restrictedAs is the "restricted" security context of the injected containers.
+func restrictedAs(uid int64) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To(uid),
+		RunAsNonRoot:             ptr.To(uid != 0),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// settled is container c of the pod with the libpq settings of user uid and
+// the password files mounted read-only.
+func settled(c corev1.Container, uid int64) corev1.Container {
+	c.Env = append(slices.Clone(c.Env),
+		corev1.EnvVar{Name: "PGHOST", Value: "127.0.0.1"},
+		corev1.EnvVar{Name: "PGPORT", Value: strconv.Itoa(int(drawnPort))},
+		corev1.EnvVar{Name: "PGUSER", Value: "postgres"},
+		corev1.EnvVar{Name: "PGPASSFILE", Value: "/var/run/cloudsql-postgres/pgpass-" + strconv.FormatInt(uid, 10)},
+	)
+	c.VolumeMounts = append(slices.Clone(c.VolumeMounts), corev1.VolumeMount{Name: "cloudsql-pgpass", MountPath: "/var/run/cloudsql-postgres", ReadOnly: true})
+	return c
+}
+
+// Changes to the wanted pod.
+
+// classicProxy runs the proxy as the first container instead, which the
+// kubelet starts first and, through its postStart hook, lets app start only
+// once it listens; without a connection test, whose failure would stop a Job's
+// proxy; and kubectl logs and exec still choose app.
+func classicProxy(p *corev1.Pod) {
+	i := slices.IndexFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "cloudsql-proxy" })
+	proxy := p.Spec.InitContainers[i]
+	p.Spec.InitContainers = slices.Delete(p.Spec.InitContainers, i, i+1)
+	proxy.RestartPolicy = nil
+	proxy.Args = slices.DeleteFunc(proxy.Args, func(a string) bool { return a == "--run-connection-test" })
+	proxy.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
+		"/cloud-sql-proxy", "wait", "--http-address=127.0.0.1", "--http-port=" + strconv.Itoa(int(drawnHealth)), "--max=60s",
+	}}}}
+	p.Spec.Containers = slices.Insert(p.Spec.Containers, 0, proxy)
+	p.Annotations["kubectl.kubernetes.io/default-container"] = "app"
+}
+
+// proxyFlags adds flags to the proxy's, after --structured-logs.
+func proxyFlags(flags ...string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		c := findContainer(p, "cloudsql-proxy")
+		c.Args = slices.Insert(c.Args, slices.Index(c.Args, "--structured-logs")+1, flags...)
+	}
+}
+
+// proxyCredentials gives the proxy, and no other container, the key in the
+// secret of withCreds.
+func proxyCredentials(p *corev1.Pod) {
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cloudsql-proxy-credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: "cloudsql-proxy-credentials-db", Items: []corev1.KeyToPath{{Key: "credentials.json", Path: "credentials.json"}}, DefaultMode: ptr.To[int32](0o444),
+	}}})
+	c := findContainer(p, "cloudsql-proxy")
+	c.Args = slices.Insert(c.Args, len(c.Args)-1, "--credentials-file=/var/run/cloudsql-proxy/credentials.json")
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "cloudsql-proxy-credentials", MountPath: "/var/run/cloudsql-proxy", ReadOnly: true}}
+}
+
+// withPorts has the proxy listen on port and health rather than on the ports
+// drawn first. It replaces the proxy, so it comes before other changes to it.
+func withPorts(port, health int32) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		*findContainer(p, "cloudsql-proxy") = nativeProxy(port, health)
+		findContainer(p, "app").Env[1] = corev1.EnvVar{Name: "PGPORT", Value: strconv.Itoa(int(port))} // second, as settled puts it
+	}
+}
+
 func TestMutate(t *testing.T) {
+	type args struct {
+		pod *corev1.Pod
+		x   Inputs
+	}
+	type want struct {
+		pod *corev1.Pod
+		err error
+	}
+	// Pods that Mutate leaves as they are.
+	ownProxy := withContainer(corev1.Container{Name: "proxy", Image: "gcr.io/cloudsql-docker/gce-proxy:1.33.2"})
+	markedInjected := func(p *corev1.Pod) { p.Annotations[v1alpha1.AnnotationProxyInjected] = "true" }
 	cases := map[string]struct {
-		pod   *corev1.Pod
-		in    Inputs
-		check func(g Gomega, in, out *corev1.Pod)
-		err   string
+		reason string
+		args   args
+		want   want
 	}{
 		"NativeSidecar": {
-			pod: pod(),
-			in:  inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(out.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
-				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", ProxyContainerName}))
-				g.Expect(names(out.Spec.Containers)).To(Equal([]string{"app"}))
-				proxy := out.Spec.InitContainers[1]
-				g.Expect(proxy.RestartPolicy).To(Equal(ptr.To(corev1.ContainerRestartPolicyAlways)))
-				g.Expect(proxy.Image).To(Equal(testProxyImage))
-				port, health := ports(g, out)
-				g.Expect(port).To(And(BeNumerically(">=", PortMin), BeNumerically("<=", PortMax)))
-				g.Expect(health).To(And(BeNumerically(">=", PortMin), BeNumerically("<=", PortMax), Not(Equal(port))))
-				g.Expect(proxy.Args).To(Equal([]string{
-					"--address=127.0.0.1", "--port=" + strconv.Itoa(int(port)),
-					"--health-check", "--http-address=0.0.0.0", "--http-port=" + strconv.Itoa(int(health)),
-					"--exit-zero-on-sigterm", "--max-sigterm-delay=10s", "--structured-logs",
-					"--run-connection-test", testConnectionName,
-				}))
-				g.Expect(proxy.StartupProbe.HTTPGet.Path).To(Equal("/startup"))
-				g.Expect(proxy.StartupProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(health)))
-				g.Expect(proxy.LivenessProbe.HTTPGet.Path).To(Equal("/liveness"))
-				g.Expect(proxy.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(health)))
-				sc := proxy.SecurityContext
-				g.Expect(*sc.RunAsNonRoot).To(BeTrue())
-				g.Expect(*sc.RunAsUser).To(Equal(ProxyUser))
-				g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
-				g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
-				g.Expect(sc.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}))
-				g.Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
-				g.Expect(proxy.Resources.Requests.Cpu().String()).To(Equal("50m"))
-				g.Expect(proxy.Resources.Limits.Memory().String()).To(Equal("256Mi"))
-				g.Expect(proxy.VolumeMounts).To(BeEmpty())
-
-				app := out.Spec.Containers[0]
-				g.Expect(env(app)).To(Equal(map[string]string{
-					EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
-				}))
-				g.Expect(app.VolumeMounts).To(Equal([]corev1.VolumeMount{{Name: PgpassVolumeName, MountPath: PgpassDir, ReadOnly: true}}))
-				g.Expect(volumeNames(out)).To(Equal([]string{PgpassVolumeName, PgpassSecretVolumeName}))
-				g.Expect(out.Spec.Volumes[0].EmptyDir.Medium).To(Equal(corev1.StorageMediumMemory))
-				g.Expect(out.Spec.Volumes[1].Secret.SecretName).To(Equal("cloudsql-pgpass-db"))
-
-				w := out.Spec.InitContainers[0]
-				g.Expect(w.Image).To(Equal(testWriterImage))
-				g.Expect(w.Command).To(ContainElements(PgpassSecretDir+"/pgpass", PgpassDir+"/pgpass-0"))
-				g.Expect(w.Command[2]).To(ContainSubstring("umask 077"))
-				g.Expect(*w.SecurityContext.RunAsUser).To(BeEquivalentTo(0))
-				g.Expect(mountsOf(w)).To(HaveKeyWithValue(PgpassSecretVolumeName, HaveField("ReadOnly", true)))
-				g.Expect(mountsOf(w)).To(HaveKeyWithValue(PgpassVolumeName, HaveField("ReadOnly", false)))
-			},
+			reason: "The proxy should run as a native sidecar after the writer of the password file, both as restricted users, and app should get the libpq settings and the password files.",
+			args:   args{pod: pod(), x: inputs()},
+			want:   want{pod: injected()},
 		},
 		"ClassicSidecar": {
-			pod: pod(),
-			in:  inputs(classic),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0"}))
-				g.Expect(names(out.Spec.Containers)).To(Equal([]string{ProxyContainerName, "app"}), "the kubelet starts containers in order")
-				proxy := out.Spec.Containers[0]
-				g.Expect(proxy.RestartPolicy).To(BeNil())
-				g.Expect(env(out.Spec.Containers[1])).To(HaveKey(EnvPort))
-				g.Expect(env(proxy)).To(BeEmpty(), "the proxy needs no libpq settings")
-				g.Expect(proxy.Args).NotTo(ContainElement("--run-connection-test"),
-					"exiting on a failed test could leave a Job's pod without a proxy")
-				_, health, _ := proxyPorts(&proxy)
-				g.Expect(proxy.Lifecycle.PostStart.Exec.Command).To(Equal([]string{
-					ProxyBinary, "wait", "--http-address=127.0.0.1", "--http-port=" + strconv.Itoa(int(health)), "--max=60s",
-				}), "the application starts once the proxy listens")
-				g.Expect(out.Annotations).To(HaveKeyWithValue("kubectl.kubernetes.io/default-container", "app"))
-			},
+			reason: "Without native sidecars the proxy should be the first container, which the kubelet starts first and which holds app back until it listens, with no connection test and no libpq settings, and kubectl should keep choosing app.",
+			args:   args{pod: pod(), x: inputs(classic)},
+			want:   want{pod: injected(classicProxy)},
 		},
 		"PortsThePodDeclaresOrProbesAreAvoided": {
-			// With the same random source, the first draw gives the ports that
-			// the pod below declares; the injector must draw others.
-			pod: func() *corev1.Pod {
-				first, err := Mutate(pod(), inputs())
-				if err != nil {
-					panic(err)
-				}
-				port, health, _ := proxyPorts(findContainer(first, ProxyContainerName))
-				return pod(func(p *corev1.Pod) {
-					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port}, {ContainerPort: 8080, HostPort: PortMax}}
-					p.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(health)}}}
-				})
-			}(),
-			in: inputs(),
-			check: func(g Gomega, in, out *corev1.Pod) {
-				port, health := ports(g, out)
-				declared := []int32{in.Spec.Containers[0].Ports[0].ContainerPort, PortMax, in.Spec.Containers[0].LivenessProbe.TCPSocket.Port.IntVal}
-				g.Expect(declared).ToNot(ContainElement(port))
-				g.Expect(declared).ToNot(ContainElement(health))
-				g.Expect(port).ToNot(Equal(health))
-			},
+			reason: "The proxy should not listen on a port that the pod declares or probes: with the same draw as NativeSidecar, each port should move on to the next free one.",
+			args:   args{pod: pod(takesTheDrawnPorts), x: inputs()},
+			want:   want{pod: injected(withPorts(drawnPort+1, drawnHealth+1), takesTheDrawnPorts)},
 		},
 		"VariablesTheContainerSetsKeepTheirValues": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGUSER", Value: "app"}, {Name: "PGPASSFILE", Value: "/etc/app/pgpass"}, {Name: "OTHER", Value: "x"}}
-			}),
-			in: inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				c := out.Spec.Containers[0]
-				port, _ := ports(g, out)
-				g.Expect(c.Env).To(HaveLen(5), "no variable may appear twice")
-				g.Expect(env(c)).To(Equal(map[string]string{
-					"PGUSER": "app", "PGPASSFILE": "/etc/app/pgpass", "OTHER": "x", EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)),
-				}))
-			},
+			reason: "A libpq variable that a container sets should keep its value and not be set twice; the others should be added after the container's.",
+			args:   args{pod: pod(appEnv("PGUSER=app", "PGPASSFILE=/etc/app/pgpass", "OTHER=x")), x: inputs()},
+			want: want{pod: injected(appEnv(
+				"PGUSER=app", "PGPASSFILE=/etc/app/pgpass", "OTHER=x", "PGHOST=127.0.0.1", "PGPORT="+strconv.Itoa(int(drawnPort)),
+			))},
 		},
 		"AContainerThatSetsPGPORTKeepsItsAddressNoPGHOST": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGPORT", Value: "5432"}}
-			}),
-			in: inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(env(out.Spec.Containers[0])).To(Equal(map[string]string{
-					"PGPORT": "5432", EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
-				}))
-			},
+			reason: "A container that sets PGPORT should keep its address and get no PGHOST, which with its port would reach nothing.",
+			args:   args{pod: pod(appEnv("PGPORT=5432")), x: inputs()},
+			want:   want{pod: injected(appEnv("PGPORT=5432", "PGUSER=postgres", "PGPASSFILE=/var/run/cloudsql-postgres/pgpass-0"))},
 		},
 		"AContainerThatSetsPGHOSTKeepsItsAddressNoPGPORT": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PGHOST", Value: "db.example.com"}}
-			}),
-			in: inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(env(out.Spec.Containers[0])).To(Equal(map[string]string{
-					"PGHOST": "db.example.com", EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-0",
-				}))
-			},
+			reason: "A container that sets PGHOST should keep its address and get no PGPORT, which with its host would reach nothing.",
+			args:   args{pod: pod(appEnv("PGHOST=db.example.com")), x: inputs()},
+			want:   want{pod: injected(appEnv("PGHOST=db.example.com", "PGUSER=postgres", "PGPASSFILE=/var/run/cloudsql-postgres/pgpass-0"))},
 		},
 		"InitContainersGetTheSettingsAndRunAfterTheProxy": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
-			}),
-			in: inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", ProxyContainerName, "migrate"}))
-				port, _ := ports(g, out)
-				g.Expect(env(out.Spec.InitContainers[2])).To(HaveKeyWithValue(EnvPort, strconv.Itoa(int(port))))
-				g.Expect(mountsOf(out.Spec.InitContainers[2])).To(HaveKey(PgpassVolumeName))
-			},
+			reason: "The pod's init containers should get the libpq settings and run after the native sidecar, which is up by then.",
+			args:   args{pod: pod(withInit(migrate)), x: inputs()},
+			want:   want{pod: injected(withInit(settled(migrate, 0)))},
 		},
 		"InitContainersInClassicMode": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
-			}),
-			in: inputs(classic),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", "migrate"}))
-				g.Expect(env(out.Spec.InitContainers[1])).To(HaveKey(EnvHost))
-			},
+			reason: "Without native sidecars the pod's init containers should still get the libpq settings and run after the writer.",
+			args:   args{pod: pod(withInit(migrate)), x: inputs(classic)},
+			want:   want{pod: injected(classicProxy, withInit(settled(migrate, 0)))},
 		},
 		"PrivateOnlyInstance": {
-			pod: pod(),
-			in:  inputs(private),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				args := findContainer(out, ProxyContainerName).Args
-				g.Expect(args).To(ContainElement("--private-ip"))
-				g.Expect(args[len(args)-1]).To(Equal(testConnectionName))
-			},
+			reason: "For an instance without a public IP the proxy should connect to its private IP.",
+			args:   args{pod: pod(), x: inputs(private)},
+			want:   want{pod: injected(proxyFlags("--private-ip"))},
 		},
 		"TheConfigurationsEndpoint": {
-			pod: pod(),
-			in:  inputs(private, withCreds, func(x *Inputs) { x.AdminAPIEndpoint = testEndpoint }),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				args := findContainer(out, ProxyContainerName).Args
-				g.Expect(endpointFlags(args)).To(Equal([]string{"--sqladmin-api-endpoint=" + testEndpoint}), "once, the flag and its value one argument")
-				g.Expect(args).To(ContainElements("--private-ip", "--credentials-file="+ProxyCredentialsDir+"/"+ProxyCredentialsKey))
-				g.Expect(args[len(args)-1]).To(Equal(testConnectionName), "flags come before the instance")
-			},
+			reason: "The proxy should reach the Admin API at the configuration's endpoint, given once as one argument, with the other flags before the connection name.",
+			args:   args{pod: pod(), x: inputs(private, withCreds, endpoint(testEndpoint))},
+			want:   want{pod: injected(proxyFlags("--private-ip", "--sqladmin-api-endpoint="+testEndpoint), proxyCredentials)},
 		},
 		"AnEndpointWithoutATrailingSlashIsPassedAsWritten": {
-			pod: pod(),
-			in:  inputs(classic, func(x *Inputs) { x.AdminAPIEndpoint = "https://sqladmin-psc.p.googleapis.com" }),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(Equal([]string{"--sqladmin-api-endpoint=https://sqladmin-psc.p.googleapis.com"}))
-			},
+			reason: "An endpoint without a trailing slash should be passed as written: the proxy adds the slash itself.",
+			args:   args{pod: pod(), x: inputs(classic, endpoint("https://sqladmin-psc.p.googleapis.com"))},
+			want:   want{pod: injected(classicProxy, proxyFlags("--sqladmin-api-endpoint=https://sqladmin-psc.p.googleapis.com"))},
 		},
 		"NoEndpointGooglesNoFlag": {
-			pod: pod(),
-			in:  inputs(withCreds),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(endpointFlags(findContainer(out, ProxyContainerName).Args)).To(BeEmpty())
-			},
+			reason: "Without an endpoint in the configuration the proxy should get no endpoint flag, and use Google's.",
+			args:   args{pod: pod(), x: inputs(withCreds)},
+			want:   want{pod: injected(proxyCredentials)},
 		},
 		"ProxyCredentialsAreMountedIntoTheProxyOnly": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}}
-			}),
-			in: inputs(withCreds),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				proxy := findContainer(out, ProxyContainerName)
-				g.Expect(proxy.Args).To(ContainElement("--credentials-file=" + ProxyCredentialsDir + "/" + ProxyCredentialsKey))
-				g.Expect(proxy.VolumeMounts).To(Equal([]corev1.VolumeMount{{Name: ProxyCredentialsVolumeName, MountPath: ProxyCredentialsDir, ReadOnly: true}}))
-				g.Expect(volumeNames(out)).To(ContainElement(ProxyCredentialsVolumeName))
-				for _, c := range slices.Concat(out.Spec.InitContainers, out.Spec.Containers) {
-					if c.Name != ProxyContainerName {
-						g.Expect(mountsOf(c)).ToNot(HaveKey(ProxyCredentialsVolumeName), "container %s", c.Name)
-					}
-				}
-			},
+			reason: "The proxy's key should be mounted into the proxy and into no other container, init containers included.",
+			args:   args{pod: pod(withInit(migrate)), x: inputs(withCreds)},
+			want:   want{pod: injected(withInit(settled(migrate, 0)), proxyCredentials)},
 		},
 		"NoProxyCredentials": {
-			pod: pod(),
-			in:  inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(volumeNames(out)).ToNot(ContainElement(ProxyCredentialsVolumeName))
-				g.Expect(findContainer(out, ProxyContainerName).Args).ToNot(ContainElement(HavePrefix("--credentials-file")))
-			},
+			reason: "Without a key the proxy should authenticate as the pod: no key volume, mount or flag.",
+			args:   args{pod: pod(), x: inputs()},
+			want:   want{pod: injected()},
 		},
 		"OnePasswordFilePerUser": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true), FSGroup: ptr.To[int64](2000)}
-				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "worker", Image: "example.com/worker:1",
-					SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](3000)}})
-			}),
-			in: inputs(),
-			check: func(g Gomega, _, out *corev1.Pod) {
-				g.Expect(names(out.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-1000", "cloudsql-pgpass-3000", ProxyContainerName}))
-				g.Expect(*out.Spec.InitContainers[0].SecurityContext.RunAsUser).To(BeEquivalentTo(1000))
-				g.Expect(*out.Spec.InitContainers[0].SecurityContext.RunAsNonRoot).To(BeTrue())
-				g.Expect(*out.Spec.InitContainers[1].SecurityContext.RunAsUser).To(BeEquivalentTo(3000))
-				g.Expect(env(out.Spec.Containers[0])).To(HaveKeyWithValue(EnvPassFile, PgpassDir+"/pgpass-1000"))
-				g.Expect(env(out.Spec.Containers[1])).To(HaveKeyWithValue(EnvPassFile, PgpassDir+"/pgpass-3000"))
-			},
+			reason: "Each user that the pod's containers run as should get a password file, written as that user, in the order of the users.",
+			args:   args{pod: pod(runAs1000, withContainer(worker)), x: inputs()},
+			want: want{pod: injected(runAs1000, func(p *corev1.Pod) {
+				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), nativeProxy(drawnPort, drawnHealth)}
+				p.Spec.Containers = []corev1.Container{settled(app, 1000), settled(worker, 3000)}
+			})},
 		},
 		"NonRootWithoutAUserIsDenied": {
-			pod: pod(func(p *corev1.Pod) {
+			reason: "A container that must run as non-root without saying as whom should be denied: the owner of its password file is unknown.",
+			args: args{pod: pod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}
-			}),
-			in:  inputs(),
-			err: "container app must run as non-root but sets no runAsUser",
+			}), x: inputs()},
+			want: want{err: errors.New("container app must run as non-root but sets no runAsUser, so the injector cannot tell which user must own the password file " +
+				"(libpq only reads a file its user owns with mode 0600): set securityContext.runAsUser on the container or the pod")},
 		},
 		"APodWithItsOwnProxyIsLeftAsItIs": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "proxy", Image: "gcr.io/cloudsql-docker/gce-proxy:1.33.2"})
-			}),
-			in: inputs(),
-			check: func(g Gomega, in, out *corev1.Pod) {
-				g.Expect(out).To(Equal(in))
-			},
+			reason: "A pod that runs a proxy of its own should be left as it is.",
+			args:   args{pod: pod(ownProxy), x: inputs()},
+			want:   want{pod: pod(ownProxy)},
 		},
 		"APodMarkedInjectedWithoutTheProxyIsLeftAsItIs": {
-			pod: pod(func(p *corev1.Pod) { p.Annotations[v1alpha1.AnnotationProxyInjected] = "true" }),
-			in:  inputs(),
-			check: func(g Gomega, in, out *corev1.Pod) {
-				g.Expect(out).To(Equal(in))
-			},
+			reason: "A pod marked injected that runs no injected proxy should be left as it is.",
+			args:   args{pod: pod(markedInjected), x: inputs()},
+			want:   want{pod: pod(markedInjected)},
 		},
 		"ReservedContainerName": {
-			pod: pod(func(p *corev1.Pod) { p.Spec.Containers[0].Name = ProxyContainerName }),
-			in:  inputs(),
-			err: "container name cloudsql-proxy is reserved for the injector",
+			reason: "A pod with a container named as the injector's should be denied.",
+			args:   args{pod: pod(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "cloudsql-proxy" }), x: inputs()},
+			want:   want{err: errors.New("container name cloudsql-proxy is reserved for the injector: rename the pod's container")},
 		},
 		"ReservedVolumeName": {
-			pod: pod(func(p *corev1.Pod) {
-				p.Spec.Volumes = []corev1.Volume{{Name: PgpassVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-			}),
-			in:  inputs(),
-			err: "volume name cloudsql-pgpass is reserved for the injector",
+			reason: "A pod with a volume named as the injector's should be denied.",
+			args: args{pod: pod(func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "cloudsql-pgpass", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			}), x: inputs()},
+			want: want{err: errors.New("volume name cloudsql-pgpass is reserved for the injector: rename the pod's volume")},
 		},
 		"MountPathTaken": {
-			pod: pod(func(p *corev1.Pod) {
+			reason: "A pod that mounts a volume where the password files go should be denied.",
+			args: args{pod: pod(func(p *corev1.Pod) {
 				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: PgpassDir}}
-			}),
-			in:  inputs(),
-			err: "container app already mounts volume data at /var/run/cloudsql-postgres",
+				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/var/run/cloudsql-postgres"}}
+			}), x: inputs()},
+			want: want{err: errors.New("container app already mounts volume data at /var/run/cloudsql-postgres, where the injector mounts the password file: move that mount")},
 		},
 		"Windows": {
-			pod: pod(func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} }),
-			in:  inputs(),
-			err: "the pod runs on Windows",
+			reason: "A pod that runs on Windows should be denied: the proxy sidecar does not run there.",
+			args:   args{pod: pod(func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} }), x: inputs()},
+			want:   want{err: errors.New("the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support")},
 		},
 		"HostNetwork": {
-			pod: pod(func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
-			in:  inputs(),
-			err: "the pod uses the node's network (spec.hostNetwork: true)",
+			reason: "A pod on the node's network should be denied: the proxy would listen where the node's other pods do.",
+			args:   args{pod: pod(func(p *corev1.Pod) { p.Spec.HostNetwork = true }), x: inputs()},
+			want: want{err: errors.New("the pod uses the node's network (spec.hostNetwork: true): the Cloud SQL Auth Proxy sidecar would listen on the node's loopback, " +
+				"on a port that other pods and services of the node may use, and serve its health checks on every address of the node; " +
+				"run the pod without hostNetwork, or run a proxy of your own and remove the annotation")},
 		},
 	}
+	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			before := tc.pod.DeepCopy()
-			out, err := Mutate(tc.pod, tc.in)
-			g.Expect(tc.pod).To(Equal(before), "Mutate must not change its argument")
-			if tc.err != "" {
-				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
-				return
+			before := tc.args.pod.DeepCopy()
+			got, err := Mutate(tc.args.pod, tc.args.x)
+			if diff := cmp.Diff(before, tc.args.pod, quantities); diff != "" {
+				t.Errorf("\n%s\nMutate(...): changed its argument, -before, +after:\n%s", tc.reason, diff)
 			}
-			g.Expect(err).ToNot(HaveOccurred())
-			tc.check(g, tc.pod, out)
-			if !equality.Semantic.DeepEqual(out, tc.pod) {
-				g.Expect(checkPod(tc.pod, out)).To(Succeed())
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nMutate(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.pod, got, quantities); diff != "" {
+				t.Errorf("\n%s\nMutate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			// What holds of every injected pod (checkPod): among others, its
+			// ports are in [PortMin, PortMax], differ and are not the pod's own.
+			if err == nil && !equality.Semantic.DeepEqual(got, tc.args.pod) {
+				if err := checkPod(tc.args.pod, got); err != nil {
+					t.Errorf("\n%s\nMutate(...): invalid pod: %v", tc.reason, err)
+				}
 			}
 		})
 	}
