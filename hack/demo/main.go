@@ -34,7 +34,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -60,20 +59,19 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/localpod"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 )
 
 const (
 	errMakeDir        = "cannot make the demo's directory %s"
-	errWriteFile      = "cannot write %s"
 	errCreateLog      = "cannot create a log file"
 	errListen         = "cannot listen for the emulator"
 	errStartProvider  = "cannot start the provider"
 	errCreate         = "cannot create %s %s"
-	errBuildProvider  = "cannot build cmd/provider"
 	errNoProxyBinary  = "CLOUD_SQL_PROXY does not name the Cloud SQL Auth Proxy binary: run the demo with `make demo`, which builds it"
 	errApplyExample   = "cannot apply %s %s from examples/%s"
 	errPodNotAdmitted = "the pod was not admitted"
-	errNotReady       = "the instances did not become Ready in time: see .cache/demo/provider.log"
+	errNotReady       = "the instances did not become Ready in time: see the provider's log, %s"
 	errReadPod        = "the pod could not be read back"
 	errProxyStart     = "the Cloud SQL Auth Proxy did not start: %w\n%s"
 	errPsql           = "psql failed: %w\nproxy output:\n%s"
@@ -98,14 +96,14 @@ func main() {
 // A demo is what the steps of run start and share; each step adds what undoes
 // it to stops, which run calls in reverse order.
 type demo struct {
-	root, dir  string
-	provider   string // the built provider binary
-	kubeconfig string
-	proxyBin   string
-	endpoint   string // the emulator's
-	env        *controlplane.Env
-	instances  []*unstructured.Unstructured
-	stops      []func()
+	root, dir string
+	provider  string // the built provider binary
+	prov      *providerproc.Process
+	proxyBin  string
+	endpoint  string // the emulator's
+	env       *controlplane.Env
+	instances []*unstructured.Unstructured
+	stops     []func()
 }
 
 func run(runFor time.Duration) error {
@@ -150,12 +148,11 @@ func (d *demo) checkTools(context.Context) error {
 	return errors.Wrapf(os.MkdirAll(d.dir, 0o700), errMakeDir, d.dir)
 }
 
-func (d *demo) buildProvider(ctx context.Context) error {
+func (d *demo) buildProvider(context.Context) error {
 	step("building the provider")
-	d.provider = filepath.Join(d.dir, "provider")
-	build := exec.CommandContext(ctx, "go", "build", "-o", d.provider, "./cmd/provider")
-	build.Dir, build.Stdout, build.Stderr = d.root, os.Stdout, os.Stderr
-	return errors.Wrap(build.Run(), errBuildProvider)
+	var err error
+	d.provider, err = providerproc.Build(d.dir)
+	return err
 }
 
 func (d *demo) startControlPlane(context.Context) error {
@@ -172,8 +169,7 @@ func (d *demo) startControlPlane(context.Context) error {
 			fmt.Fprintln(os.Stderr, "demo: cannot stop the control plane:", err)
 		}
 	})
-	d.kubeconfig = filepath.Join(d.dir, "kubeconfig")
-	return errors.Wrapf(os.WriteFile(d.kubeconfig, env.KubeConfig(), 0o600), errWriteFile, d.kubeconfig)
+	return nil
 }
 
 func (d *demo) startEmulator(context.Context) error {
@@ -201,28 +197,22 @@ func (d *demo) startEmulator(context.Context) error {
 }
 
 func (d *demo) startProvider(context.Context) error {
-	step("starting the provider (logs in .cache/demo/provider.log)")
-	_, port, certDir := d.env.WebhookServing()
-	cfgPath := filepath.Join(d.dir, "config.toml")
-	cfg := fmt.Sprintf("[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n\n[webhook]\nport = %d\ncert_dir = %q\n", port, certDir)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return errors.Wrapf(err, errWriteFile, cfgPath)
-	}
-	provLog, err := os.Create(filepath.Join(d.dir, "provider.log"))
+	p, err := providerproc.Start(d.provider, d.dir, d.env, "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n")
 	if err != nil {
-		return errors.Wrap(err, errCreateLog)
-	}
-	d.stops = append(d.stops, func() { _ = provLog.Close() })
-	prov := exec.Command(d.provider, "--config", cfgPath, "--kubeconfig", d.kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-	prov.Stdout, prov.Stderr = provLog, provLog
-	if err := prov.Start(); err != nil {
 		return errors.Wrap(err, errStartProvider)
 	}
-	d.stops = append(d.stops, func() {
-		_ = prov.Process.Signal(syscall.SIGTERM)
-		_ = prov.Wait()
-	})
+	d.prov = p
+	d.stops = append(d.stops, p.Stop)
+	step("started the provider (logs in " + d.rel(p.Log) + ")")
 	return nil
+}
+
+// rel is path p as the user, at the repository's root, names it.
+func (d *demo) rel(p string) string {
+	if r, err := filepath.Rel(d.root, p); err == nil {
+		return r
+	}
+	return p
 }
 
 func (d *demo) applyExamples(ctx context.Context) error {
@@ -248,7 +238,7 @@ func (d *demo) applyExamples(ctx context.Context) error {
 			return err
 		}
 		for _, o := range objs {
-			if err := applyWhenAdmitted(ctx, d.env.Client, o); err != nil {
+			if err := client.IgnoreAlreadyExists(providerproc.CreateWhenAdmitted(ctx, d.env.Client, o)); err != nil {
 				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
 			}
 			d.instances = append(d.instances, o)
@@ -260,7 +250,7 @@ func (d *demo) applyExamples(ctx context.Context) error {
 
 func (d *demo) waitForInstances(ctx context.Context) error {
 	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
-	return watchReady(ctx, d.env.Client, d.instances, 3*time.Minute)
+	return watchReady(ctx, d.env.Client, d.instances, 3*time.Minute, d.rel(d.prov.Log))
 }
 
 // connectPods creates an annotated pod for an instance of each scope and runs
@@ -295,7 +285,7 @@ func (d *demo) printHowToLookAround() error {
 		return err
 	}
 	fmt.Printf("\nEverything is up. Look around with:\n")
-	fmt.Printf("  export KUBECONFIG=%s\n", d.kubeconfig)
+	fmt.Printf("  export KUBECONFIG=%s\n", d.prov.Kubeconfig)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.m.travelaudience.com -A -o wide\n", kubectl)
 	fmt.Printf("  %s -n %s get pod psql -o jsonpath='{.metadata.annotations}'\n", kubectl, teamNS)
@@ -311,28 +301,8 @@ func (d *demo) printHowToLookAround() error {
 
 func step(s string) { fmt.Printf("==> %s\n", s) }
 
-// applyWhenAdmitted creates an object, retrying while the provider's validating
-// webhook is still starting (the API server then cannot reach it).
-func applyWhenAdmitted(ctx context.Context, c client.Client, o client.Object) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := c.Create(ctx, o)
-		if err == nil || kerrors.IsAlreadyExists(err) {
-			return nil
-		}
-		if time.Now().After(deadline) || !strings.Contains(err.Error(), "failed calling webhook") {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
 // watchReady prints the instances' state whenever it changes, until all are Ready.
-func watchReady(ctx context.Context, c client.Client, instances []*unstructured.Unstructured, timeout time.Duration) error {
+func watchReady(ctx context.Context, c client.Client, instances []*unstructured.Unstructured, timeout time.Duration, log string) error {
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for {
@@ -361,7 +331,7 @@ func watchReady(ctx context.Context, c client.Client, instances []*unstructured.
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.New(errNotReady)
+			return errors.Errorf(errNotReady, log)
 		}
 		select {
 		case <-ctx.Done():

@@ -75,12 +75,12 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 )
 
 const (
-	errBuildProvider = "cannot build cmd/provider"
-	errMeasure       = "%d instances, observe = %s"
-	errNoVmHWM       = "no VmHWM"
+	errMeasure = "%d instances, observe = %s"
+	errNoVmHWM = "no VmHWM"
 )
 
 const (
@@ -161,17 +161,14 @@ type row struct {
 }
 
 func run(ctx context.Context, o options) error {
-	root := controlplane.RepoRoot()
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "provider")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/provider")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return errors.Wrap(err, errBuildProvider)
+	bin, err := providerproc.Build(dir)
+	if err != nil {
+		return err
 	}
 	var rows []row
 	for _, n := range o.sizes {

@@ -67,6 +67,12 @@ const (
 
 var errBoom = errors.New("boom")
 
+// Values that most results share: Ready=Available, and our running instance
+// whose postgres user has the connection secret's password.
+var available = []string{"Ready=Available"}
+
+const oursWithSecretPassword = "RUNNABLE, owner uid-ours, postgres has the secret's password"
+
 // published are the connection details Observe publishes: all but the password
 // and its pgpass entry, which only the secret store writes.
 var published = []string{
@@ -567,125 +573,141 @@ func cloudState(t *testing.T, emu *emulator.Server, kube client.Client, mg insta
 	return s
 }
 
+// An externalCase is one call of an external client's method.
+type externalCase struct {
+	reason string
+	args   args
+	want   result
+}
+
+// runExternal calls method in each case, in parallel, and compares what it did.
+func runExternal(t *testing.T, method string, cases map[string]externalCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := call(t, tc.args, method)
+			if diff := cmp.Diff(tc.want, got, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\n%s(...): -want, +got:\n%s", tc.reason, method, diff)
+			}
+		})
+	}
+}
+
 func TestObserve(t *testing.T) {
-	type want struct{ r result }
 	ours := clusterDB()
-	cases := map[string]struct {
-		reason string
-		args   args
-		want   want
-	}{
+	cases := map[string]externalCase{
 		"NotFound": {
 			reason: "No instance of that name: it does not exist, and nothing else is asked.",
 			args:   args{mg: clusterDB()},
-			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.get"}}},
+			want:   result{Secret: "absent", Cloud: "none", Calls: []string{"instances.get"}},
 		},
 		"NotFoundOfAnotherKind": {
 			reason: "A 404 that is not Cloud SQL's instanceDoesNotExist (an endpoint with a wrong path) is an error, never taken for a missing instance that Create would then make.",
 			args:   args{mg: clusterDB(), front: wrongPath},
-			want: want{result{
+			want: result{
 				Err:    errors.Wrapf(apiError(404), errGetInstance, "db", unitProject),
 				Secret: "absent", Cloud: "none",
-			}},
+			},
 		},
 		"GetFails": {
 			reason: "An error reading the instance is returned with its name and project.",
 			args:   args{mg: clusterDB(), cloud: fault(emulator.MethodInstancesGet, 0)},
-			want: want{result{
+			want: result{
 				Err:    errors.Wrapf(apiError(500), errGetInstance, "db", unitProject),
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"UpToDate": {
 			reason: "Our running instance, as specified, with its password confirmed: available, up to date, its details published without the password.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"Drift": {
 			reason: "A setting changed out of band: not up to date, and the difference says which.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" }),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, Diff: "settings.tier: want db-custom-1-3840, have db-custom-2-7680",
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"NoPassword": {
 			reason: "Our instance with no password stored: not up to date (Update sets one), nothing published.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, "")},
-			want: want{result{
-				Exists: true, Conditions: []string{"Ready=Available"},
+			want: result{
+				Exists: true, Conditions: available,
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"PasswordEditedInSecret": {
 			reason: "A password edited in the secret is unconfirmed: not up to date (Update sets it), nothing published.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}},
-			want: want{result{
-				Exists: true, Conditions: []string{"Ready=Available"},
+			want: result{
+				Exists: true, Conditions: available,
 				Secret: "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"PasswordMarkedUnconfirmed": {
 			reason: "A password stored but not yet set (a crash between the two) is not published.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, unconfirmedMark)}},
-			want: want{result{
-				Exists: true, Conditions: []string{"Ready=Available"},
-				Secret: "stored, unconfirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			want: result{
+				Exists: true, Conditions: available,
+				Secret: "stored, unconfirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"PasswordUnrecorded": {
 			reason: "A secret from before fingerprints were kept: its password is taken as set, and its fingerprint recorded.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, unrecorded)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"PasswordUnrecordedStoreFails": {
 			reason: "Recording the fingerprint of an unrecorded password fails: the error names the secret.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, unrecorded)},
 				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"PasswordUnusable": {
 			reason: "A password with a line break cannot go into .pgpass: an error that says what to do, retried at the poll interval.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo("line\nbreak"))}},
-			want: want{result{
+			want: result{
 				Err:        unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Conditions: available, Pacing: []string{"stalled"},
 				Secret: "other", Cloud: "RUNNABLE, owner uid-ours, postgres has another password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"SecretOfAnotherObject": {
 			reason: "A connection secret another object controls is neither read nor written.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, controlledBy(otherUID))}},
-			want: want{result{
+			want: result{
 				Err:        errors.Errorf(errSecretNotOurs, unitNamespace, "db-conn"),
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"SecretReadFails": {
 			reason: "An error reading the connection secret names it.",
@@ -693,224 +715,224 @@ func TestObserve(t *testing.T) {
 				kube: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
 					return errBoom
 				}}},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(errBoom, errReadSecret, unitNamespace, "db-conn"),
-				Conditions: []string{"Ready=Available"},
+				Conditions: available,
 				Secret:     "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"OpaqueSecretCompleted": {
 			reason: "An Opaque secret this object controls gets the connection details from Observe, since crossplane-runtime publishes only into its own type.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, opaque)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed, completed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed, completed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"OpaqueSecretCompleteFails": {
 			reason: "Completing an Opaque secret fails: the error names the secret and its type.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, opaque)},
 				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(errBoom, errCompleteSecret, unitNamespace, "db-conn", corev1.SecretTypeOpaque),
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"PendingCreate": {
 			reason: "An instance being created: Creating, polled soon, not compared (it cannot change yet).",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "PENDING_CREATE"),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
 				Conditions: []string{"Ready=Creating"}, Pacing: []string{"busy"},
 				Secret: "stored, confirmed", Cloud: "PENDING_CREATE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"PendingDelete": {
 			reason: "An instance being deleted while its object is not: Deleting, polled soon.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "PENDING_DELETE"),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "stored, confirmed", Cloud: "PENDING_DELETE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"PendingDeleteOfDeletedObject": {
 			reason: "An instance being deleted for a deleted object: marked deleting, so that a listing's absence proves it gone.",
 			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE"),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "deleting"},
 				Secret: "stored, confirmed", Cloud: "PENDING_DELETE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"Maintenance": {
 			reason: "Any other state: Unavailable with the state in the message, and not compared.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "MAINTENANCE"),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
 				Conditions: []string{"Ready=Unavailable: Cloud SQL reports the instance as MAINTENANCE"},
 				Secret:     "stored, confirmed", Cloud: "MAINTENANCE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"OwnedByOther": {
 			reason: "Another PostgresqlInstance's instance is never changed: an error that says what to do, retried at the poll interval.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, otherUID, "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
 				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"OwnedByOtherObjectDeleted": {
 			reason: "Deleting an object that never owned the instance lets go of it: it does not exist, as far as this object goes.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, otherUID, "")},
-			want:   want{result{Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"}}},
+			want:   result{Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"}},
 		},
 		"NotCreatedByUs": {
 			reason: "An unlabelled instance this object did not create: an error that says how to import it.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, "", "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errNotCreatedByUs, "db", unitProject),
 				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"ObserveOnlyOfUnlabelled": {
 			reason: "managementPolicies [Observe] may observe an instance nobody owns: the first step of an import.",
 			args:   args{mg: clusterDB(observeOnlyPolicy), cloud: seeded(ours, "", "")},
-			want: want{result{
-				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: []string{"Ready=Available"},
+			want: result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: available,
 				Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"ObserveOnlyOfAnothersCluster": {
 			reason: "A cluster-scoped object may observe another object's instance.",
 			args:   args{mg: clusterDB(observeOnlyPolicy), cloud: seeded(ours, otherUID, "")},
-			want: want{result{
-				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have uid-other", Conditions: []string{"Ready=Available"},
+			want: result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have uid-other", Conditions: available,
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"ImportTakeover": {
 			reason: "An unlabelled instance this object observed before (same selfLink) is taken over once its policies allow changes.",
 			args: args{mg: clusterDB(importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")),
 				cloud: seeded(ours, "", ""), secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)",
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
+				Conditions: available,
 				Secret:     "stored, confirmed", Cloud: "RUNNABLE, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"NamespacedOwn": {
 			reason: "A namespaced object's own instance, secret in its namespace: up to date.",
 			args:   args{mg: teamDB(), cloud: seeded(teamDB(), ourUID, ""), secrets: []client.Object{connSecret(teamDB(), storedPW)}},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"NamespacedObserveOnlyOfAnothers": {
 			reason: "A namespaced object may not even observe another object's instance: no team sees another's database.",
 			args:   args{mg: teamDB(observeOnlyPolicy), cloud: seeded(teamDB(), otherUID, "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errObservedByOther, "db", unitProject, otherUID),
 				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"NamespacedObserveOnlyOfUnlabelled": {
 			reason: "A namespaced object may observe an instance nobody owns, to import it.",
 			args:   args{mg: teamDB(observeOnlyPolicy), cloud: seeded(teamDB(), "", "")},
-			want: want{result{
-				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: []string{"Ready=Available"},
+			want: result{
+				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: available,
 				Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"ListingServes": {
 			reason: "observe = list: a listing that began after the object was created serves it without instances.get.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.list"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.list"},
+			},
 		},
 		"ListingAbsenceIsProof": {
 			reason: "observe = list: a new object's name missing from a complete listing is free; no instances.get.",
 			args:   args{mg: clusterDB(), listed: true},
-			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+			want:   result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}},
 		},
 		"ListingAbsenceConfirmed": {
 			reason: "observe = list: an instance observed before and missing from a listing is confirmed gone by instances.get.",
 			args:   args{mg: clusterDB(importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")), listed: true},
-			want:   want{result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list", "instances.get"}}},
+			want:   result{Secret: "absent", Cloud: "none", Calls: []string{"instances.list", "instances.get"}},
 		},
 		"ListingAbsenceOfDeletingConfirmsGone": {
 			reason: "observe = list: a deleted object whose instance was seen deleting is gone once a listing lacks it.",
 			args: args{mg: clusterDB(deleted, importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")), listed: true,
 				pacing: func(p *pacing, key string) { p.markDeleting(key) }},
-			want: want{result{Pacing: []string{"deleting"}, Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+			want: result{Pacing: []string{"deleting"}, Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}},
 		},
 		"ListingFails": {
 			reason: "observe = list: an error listing the project is returned.",
 			args:   args{mg: clusterDB(), listed: true, cloud: fault(emulator.MethodInstancesList, 0)},
-			want:   want{result{Err: errors.Wrapf(apiError(500), "cannot list the Cloud SQL instances of project %s", unitProject), Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}}},
+			want:   result{Err: errors.Wrapf(apiError(500), "cannot list the Cloud SQL instances of project %s", unitProject), Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}},
 		},
 		"ListingForbidden": {
 			reason: "observe = list: credentials without cloudsql.instances.list still observe, with instances.get.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, front: listForbidden},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"ListingTooOldForChangedSpec": {
 			reason: "observe = list: a spec changed since the last sync wants a listing no older than the busy poll interval; one from before the change does not serve.",
 			args: args{mg: clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {}), synced, func(mg instance) { mg.SetGeneration(2) }),
 				cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}, listed: true, listedBefore: true,
 				pacing: func(p *pacing, key string) { p.busyPoll = time.Nanosecond }},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.list"},
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.list"},
+			},
 		},
 		"NewObjectTakesListingBegunAfterItsCreation": {
 			reason: "observe = list: a new object takes any listing begun after it was created, so that a thousand new objects share one.",
 			args: args{mg: clusterDB(createdAt(-time.Hour)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, listedBefore: true},
-			want: want{result{
-				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
-			}},
+			want: result{
+				Exists: true, UpToDate: true, Details: published, Conditions: available,
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
+			},
 		},
 		"NewObjectReadAloneThisSecond": {
 			reason: "observe = list: no listing can show yet whether a name created this very second is taken: instances.get reads it.",
 			args: args{mg: clusterDB(createdAt(2 * time.Second)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, listedBefore: true},
-			want: want{result{
-				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			want: result{
+				Exists: true, UpToDate: true, Details: published, Conditions: available,
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"OpaqueSecretAlreadyComplete": {
 			reason: "An Opaque secret that holds the details already (completed by the Observe before) is not written again.",
@@ -923,89 +945,76 @@ func TestObserve(t *testing.T) {
 					}
 					return c.Update(ctx, obj, o...)
 				}}},
-			want: want{result{
-				Exists: true, UpToDate: true, Details: published, Conditions: []string{"Ready=Available"},
-				Secret: "stored, confirmed, completed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password", Calls: []string{"instances.get"},
-			}},
+			want: result{
+				Exists: true, UpToDate: true, Details: published, Conditions: available,
+				Secret: "stored, confirmed, completed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
+			},
 		},
 		"SomePoliciesOfAnothers": {
 			reason: "Policies that allow any change are not observe-only: another object's instance is refused.",
 			args: args{mg: clusterDB(func(mg instance) {
 				mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate})
 			}), cloud: seeded(ours, otherUID, "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
 				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-other", Calls: []string{"instances.get"},
-			}},
+			},
 		},
 		"ListingOfSyncedObjectServes": {
 			reason: "observe = list: an object synced at its generation takes a listing made before the call.",
 			args: args{mg: clusterDB(synced), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, listedBefore: true},
-			want: want{result{
+			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
-			}},
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword,
+			},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			got := call(t, tc.args, "Observe")
-			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runExternal(t, "Observe", cases)
 }
 
 func TestCreate(t *testing.T) {
-	type want struct{ r result }
 	ours := clusterDB()
 	failCreate := interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return errBoom }}
-	cases := map[string]struct {
-		reason string
-		args   args
-		want   want
-	}{
+	cases := map[string]externalCase{
 		"Creates": {
 			reason: "A new password is stored, confirmed, before instances.insert creates the instance with it and our label.",
 			args:   args{mg: clusterDB()},
-			want: want{result{
+			want: result{
 				Pacing: []string{"busy", "changed", "visible"},
-				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
-			}},
+			},
 		},
 		"CreatesNamespaced": {
 			reason: "A namespaced object's password goes into a secret of its own namespace.",
 			args:   args{mg: teamDB()},
-			want: want{result{
+			want: result{
 				Pacing: []string{"busy", "changed", "visible"},
-				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
-			}},
+			},
 		},
 		"RetryReusesStoredPassword": {
 			reason: "A retried create reuses the password already stored: whichever insert wins, the secret holds its password.",
 			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Pacing: []string{"busy", "changed", "visible"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
-			}},
+			},
 		},
 		"NoConnectionSecret": {
 			reason: "Without writeConnectionSecretToRef the password could not be kept: nothing is created, and the error says what to set.",
 			args:   args{mg: clusterDB(noSecretRef)},
-			want:   want{result{Err: errors.New(errNoConnectionSecret), Cloud: "none"}},
+			want:   result{Err: errors.New(errNoConnectionSecret), Cloud: "none"},
 		},
 		"StoringPasswordFails": {
 			reason: "A password that cannot be stored is never set: no insert.",
 			args:   args{mg: clusterDB(), kube: failCreate},
-			want:   want{result{Err: errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"}},
+			want:   result{Err: errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"},
 		},
 		"SecretReadFails": {
 			reason: "An error reading the connection secret names it; no insert.",
@@ -1013,245 +1022,232 @@ func TestCreate(t *testing.T) {
 				kube: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
 					return errBoom
 				}}},
-			want: want{result{Err: errors.Wrapf(errBoom, errReadSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"}},
+			want: result{Err: errors.Wrapf(errBoom, errReadSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"},
 		},
 		"PasswordUnusable": {
 			reason: "A stored password that cannot go into .pgpass: no insert, retried at the poll interval.",
 			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, "line\nbreak")}},
-			want: want{result{
+			want: result{
 				Err:    unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
 				Pacing: []string{"stalled"}, Secret: "other, confirmed", Cloud: "none",
-			}},
+			},
 		},
 		"AnswerLost": {
 			reason: "An insert whose answer was lost left our instance: the 409 is ours, not an error.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Pacing: []string{"busy", "changed"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert", "instances.get"},
-			}},
+			},
 		},
 		"NameTakenByOther": {
 			reason: "The name belongs to another PostgresqlInstance: an error that says what to do, retried at the poll interval.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, otherUID, "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errOwnedByOther, "db", unitProject, otherUID),
 				Pacing: []string{"busy", "stalled", "changed", "visible"},
 				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-other, postgres has another password",
 				Calls: []string{"instances.insert", "instances.get"},
-			}},
+			},
 		},
 		"NameTakenUnlabelled": {
 			reason: "The name belongs to an instance nobody manages: an error that says how to import it.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, "", "")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errNotCreatedByUs, "db", unitProject),
 				Pacing: []string{"busy", "stalled", "changed", "visible"},
 				Secret: "generated, confirmed", Cloud: "RUNNABLE, postgres has another password",
 				Calls: []string{"instances.insert", "instances.get"},
-			}},
+			},
 		},
 		"NameReserved": {
 			reason: "The name of an instance deleted within the week: an error that says to choose another, retried at the poll interval.",
 			args:   args{mg: clusterDB(), cloud: reservedName("db")},
-			want: want{result{
+			want: result{
 				Err:    errors.Errorf(errNameTaken, "db", unitProject),
 				Pacing: []string{"busy", "stalled", "changed", "visible"},
 				Secret: "generated, confirmed", Cloud: "none",
 				Calls: []string{"instances.insert", "instances.get"},
-			}},
+			},
 		},
 		"NameConflictUnexplained": {
 			reason: "A 409 whose instance cannot be read: the read's error, with name and project.",
 			args:   args{mg: clusterDB(), cloud: clouds(seeded(ours, ourUID, ""), fault(emulator.MethodInstancesGet, 0))},
-			want: want{result{
+			want: result{
 				Err:    errors.Wrapf(apiError(500), errGetInstance, "db", unitProject),
 				Pacing: []string{"busy", "changed", "visible"},
 				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
 				Calls: []string{"instances.insert", "instances.get"},
-			}},
+			},
 		},
 		"InsertFails": {
 			reason: "An insert that fails: the error with name and project; the stored password stays for the retry.",
 			args:   args{mg: clusterDB(), cloud: fault(emulator.MethodInstancesInsert, 0)},
-			want: want{result{
+			want: result{
 				Err:    errors.Wrapf(apiError(500), errCreateInstance, "db", unitProject),
 				Pacing: []string{"busy", "changed", "visible"},
 				Secret: "generated, confirmed", Cloud: "none",
 				Calls: []string{"instances.insert"},
-			}},
+			},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			got := call(t, tc.args, "Create")
-			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\nCreate(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runExternal(t, "Create", cases)
 }
 
 func TestUpdate(t *testing.T) {
-	type want struct{ r result }
 	ours := clusterDB()
 	tierChanged := func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" }
 	slowUpdates := []emulator.Option{emulator.WithDelays(0, time.Hour, 0)}
 	idle := func(p *pacing, key string) { p.markIdle(key) }
-	cases := map[string]struct {
-		reason string
-		args   args
-		want   want
-	}{
+	cases := map[string]externalCase{
 		"NotObserved": {
 			reason: "Update without an Observe before it changes nothing.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), notObserved: true},
-			want:   want{result{Err: errors.New(errNotObserved), Secret: "absent", Cloud: "RUNNABLE, owner uid-ours"}},
+			want:   result{Err: errors.New(errNotObserved), Secret: "absent", Cloud: "RUNNABLE, owner uid-ours"},
 		},
 		"UpToDate": {
 			reason: "Nothing differs: no request.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
-			}},
+			want: result{
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword,
+			},
 		},
 		"SetsMissingPassword": {
 			reason: "A secret without a password: a new one is stored unconfirmed, set with users.update, confirmed, and published whole.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, "")},
-			want: want{result{
+			want: result{
 				Details:    allDetails,
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
-				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available, Pacing: []string{"busy", "changed"},
+				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"SetsEditedPassword": {
 			reason: "A password edited in the secret is set on the instance and confirmed.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}},
-			want: want{result{
+			want: result{
 				Details:    allDetails,
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
-				Secret: "edited, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available, Pacing: []string{"busy", "changed"},
+				Secret: "edited, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"SetPasswordWhileBusy": {
 			reason: "users.update meets a running operation: wait (busy), the password stays unconfirmed.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), emu: slowUpdates,
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}, between: running("db")},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy"},
+			want: result{
+				Conditions: available, Pacing: []string{"busy"},
 				Secret: "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"SetPasswordFails": {
 			reason: "users.update fails: the error with name and project; the password stays unconfirmed.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))}, between: fault(emulator.MethodUsersUpdate, 0)},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(500), errSetPassword, "db", unitProject),
-				Conditions: []string{"Ready=Available"},
+				Conditions: available,
 				Secret:     "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"SetsPasswordOfEmptiedSecret": {
 			reason: "A secret whose password key was removed gets a new password, stored unconfirmed first, then set and confirmed.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, func(s *corev1.Secret) { s.Data = nil })}},
-			want: want{result{
+			want: result{
 				Details:    allDetails,
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
-				Secret: "generated, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available, Pacing: []string{"busy", "changed"},
+				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"ConfirmingPasswordFails": {
 			reason: "The password was set but cannot be confirmed in the secret: an error; it stays unconfirmed and is set again next time.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))},
 				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
-				Conditions: []string{"Ready=Available"},
-				Secret:     "edited", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available,
+				Secret:     "edited", Cloud: oursWithSecretPassword,
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"SettingNewPasswordFails": {
 			reason: "A new password Cloud SQL did not take stays stored, marked unconfirmed, and is set again next time.",
 			args:   args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""), between: fault(emulator.MethodUsersUpdate, 0)},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(500), errSetPassword, "db", unitProject),
-				Conditions: []string{"Ready=Available"},
+				Conditions: available,
 				Secret:     "generated, unconfirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has another password",
 				Calls: []string{"users.update"},
-			}},
+			},
 		},
 		"StoringNewPasswordFails": {
 			reason: "A new password that cannot be stored is never set.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				kube: interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return errBoom }}},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
-				Conditions: []string{"Ready=Available"}, Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
-			}},
+				Conditions: available, Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
+			},
 		},
 		"Patches": {
 			reason: "A difference is patched once operations.list shows nothing running.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed", "visible"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			want: result{
+				Conditions: available, Pacing: []string{"busy", "changed", "visible"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"operations.list", "instances.patch"},
-			}},
+			},
 		},
 		"PatchesWhenKnownIdle": {
 			reason: "When no operation of the provider's can run, the patch needs no operations.list first.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
 				secrets: []client.Object{connSecret(ours, storedPW)}, pacing: idle},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed", "visible"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			want: result{
+				Conditions: available, Pacing: []string{"busy", "changed", "visible"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.patch"},
-			}},
+			},
 		},
 		"WaitsForRunningOperation": {
 			reason: "An operation runs: no patch (it would earn a 409), come back soon.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged), emu: slowUpdates,
 				secrets: []client.Object{connSecret(ours, storedPW)}, between: running("db")},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			want: result{
+				Conditions: available, Pacing: []string{"busy"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"operations.list"},
-			}},
+			},
 		},
 		"OperationsListFails": {
 			reason: "operations.list fails: the error with name and project, no patch.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
 				secrets: []client.Object{connSecret(ours, storedPW)}, between: fault(emulator.MethodOperationsList, 0)},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(500), errListOperations, "db", unitProject),
-				Conditions: []string{"Ready=Available"},
-				Secret:     "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"operations.list"},
-			}},
+			},
 		},
 		"PatchMeetsAnotherOperation": {
 			reason: "Known idle, but someone else's operation runs: the 409 means observe again soon, not an error.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged), emu: slowUpdates,
 				secrets: []client.Object{connSecret(ours, storedPW)}, between: running("db"), pacing: idle},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			want: result{
+				Conditions: available, Pacing: []string{"busy", "changed"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.patch"},
-			}},
+			},
 		},
 		"PatchOfStaleSettings": {
 			reason: "The instance changed since it was observed (412 staleData): observe again soon, not an error.",
@@ -1263,114 +1259,93 @@ func TestUpdate(t *testing.T) {
 						t.Fatal(err)
 					}
 				}},
-			want: want{result{
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"busy", "changed"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+			want: result{
+				Conditions: available, Pacing: []string{"busy", "changed"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.patch"},
-			}},
+			},
 		},
 		"PatchFails": {
 			reason: "instances.patch fails: the error with name and project.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", tierChanged),
 				secrets: []client.Object{connSecret(ours, storedPW)}, pacing: idle, between: fault(emulator.MethodInstancesPatch, 0)},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(500), errUpdateInstance, "db", unitProject),
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"idle"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
+				Conditions: available, Pacing: []string{"idle"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.patch"},
-			}},
+			},
 		},
 		"ImmutableDifference": {
 			reason: "A difference Cloud SQL cannot patch (the region) is reported, never patched, and retried at the poll interval.",
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, "", func(db *sqladmin.DatabaseInstance) { db.Region = "europe-west4" }),
 				secrets: []client.Object{connSecret(ours, storedPW)}},
-			want: want{result{
+			want: result{
 				Err: errors.Wrap(errors.New("region: want europe-west1, have europe-west4"),
 					"the Cloud SQL instance differs from the spec in fields that cannot change on an existing instance; "+
 						"set them back to the instance's values, or create a new PostgresqlInstance (with another name) to get the new ones"),
-				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
-				Secret: "stored, confirmed", Cloud: "RUNNABLE, owner uid-ours, postgres has the secret's password",
-			}},
+				Conditions: available, Pacing: []string{"stalled"},
+				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
+			},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			got := call(t, tc.args, "Update")
-			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runExternal(t, "Update", cases)
 }
 
 func TestDelete(t *testing.T) {
-	type want struct{ r result }
 	ours := clusterDB()
-	cases := map[string]struct {
-		reason string
-		args   args
-		want   want
-	}{
+	cases := map[string]externalCase{
 		"Deletes": {
 			reason: "instances.delete is asked once; the instance is then known to be deleting.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "")},
-			want: want{result{
+			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "deleting"},
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
-			}},
+			},
 		},
 		"AlreadyDeleting": {
 			reason: "An instance observed PENDING_DELETE is not asked again.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE")},
-			want: want{result{
+			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "PENDING_DELETE, owner uid-ours",
-			}},
+			},
 		},
 		"AlreadyGone": {
 			reason: "A 404 from instances.delete: gone, not an error.",
 			args:   args{mg: clusterDB(deleted), notObserved: true},
-			want: want{result{
+			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
-			}},
+			},
 		},
 		"OperationRunning": {
 			reason: "A 409 from instances.delete: asked again once the operation is over, not an error.",
 			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
 				between: running("db")},
-			want: want{result{
+			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
-			}},
+			},
 		},
 		"NotFoundOfAnotherKind": {
 			reason: "A 404 that is not Cloud SQL's instanceDoesNotExist does not prove the instance gone: the finalizer stays.",
 			args:   args{mg: clusterDB(deleted), notObserved: true, cloud: seeded(ours, ourUID, ""), front: wrongPath},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(404), errDeleteInstance, "db", unitProject),
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
-			}},
+			},
 		},
 		"DeleteFails": {
 			reason: "instances.delete fails: the error with name and project.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), between: fault(emulator.MethodInstancesDelete, 0)},
-			want: want{result{
+			want: result{
 				Err:        errors.Wrapf(apiError(500), errDeleteInstance, "db", unitProject),
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
-			}},
+			},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			got := call(t, tc.args, "Delete")
-			if diff := cmp.Diff(tc.want.r, got, test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runExternal(t, "Delete", cases)
 }

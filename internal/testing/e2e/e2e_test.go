@@ -307,7 +307,7 @@ func (w *world) stopProvider() {
 
 // createWhenAdmitted creates o, retrying while the provider's webhooks start.
 func (w *world) createWhenAdmitted(ctx context.Context, o client.Object) {
-	providerproc.CreateWhenAdmitted(ctx, NewWithT(w.t), w.c, o)
+	NewWithT(w.t).Expect(providerproc.CreateWhenAdmitted(ctx, w.c, o)).To(Succeed())
 }
 
 // conditioned is a PostgresqlInstance of either kind.

@@ -332,7 +332,7 @@ func (w *world) describe(ctx context.Context, pod *corev1.Pod) string {
 
 // createWhenAdmitted creates o, retrying while the provider's webhooks start.
 func (w *world) createWhenAdmitted(ctx context.Context, o client.Object) {
-	providerproc.CreateWhenAdmitted(ctx, w.g, w.c, o)
+	w.g.Expect(providerproc.CreateWhenAdmitted(ctx, w.c, o)).To(Succeed())
 }
 
 // startProvider runs the provider binary with both webhooks, the sidecar mode

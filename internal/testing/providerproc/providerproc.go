@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
@@ -58,6 +57,8 @@ type Process struct {
 	logf *os.File
 	// Log is the file its output goes to.
 	Log string
+	// Kubeconfig is the administrator kubeconfig it runs with, for kubectl.
+	Kubeconfig string
 }
 
 // stopTimeout is how long Stop waits after SIGTERM before it kills.
@@ -77,16 +78,15 @@ func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, e
 	if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
+	p := &Process{Log: filepath.Join(dir, fmt.Sprintf("provider-%d.log", runs)), Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if err := os.WriteFile(p.Kubeconfig, env.KubeConfig(), 0o600); err != nil {
 		return nil, err
 	}
-	p := &Process{Log: filepath.Join(dir, fmt.Sprintf("provider-%d.log", runs))}
 	logf, err := os.Create(p.Log)
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig,
+	p.cmd = exec.Command(bin, "--config", cfg, "--kubeconfig", p.Kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
 	p.cmd.Stdout, p.cmd.Stderr, p.logf = logf, logf, logf
 	if err := p.cmd.Start(); err != nil {
@@ -118,14 +118,20 @@ func (p *Process) Stop() {
 	p.cmd = nil
 }
 
-// CreateWhenAdmitted creates o, retrying while the provider's webhooks are
-// still starting (the API server then cannot call them).
-func CreateWhenAdmitted(ctx context.Context, g gomega.Gomega, c client.Client, o client.Object) {
-	g.Eventually(func() error {
+// CreateWhenAdmitted creates o, retrying for up to a minute while the
+// provider's webhooks are still starting (the API server then cannot call
+// them). Any other error is returned at once.
+func CreateWhenAdmitted(ctx context.Context, c client.Client, o client.Object) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
 		err := c.Create(ctx, o)
-		if err != nil && !strings.Contains(err.Error(), "failed calling webhook") {
-			return gomega.StopTrying(err.Error())
+		if err == nil || time.Now().After(deadline) || !strings.Contains(err.Error(), "failed calling webhook") {
+			return err
 		}
-		return err
-	}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -52,11 +52,11 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 )
 
 const (
-	errBuildProvider = "cannot build cmd/provider: %w\n%s"
-	errTimeout       = "not %s within %s"
+	errTimeout = "not %s within %s"
 	// errFailures is ErrFailed followed by the failures.
 	errFailures = "%w: %s"
 )
@@ -177,11 +177,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	defer os.RemoveAll(w.dir)
 	w.logf("building cmd/provider")
-	w.bin = filepath.Join(w.dir, "provider")
-	build := exec.CommandContext(ctx, "go", "build", "-o", w.bin, "./cmd/provider")
-	build.Dir = controlplane.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return Report{}, errors.Errorf(errBuildProvider, err, out)
+	if w.bin, err = providerproc.Build(w.dir); err != nil {
+		return Report{}, err
 	}
 	if w.env, err = controlplane.Start(); err != nil {
 		return Report{}, err
