@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/spf13/afero"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +82,13 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		pacing:   c.pacing,
 		observer: c.observer,
 		source:   pc.Name,
+		terminating: func(ctx context.Context, ns string) (bool, error) {
+			n := &corev1.Namespace{}
+			// Read live: only deleted objects ask, and a cache of every
+			// namespace is not worth it for them.
+			err := c.secrets.Get(ctx, types.NamespacedName{Name: ns}, n)
+			return err == nil && n.DeletionTimestamp != nil, client.IgnoreNotFound(err)
+		},
 	}, nil
 }
 

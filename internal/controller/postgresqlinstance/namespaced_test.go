@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
 // The lifecycle tests run for the namespaced kind too (see kinds_test.go);
@@ -97,4 +99,33 @@ func TestMissingProviderConfigIsNamed(t *testing.T) {
 			)))
 		})
 	}
+}
+
+// A namespaced PostgresqlInstance deleted with its namespace, without the
+// allow-deletion annotation, lets go of its Cloud SQL instance: the object goes
+// (so that the namespace can finish terminating), the instance and its data
+// stay, and nothing deletes it. With the annotation, it is deleted as usual.
+func TestNamespaceDeletionKeepsUnannotatedInstances(t *testing.T) {
+	h := newHarness(t)
+	// Its own namespace: envtest never finishes deleting one (no namespace
+	// controller), so it stays Terminating for the rest of the run.
+	k := namespacedKind{team: "gone"}
+	a := h.of(k)
+	ns := k.namespace(h)
+	a.create(a.instance("kept"))
+	a.create(a.instance("deleted", func(p object) {
+		meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	}))
+
+	h.g.Expect(env.Client.Delete(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	// What the namespace controller does next: delete every object in it.
+	for _, name := range []string{"kept", "deleted"} {
+		h.g.Expect(env.Client.Delete(h.ctx, a.get(name))).To(Succeed())
+	}
+	a.waitGone("kept")
+	h.g.Eventually(func() int { return h.calls("instances.delete", "deleted") }, 30*time.Second, 50*time.Millisecond).Should(Equal(1))
+	a.waitGone("deleted")
+	h.g.Expect(h.calls("instances.delete", "kept")).To(Equal(0), "the Cloud SQL instance of an unannotated object was deleted with its namespace")
+	_, err := h.svc().Instances.Get(h.project, "kept").Do()
+	h.g.Expect(err).ToNot(HaveOccurred(), "the Cloud SQL instance is gone")
 }

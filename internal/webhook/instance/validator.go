@@ -40,7 +40,10 @@ limitations under the License.
 //
 // On DELETE it denies unless the object carries
 // cloudsql.travelaudience.com/allow-deletion: "true". Dry-run requests are
-// answered like the others.
+// answered like the others. A namespaced PostgresqlInstance whose namespace is
+// being deleted is let go without the annotation, so that the namespace can
+// finish terminating; the controller then leaves its Cloud SQL instance in
+// place (orphaned, with its data), as the guard would have.
 package instance
 
 import (
@@ -57,6 +60,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/spf13/afero"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,6 +99,7 @@ const (
 	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
 	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (%s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
 	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
+	msgNamespaceGoes   = "namespace %s is being deleted: the PostgresqlInstance goes, and Cloud SQL instance %s is kept (it is deleted only with the allow-deletion annotation)"
 	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%v); if it does, the controller reports the conflict on the instance"
 )
@@ -223,17 +228,28 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if err != nil {
 			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 		}
-		return v.delete(s)
+		return v.delete(ctx, s)
 	default:
 		return admission.Allowed("")
 	}
 }
 
-func (v *Validator) delete(s *subject) admission.Response {
+func (v *Validator) delete(ctx context.Context, s *subject) admission.Response {
 	if s.obj.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
 		return admission.Allowed("deletion allowed by annotation " + v1alpha1.AnnotationAllowDeletion)
 	}
 	name := cloudsql.InstanceName(s.obj)
+	if ns := s.obj.GetNamespace(); ns != "" {
+		// Denying the namespace's own deletion of its objects would keep it
+		// Terminating for ever. The controller keeps the Cloud SQL instance of
+		// an object that goes this way (see the package doc).
+		n := &corev1.Namespace{}
+		err := v.secrets.Get(ctx, types.NamespacedName{Name: ns}, n)
+		if err == nil && n.DeletionTimestamp != nil {
+			v.log.Debug("Letting a PostgresqlInstance of a terminating namespace go, keeping its Cloud SQL instance", "postgresqlinstance", s.ref, "instance", name)
+			return admission.Allowed(fmt.Sprintf(msgNamespaceGoes, ns, name))
+		}
+	}
 	effect := fmt.Sprintf("deletes Cloud SQL instance %s and its data", name)
 	if !deletesExternal(s) {
 		effect = fmt.Sprintf("stops managing Cloud SQL instance %s, which keeps running", name)

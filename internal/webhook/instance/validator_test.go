@@ -647,6 +647,20 @@ func TestHandleDelete(t *testing.T) {
 			args:   args{op: admissionv1.Delete, object: nsInstance("orders", policies(xpv2.ManagementActionObserve))},
 			want:   keeps("team-x/orders", "orders", nsCmd),
 		},
+		"DeleteNamespacedOfTerminatingNamespace": {
+			reason: "A namespace being deleted deletes its instances: admitting that keeps it from staying Terminating, and the controller keeps the Cloud SQL instance.",
+			args: args{op: admissionv1.Delete, object: nsInstance("orders"), world: world{kube: []fixture{func(*testing.T, string) client.Object {
+				return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-x", DeletionTimestamp: &metav1.Time{Time: time.Now()}, Finalizers: []string{"kubernetes"}}}
+			}}}},
+			want: allowed(0, "namespace team-x is being deleted: the PostgresqlInstance goes, and Cloud SQL instance orders is kept (it is deleted only with the allow-deletion annotation)"),
+		},
+		"DeleteNamespacedOfLiveNamespace": {
+			reason: "A namespace that stays does not let its instances go without the annotation.",
+			args: args{op: admissionv1.Delete, object: nsInstance("orders"), world: world{kube: []fixture{func(*testing.T, string) client.Object {
+				return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-x"}}
+			}}}},
+			want: deletes("team-x/orders", "orders", nsCmd),
+		},
 		"DeleteNamespacedPoliciesAll": {
 			reason: "A namespaced instance of management policies [*] deletes its Cloud SQL instance.",
 			args:   args{op: admissionv1.Delete, object: nsInstance("orders", policies(xpv2.ManagementActionAll))},
