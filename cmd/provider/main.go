@@ -37,6 +37,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -66,6 +67,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -115,6 +117,7 @@ type common struct {
 	debug          *bool
 	leaderElection *bool
 	metricsAddr    *string
+	metricsSecure  *bool
 	healthAddr     *string
 	kubeconfig     *string
 	webhookHosts   *string
@@ -127,8 +130,10 @@ func commonFlags(fs *flag.FlagSet) *common {
 		configPath:     fs.String("config", "", "TOML configuration file (see examples/config.toml); every key has a default"),
 		debug:          fs.Bool("debug", false, "log at debug level (overrides logging.debug)"),
 		leaderElection: fs.Bool("leader-election", false, "elect a leader so that only one of several replicas reconciles (webhooks are served by every replica)"),
-		metricsAddr:    fs.String("metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 turns it off)"),
-		healthAddr:     fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints (0 turns them off)"),
+		metricsAddr:    fs.String("metrics-bind-address", ":8443", "address of the Prometheus /metrics endpoint (0 turns it off)"),
+		metricsSecure: fs.Bool("metrics-secure", true, "serve /metrics over HTTPS, only to callers that the API server authenticates (TokenReview) and authorizes "+
+			"(SubjectAccessReview: get on the non-resource URL /metrics); false serves it over plain HTTP to anyone who reaches the address"),
+		healthAddr: fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints (0 turns them off)"),
 		// controller-runtime registers --kubeconfig on the default flag set.
 		kubeconfig:   fs.String("kubeconfig", "", "kubeconfig file of the API server (default: $KUBECONFIG, else in-cluster)"),
 		webhookHosts: fs.String("webhook-hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs of the self-signed webhook certificate, made only when neither [webhook] cert_dir nor $WEBHOOK_TLS_CERT_DIR names one (for example <service>.<namespace>.svc)"),
@@ -211,6 +216,33 @@ func (c *common) setup() (*setup, error) {
 	return &setup{cfg: cfg, log: log, restConfig: restConfig, scheme: scheme}, nil
 }
 
+// metricsOptions serves /metrics as --metrics-secure says. Metrics name every
+// instance, namespace and Cloud SQL method the provider handles: they are not
+// for every pod of the cluster to read.
+func (c *common) metricsOptions(log logging.Logger) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: *c.metricsAddr}
+	if *c.metricsSecure {
+		o.SecureServing = true
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		return o
+	}
+	if host, _, err := net.SplitHostPort(*c.metricsAddr); *c.metricsAddr != "0" && (err != nil || !isLoopback(host)) {
+		log.Info("Warning: /metrics is served over plain HTTP without authentication (--metrics-secure=false) on an address other pods may reach: "+
+			"bind it to 127.0.0.1, or drop --metrics-secure=false", "metrics-bind-address", *c.metricsAddr)
+	}
+	return o
+}
+
+// isLoopback reports whether host (of a bind address) is reachable from this
+// machine only.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // manager creates the controller manager, with a webhook server when serve is
 // true.
 func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Manager, error) {
@@ -232,7 +264,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		LeaderElection:          *c.leaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: c.ownNamespace(),
-		Metrics:                 metricsserver.Options{BindAddress: *c.metricsAddr},
+		Metrics:                 c.metricsOptions(s.log),
 		HealthProbeBindAddress:  *c.healthAddr,
 		PprofBindAddress:        *c.pprofAddr,
 	}

@@ -91,7 +91,7 @@ func TestSafeStart(t *testing.T) {
 		}
 	})
 	prov := exec.Command(os.Args[0], "--config", cfg, "--kubeconfig", kubeconfig, "--namespace", defaultNamespace,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", health, "--instance-webhook=false", "--pod-injector=false")
+		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", health, "--instance-webhook=false", "--pod-injector=false")
 	prov.Env = append(os.Environ(), beProvider+"=1")
 	prov.Stdout, prov.Stderr = out, out
 	g.Expect(prov.Start()).To(Succeed())

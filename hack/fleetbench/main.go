@@ -245,7 +245,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 		return r, err
 	}
 	defer logf.Close()
-	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr,
+	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr, "--metrics-secure=false",
 		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false")
 	prov.Stdout, prov.Stderr = logf, logf
 	if o.goMemLimit != "" {
