@@ -103,3 +103,34 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+// A configuration that lets every namespace use every instance without
+// spec.injection is valid, but warned about; the defaults allow none.
+func TestWarnings(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		text   string
+		want   []string
+	}{
+		"Defaults": {reason: "the defaults allow no namespace and warn of nothing", text: ""},
+		"Names":    {reason: "a list of namespaces is what the key is for", text: "[injection]\ndefault_allowed_namespaces = [\"team-a\"]\n"},
+		"EveryOne": {reason: `"*" hands every instance without spec.injection to every namespace`, text: "[injection]\ndefault_allowed_namespaces = [\"*\"]\n", want: []string{`[injection] default_allowed_namespaces is ["*"]`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := Parse(tc.text)
+			g.Expect(err).ToNot(HaveOccurred())
+			w := c.Warnings()
+			g.Expect(w).To(HaveLen(len(tc.want)), tc.reason)
+			for i, s := range tc.want {
+				g.Expect(w[i]).To(And(ContainSubstring(s), ContainSubstring("spec.injection"), ContainSubstring("set it to []")), tc.reason)
+			}
+		})
+	}
+}
+
+// The default allows no namespace: an instance names who may use it.
+func TestDefaultAllowsNoNamespace(t *testing.T) {
+	NewWithT(t).Expect(Defaults().Injection.DefaultAllowedNamespaces).To(BeEmpty())
+}
