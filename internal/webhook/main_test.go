@@ -20,9 +20,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,7 +74,23 @@ var (
 	pods *switchable // the pod injector, native or classic
 	// endpoint is the emulator's URL, the spec.endpoint of every configuration.
 	endpoint string
+	// secretLists counts the lists of secrets (not watches) that the
+	// manager sends to the API server.
+	secretLists atomic.Int64
+	// cached is the manager's cache.
+	cached client.Reader
 )
+
+// countSecretLists counts in secretLists the requests that list secrets, in
+// one namespace or all.
+type countSecretLists struct{ next http.RoundTripper }
+
+func (c countSecretLists) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets") && r.URL.Query().Get("watch") != "true" {
+		secretLists.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
 
 // A switchable forwards admission requests to the injector of the sidecar mode a
 // test chose, and counts them: both modes are tested against one API server.
@@ -161,7 +179,9 @@ func run(m *testing.M) (int, error) {
 	defer func() { _ = env.Stop() }()
 
 	host, port, certDir := env.WebhookServing()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	mgrConfig := rest.CopyConfig(env.Config)
+	mgrConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countSecretLists{next: rt} })
+	mgr, err := ctrl.NewManager(mgrConfig, ctrl.Options{
 		Scheme: env.Scheme,
 		// As the provider: secrets are read live, and only their metadata
 		// is cached, without the last applied configuration.
@@ -194,6 +214,7 @@ func run(m *testing.M) (int, error) {
 		classic: podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), classicCfg),
 	}
 	pods.current = pods.native
+	cached = mgr.GetCache()
 	mgr.GetWebhookServer().Register(podinject.Path, &crwebhook.Admission{Handler: pods})
 	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
