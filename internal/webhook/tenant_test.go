@@ -258,7 +258,7 @@ func TestRefreshingListsNoSecrets(t *testing.T) {
 			g.Expect(secret(g, "counted-app", name).Data[cloudsql.ConnectionKeyPgpass]).To(Equal(cs.Data[cloudsql.ConnectionKeyPgpass]))
 		}, eventually, poll).Should(Succeed(), "refresh %d", i)
 	}
-	g.Expect(secretLists.Load() - before).To(BeZero(), "lists of secrets sent to the API server while refreshing")
+	g.Expect(secretLists.Load()-before).To(BeZero(), "lists of secrets sent to the API server while refreshing")
 }
 
 // The cache of secrets' metadata holds no last applied configuration, which
