@@ -197,29 +197,29 @@ func TestProxyKeyCopiesFollowTheirSource(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	keySecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "rotating-key"}, Data: map[string][]byte{"key.json": []byte(`{"v":1}`)}}
+	keySecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "revoked-key"}, Data: map[string][]byte{"key.json": []byte(`{"v":1}`)}}
 	g.Expect(env.Client.Create(ctx, keySecret)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &v1alpha1.ProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "rotating-key"},
+		ObjectMeta: metav1.ObjectMeta{Name: "revoked-key"},
 		Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: "http://127.0.0.1:1/"},
 			Credentials:      v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
-			ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "rotating-key"}, Key: "key.json"}},
+			ProxyCredentials: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: "revoked-key"}, Key: "key.json"}},
 	})).To(Succeed())
-	pi := readyInstance(t, "rotating", func(pi *v1alpha1.PostgresqlInstance) {
-		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"rotating-a", "rotating-b"}}
-		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "rotating-key"}
+	pi := readyInstance(t, "revoked", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"revoked-a", "revoked-b"}}
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "revoked-key"}
 	})
-	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "rotating")
-	for _, ns := range []string{"rotating-a", "rotating-b"} {
+	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "revoked")
+	for _, ns := range []string{"revoked-a", "revoked-b"} {
 		namespace(t, ns, nil)
-		g.Expect(env.Client.Create(ctx, annotatedPod(ns, "web", "rotating"))).To(Succeed())
+		g.Expect(env.Client.Create(ctx, annotatedPod(ns, "web", "revoked"))).To(Succeed())
 		g.Expect(secret(g, ns, key).Data).To(Equal(map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"v":1}`)}))
 	}
 
 	// A new key reaches every copy.
 	keySecret.Data["key.json"] = []byte(`{"v":2}`)
 	g.Expect(env.Client.Update(ctx, keySecret)).To(Succeed())
-	for _, ns := range []string{"rotating-a", "rotating-b"} {
+	for _, ns := range []string{"revoked-a", "revoked-b"} {
 		g.Eventually(func(g Gomega) {
 			g.Expect(secret(g, ns, key).Data[podinject.ProxyCredentialsKey]).To(Equal([]byte(`{"v":2}`)))
 		}, eventually, poll).Should(Succeed(), "namespace %s", ns)
@@ -227,14 +227,14 @@ func TestProxyKeyCopiesFollowTheirSource(t *testing.T) {
 
 	// A namespace that loses access loses the key.
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
-	pi.Spec.Injection.AllowedNamespaces = []string{"rotating-a"}
+	pi.Spec.Injection.AllowedNamespaces = []string{"revoked-a"}
 	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
-	g.Eventually(absent("rotating-b", key), eventually, poll).Should(BeTrue())
+	g.Eventually(absent("revoked-b", key), eventually, poll).Should(BeTrue())
 
 	// The platform deletes the key: no copy of it stays.
 	g.Expect(env.Client.Delete(ctx, keySecret)).To(Succeed())
-	g.Eventually(absent("rotating-a", key), eventually, poll).Should(BeTrue())
-	g.Consistently(absent("rotating-a", podinject.ReplicaName(podinject.ReplicaPgpass, "rotating")), time.Second, poll).Should(BeFalse(), "the password stays")
+	g.Eventually(absent("revoked-a", key), eventually, poll).Should(BeTrue())
+	g.Consistently(absent("revoked-a", podinject.ReplicaName(podinject.ReplicaPgpass, "revoked")), time.Second, poll).Should(BeFalse(), "the password stays")
 }
 
 // The refreshers find copies in the cache of secrets' metadata: refreshing
