@@ -78,7 +78,7 @@ func TestParse(t *testing.T) {
 		"BudgetZero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
 		"PortRange":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
 		"ImageEmpty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
-		"WriterEmpty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh and cat"}},
+		"WriterEmpty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh"}},
 		"LookupLong":   {text: "[webhook]\ncloudsql_timeout = \"10s\"\n", wantErr: []string{"webhook.cloudsql_timeout: must be between 1s and 8s"}},
 		"SidecarMode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
 		"Quantity":     {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},

@@ -147,7 +147,7 @@ type Inputs struct {
 	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
 	ProxyImage string
 	// WriterImage runs the init containers that write the password file; it
-	// needs /bin/sh and cat.
+	// needs /bin/sh.
 	WriterImage string
 	// Native runs the proxy as a native sidecar (an init container with
 	// restartPolicy Always, Kubernetes 1.29 and later), else as a container.

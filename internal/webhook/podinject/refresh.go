@@ -54,7 +54,12 @@ const (
 //     spec.proxyCredentials secret changes;
 //   - deletes the copies in namespaces that spec.injection (or the default) no
 //     longer allows, the proxy key copies when the ProviderConfig no longer has
-//     proxyCredentials, and every copy of an instance that is gone.
+//     proxyCredentials or their secret is gone, and every copy of an instance
+//     that is gone.
+//
+// A copy is a secret that the injector made: a copy's name and label, and an
+// owner reference to the instance's UID. Others are left alone, whatever their
+// name and labels say.
 //
 // Running pods keep the password file their init container wrote at start: a new
 // password reaches them when they restart. Copies are not created here, only at
