@@ -451,7 +451,7 @@ type PostgresqlInstanceSpec struct {
 	// with the annotation cloudsql.travelaudience.com/postgresqlinstance-name,
 	// which gives them the Cloud SQL Auth Proxy and the postgres password.
 	// When omitted, the provider's configuration decides
-	// ([injection] default_allowed_namespaces, by default every namespace).
+	// ([injection] default_allowed_namespaces, by default no namespace).
 	// When present, only the namespaces listed in allowedNamespaces or
 	// matched by namespaceSelector may; an empty injection ({}) allows none.
 	// Copies of the password in namespaces that are no longer allowed are

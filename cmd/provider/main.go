@@ -259,6 +259,10 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 			// schemas would be most of the cache in a cluster with many.
 			ByObject: map[client.Object]cache.ByObject{
 				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+				// Only secrets' metadata is cached (for the injector's
+				// refreshers): without the last applied configuration, which
+				// holds the whole data of a secret applied with kubectl.
+				&corev1.Secret{}: {Transform: podinject.TransformSecretMetadata},
 			},
 		},
 		LeaderElection:          *c.leaderElection,
@@ -355,8 +359,13 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	}
 	s.log.Info("Serving the pod injector", "path", podinject.Path, "native-sidecars", native, "proxy-image", ic.ProxyImage,
 		"default-allowed-namespaces", s.cfg.Injection.DefaultAllowedNamespaces)
+	for _, w := range s.cfg.Warnings() {
+		s.log.Info("Warning: " + w)
+	}
 	log := podinject.WithLogger(s.log.WithValues("webhook", "pods"))
-	podinject.Serve(mgr, ic, log)
+	if err := podinject.Serve(mgr, ic, log); err != nil {
+		return err
+	}
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
 		return podinject.SetupRefresher(mgr, ic.Policy, log)
 	}, xpcontroller.InstanceKinds...)

@@ -238,6 +238,9 @@ func (d *demo) applyExamples(ctx context.Context) error {
 			return err
 		}
 		for _, o := range objs {
+			if err := allowDemoApp(o); err != nil {
+				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
+			}
 			if err := client.IgnoreAlreadyExists(providerproc.CreateWhenAdmitted(ctx, d.env.Client, o)); err != nil {
 				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
 			}
@@ -246,6 +249,20 @@ func (d *demo) applyExamples(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// allowDemoApp adds the demo's application namespace to the namespaces that a
+// cluster-scoped example instance allows (spec.injection.allowedNamespaces):
+// the provider allows none by default, and the examples name default.
+func allowDemoApp(o *unstructured.Unstructured) error {
+	if o.GroupVersionKind().Group != v1alpha1.Group || o.GetKind() != v1alpha1.PostgresqlInstanceKind {
+		return nil
+	}
+	allowed, _, err := unstructured.NestedStringSlice(o.Object, "spec", "injection", "allowedNamespaces")
+	if err != nil {
+		return err
+	}
+	return unstructured.SetNestedStringSlice(o.Object, append(allowed, appNS), "spec", "injection", "allowedNamespaces")
 }
 
 func (d *demo) waitForInstances(ctx context.Context) error {

@@ -138,12 +138,13 @@ type Proxy struct {
 // Injection configures which pods may use which instances.
 type Injection struct {
 	// DefaultAllowedNamespaces applies to PostgresqlInstances that do not say which
-	// namespaces may request them: "*" allows every namespace (anyone who can
-	// create a pod anywhere can then use the instance), an empty list none.
+	// namespaces may request them: an empty list (the default) none, so that an
+	// instance names who may use it; "*" allows every namespace (anyone who can
+	// create a pod anywhere can then use the instance, and Warnings says so).
 	DefaultAllowedNamespaces []string `toml:"default_allowed_namespaces"`
 	// PgpassWriterImage runs the init containers that copy the password into a
 	// file owned by the user of each container (libpq reads no other); it needs
-	// /bin/sh and cat.
+	// /bin/sh.
 	PgpassWriterImage string `toml:"pgpass_writer_image"`
 }
 
@@ -189,12 +190,25 @@ func Defaults() Config {
 			MemoryLimit:   "256Mi",
 		},
 		Injection: Injection{
-			DefaultAllowedNamespaces: []string{"*"},
-			// The same release's Alpine variant: it has /bin/sh and cat, and a
+			// None: an instance's spec.injection names who may use it.
+			DefaultAllowedNamespaces: []string{},
+			// The same release's Alpine variant: it has /bin/sh, and a
 			// node that runs the proxy already has most of its layers.
 			PgpassWriterImage: ProxyImageRepository + ":" + ProxyVersion + "-alpine",
 		},
 	}
+}
+
+// Warnings are what a valid configuration allows that a shared cluster should
+// not, one message each: the provider logs them at start.
+func (c Config) Warnings() []string {
+	var w []string
+	if slices.Contains(c.Injection.DefaultAllowedNamespaces, "*") {
+		w = append(w, `[injection] default_allowed_namespaces is ["*"]: pods of every namespace may request every cluster-scoped `+
+			`PostgresqlInstance without spec.injection, and receive its postgres password; set it to [] (or to the namespaces `+
+			`that may) and give each instance spec.injection.allowedNamespaces or spec.injection.namespaceSelector`)
+	}
+	return w
 }
 
 // Load reads the file at path over the defaults. An empty path means defaults only.
@@ -298,7 +312,7 @@ func (c Config) Validate() error {
 		bad("webhook.cloudsql_timeout", "must be between 1s and 8s (the API server waits 10s for the webhook), got %s", c.Webhook.CloudSQLTimeout)
 	}
 	if !imageRE.MatchString(c.Injection.PgpassWriterImage) {
-		bad("injection.pgpass_writer_image", "must name an image with /bin/sh and cat, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)
+		bad("injection.pgpass_writer_image", "must name an image with /bin/sh, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)
 	}
 	if !imageRE.MatchString(c.Proxy.Image) {
 		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s, got %q", Defaults().Proxy.Image, c.Proxy.Image)

@@ -78,7 +78,7 @@ func TestParse(t *testing.T) {
 		"BudgetZero":   {text: "[cloudsql]\nrequests_per_minute = 0\n", wantErr: []string{"cloudsql.requests_per_minute: must be at least 1"}},
 		"PortRange":    {text: "[webhook]\nport = 70000\n", wantErr: []string{"webhook.port: must be a TCP port between 1 and 65535, got 70000"}},
 		"ImageEmpty":   {text: "[proxy]\nimage = \"\"\n", wantErr: []string{"proxy.image: must name the Cloud SQL Auth Proxy v2 image"}},
-		"WriterEmpty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh and cat"}},
+		"WriterEmpty":  {text: "[injection]\npgpass_writer_image = \"\"\n", wantErr: []string{"injection.pgpass_writer_image: must name an image with /bin/sh"}},
 		"LookupLong":   {text: "[webhook]\ncloudsql_timeout = \"10s\"\n", wantErr: []string{"webhook.cloudsql_timeout: must be between 1s and 8s"}},
 		"SidecarMode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
 		"Quantity":     {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
@@ -102,4 +102,35 @@ func TestParse(t *testing.T) {
 			g.Expect(c).To(Equal(want))
 		})
 	}
+}
+
+// A configuration that lets every namespace use every instance without
+// spec.injection is valid, but warned about; the defaults allow none.
+func TestWarnings(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		text   string
+		want   []string
+	}{
+		"Defaults": {reason: "the defaults allow no namespace and warn of nothing", text: ""},
+		"Names":    {reason: "a list of namespaces is what the key is for", text: "[injection]\ndefault_allowed_namespaces = [\"team-a\"]\n"},
+		"EveryOne": {reason: `"*" hands every instance without spec.injection to every namespace`, text: "[injection]\ndefault_allowed_namespaces = [\"*\"]\n", want: []string{`[injection] default_allowed_namespaces is ["*"]`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := Parse(tc.text)
+			g.Expect(err).ToNot(HaveOccurred())
+			w := c.Warnings()
+			g.Expect(w).To(HaveLen(len(tc.want)), tc.reason)
+			for i, s := range tc.want {
+				g.Expect(w[i]).To(And(ContainSubstring(s), ContainSubstring("spec.injection"), ContainSubstring("set it to []")), tc.reason)
+			}
+		})
+	}
+}
+
+// The default allows no namespace: an instance names who may use it.
+func TestDefaultAllowsNoNamespace(t *testing.T) {
+	NewWithT(t).Expect(Defaults().Injection.DefaultAllowedNamespaces).To(BeEmpty())
 }

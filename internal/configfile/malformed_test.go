@@ -113,7 +113,7 @@ func TestMalformedConfigFiles(t *testing.T) {
 		"Namespace64":        {text: "[injection]\ndefault_allowed_namespaces = [\"" + strings.Repeat("a", 64) + "\"]\n", want: []string{"injection.default_allowed_namespaces", "is neither a namespace name"}},
 		"NamespaceDot":       {text: "[injection]\ndefault_allowed_namespaces = [\"team.a\"]\n", want: []string{"injection.default_allowed_namespaces", `"team.a" is neither a namespace name nor "*"`}},
 		"NamespaceGlob":      {text: "[injection]\ndefault_allowed_namespaces = [\"team-*\"]\n", want: []string{"injection.default_allowed_namespaces", `"team-*" is neither`}},
-		"WriterImageEmpty":   {text: "[injection]\npgpass_writer_image = \"\"\n", want: []string{"injection.pgpass_writer_image", "must name an image with /bin/sh and cat"}},
+		"WriterImageEmpty":   {text: "[injection]\npgpass_writer_image = \"\"\n", want: []string{"injection.pgpass_writer_image", "must name an image with /bin/sh"}},
 		"SeveralInOneTable":  {text: "[reconcile]\nmax_reconcile_rate = 0\ntimeout = \"1s\"\nobserve = \"watch\"\n", want: []string{"reconcile.max_reconcile_rate", "reconcile.timeout", "reconcile.observe", `got "watch"`}},
 
 		// Unknown keys: every one is named, with where the keys are documented.

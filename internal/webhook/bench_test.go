@@ -46,7 +46,7 @@ const (
 //	make bench   # or: go test -run '^$' -bench PodAdmission ./internal/webhook
 func BenchmarkPodAdmission(b *testing.B) {
 	controlplane.Need(b)
-	readyInstance(b, "bench")
+	readyInstance(b, "bench", func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.Injection.AllowedNamespaces = []string{"bench"} })
 	namespace(b, "bench", nil)
 	for _, tc := range []struct {
 		name      string

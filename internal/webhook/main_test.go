@@ -20,9 +20,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +39,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -71,7 +74,23 @@ var (
 	pods *switchable // the pod injector, native or classic
 	// endpoint is the emulator's URL, the spec.endpoint of every configuration.
 	endpoint string
+	// secretLists counts the lists of secrets (not watches) that the
+	// manager sends to the API server.
+	secretLists atomic.Int64
+	// cached is the manager's cache.
+	cached client.Reader
 )
+
+// countSecretLists counts in secretLists the requests that list secrets, in
+// one namespace or all.
+type countSecretLists struct{ next http.RoundTripper }
+
+func (c countSecretLists) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets") && r.URL.Query().Get("watch") != "true" {
+		secretLists.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
 
 // A switchable forwards admission requests to the injector of the sidecar mode a
 // test chose, and counts them: both modes are tested against one API server.
@@ -160,8 +179,16 @@ func run(m *testing.M) (int, error) {
 	defer func() { _ = env.Stop() }()
 
 	host, port, certDir := env.WebhookServing()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
+	mgrConfig := rest.CopyConfig(env.Config)
+	mgrConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countSecretLists{next: rt} })
+	mgr, err := ctrl.NewManager(mgrConfig, ctrl.Options{
+		Scheme: env.Scheme,
+		// As the provider: secrets are read live, and only their metadata
+		// is cached, without the last applied configuration.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Transform: podinject.TransformSecretMetadata},
+		}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		WebhookServer:          crwebhook.NewServer(crwebhook.Options{Host: host, Port: port, CertDir: certDir}),
@@ -187,6 +214,7 @@ func run(m *testing.M) (int, error) {
 		classic: podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), classicCfg),
 	}
 	pods.current = pods.native
+	cached = mgr.GetCache()
 	mgr.GetWebhookServer().Register(podinject.Path, &crwebhook.Admission{Handler: pods})
 	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
@@ -248,7 +276,7 @@ func waitFor(fn func() error) error {
 
 // readyInstance creates a PostgresqlInstance, through the validating webhook, and
 // makes it look like the controller reconciled it: Ready, with a connection name
-// and a connection secret holding a pgpass entry.
+// and a connection secret holding a pgpass entry. It allows namespace <name>-app.
 func readyInstance(t testing.TB, name string, fns ...func(*v1alpha1.PostgresqlInstance)) *v1alpha1.PostgresqlInstance {
 	t.Helper()
 	g := NewWithT(t)
@@ -256,6 +284,9 @@ func readyInstance(t testing.TB, name string, fns ...func(*v1alpha1.PostgresqlIn
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+	// The provider's default allows no namespace: <name>-app, the namespace
+	// the tests' pods are in, is named here unless fns say otherwise.
+	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{name + "-app"}}
 	for _, fn := range fns {
 		fn(pi)
 	}
@@ -271,7 +302,7 @@ func readyInstance(t testing.TB, name string, fns ...func(*v1alpha1.PostgresqlIn
 	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: name + "-postgres"},
-		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-"+name))},
+		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "pw-"+name))},
 	})).To(Succeed())
 	return pi
 }

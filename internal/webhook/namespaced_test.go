@@ -95,7 +95,7 @@ func readyNamespacedInstance(t testing.TB, ns, name string, fns ...func(*nsv1alp
 	g.Expect(env.Client.Status().Update(ctx, pi)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-postgres"},
-		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-"+ns+"-"+name))},
+		Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "pw-"+ns+"-"+name))},
 	})).To(Succeed())
 	return pi
 }

@@ -115,7 +115,7 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	// The password came along, alone, labelled with the instance.
 	s := secret(g, "stored-app", podinject.ReplicaName(podinject.ReplicaPgpass, "stored"))
 	g.Expect(s.Labels).To(HaveKeyWithValue(v1alpha1.LabelInstance, "stored"))
-	g.Expect(s.Data).To(Equal(map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw-stored"))}))
+	g.Expect(s.Data).To(Equal(map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "pw-stored"))}))
 	g.Expect(s.OwnerReferences).To(HaveLen(1))
 	g.Expect(s.OwnerReferences[0].Kind).To(Equal(v1alpha1.PostgresqlInstanceKind))
 	g.Expect(absent("stored-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "stored"))()).To(BeTrue(), "ProviderConfig default has no proxy key")
@@ -235,7 +235,10 @@ func TestInstanceNameTooLongForALabelIsDenied(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
 	long := "long-" + strings.Repeat("n", 60)
-	readyInstance(t, long, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Name = ptr.To("short-name") })
+	readyInstance(t, long, func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ForProvider.Name = ptr.To("short-name")
+		pi.Spec.Injection.AllowedNamespaces = []string{"long-app"}
+	})
 	namespace(t, "long-app", nil)
 	err := env.Client.Create(context.Background(), annotatedPod("long-app", "web", long))
 	g.Expect(err).To(MatchError(And(
@@ -294,11 +297,11 @@ func TestCopiesFollowTheInstance(t *testing.T) {
 
 	// A new password reaches every copy.
 	cs := secret(g, secretNS, "followed-postgres")
-	cs.Data[cloudsql.ConnectionKeyPgpass] = []byte(cloudsql.Pgpass(cloudsql.RootUser, "rotated"))
+	cs.Data[cloudsql.ConnectionKeyPgpass] = []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "rotated"))
 	g.Expect(env.Client.Update(ctx, cs)).To(Succeed())
 	for _, ns := range []string{"followed-a", "followed-b"} {
 		g.Eventually(func(g Gomega) {
-			g.Expect(secret(g, ns, name).Data[cloudsql.ConnectionKeyPgpass]).To(Equal([]byte(cloudsql.Pgpass(cloudsql.RootUser, "rotated"))))
+			g.Expect(secret(g, ns, name).Data[cloudsql.ConnectionKeyPgpass]).To(Equal([]byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "rotated"))))
 		}, eventually, poll).Should(Succeed(), "namespace %s", ns)
 	}
 
@@ -536,7 +539,9 @@ func TestExampleDeploymentIsInjected(t *testing.T) {
 	d := &appsv1.Deployment{}
 	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, d)).To(Succeed())
 
-	readyInstance(t, d.Spec.Template.Annotations[v1alpha1.AnnotationInstanceName])
+	readyInstance(t, d.Spec.Template.Annotations[v1alpha1.AnnotationInstanceName], func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection.AllowedNamespaces = []string{"example-app"}
+	})
 	namespace(t, "example-app", nil)
 	p := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
 	p.Namespace, p.Name = "example-app", "psql-client"

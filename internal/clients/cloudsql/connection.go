@@ -49,12 +49,16 @@ const (
 	// (RFC 3339).
 	ConnectionKeyServerCAExpirationTime = "serverCACertificateExpirationTime"
 	// ConnectionKeyPgpass is a ready .pgpass file (PGPASSFILE) with the
-	// password for the postgres user on any host, port and database.
+	// password for the postgres user at the Cloud SQL Auth Proxy's address
+	// (ProxyAddress, any port), for any database.
 	ConnectionKeyPgpass = "pgpass"
 )
 
 // Fixed values of the connection secret.
 const (
+	// ProxyAddress is where a Cloud SQL Auth Proxy listens by default, and
+	// the injected ones always: the only host that the pgpass entry names.
+	ProxyAddress = "127.0.0.1"
 	// RootUser is the PostgreSQL user whose password the provider manages.
 	RootUser = "postgres"
 	// Port is the port PostgreSQL listens on in Cloud SQL.
@@ -97,15 +101,17 @@ func ConnectionDetails(observed *sqladmin.DatabaseInstance, password string) map
 		ConnectionKeyConnectionName:         []byte(connectionName),
 		ConnectionKeyServerCACert:           []byte(caCert),
 		ConnectionKeyServerCAExpirationTime: []byte(caExpiry),
-		ConnectionKeyPgpass:                 []byte(Pgpass(RootUser, password)),
+		ConnectionKeyPgpass:                 []byte(Pgpass(ProxyAddress, "*", RootUser, password)),
 	}
 }
 
-// Pgpass is a .pgpass line that gives user password on every host, port
-// and database, ending in a newline. libpq reads ':' as the field separator
-// and '\' as an escape, so both are escaped with a backslash.
-func Pgpass(user, password string) string {
-	return "*:*:*:" + pgpassEscape(user) + ":" + pgpassEscape(password) + "\n"
+// Pgpass is a .pgpass line that gives user password at host and port ("*":
+// any), for every database, ending in a newline. Never "*" for the host: libpq
+// would send the password to any server a client is pointed at. libpq reads
+// ':' as the field separator and '\' as an escape, so both are escaped with a
+// backslash.
+func Pgpass(host, port, user, password string) string {
+	return pgpassEscape(host) + ":" + pgpassEscape(port) + ":*:" + pgpassEscape(user) + ":" + pgpassEscape(password) + "\n"
 }
 
 var pgpassEscaper = strings.NewReplacer(`\`, `\\`, `:`, `\:`)

@@ -41,7 +41,7 @@ func TestConnectionDetails(t *testing.T) {
 				"connectionName":                    "my-project-123456:europe-west4:cloudsql-psql-123456",
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
-				"pgpass":                            "*:*:*:postgres:pw\n",
+				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
 			},
 		},
 		"PublicIPOnly": {
@@ -53,7 +53,7 @@ func TestConnectionDetails(t *testing.T) {
 				"connectionName":                    "my-project-123456:europe-west1:example-minimal",
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
-				"pgpass":                            "*:*:*:postgres:pw\n",
+				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
 			},
 		},
 		"NotUpYetHasEveryKey": {
@@ -63,7 +63,7 @@ func TestConnectionDetails(t *testing.T) {
 				"username": "postgres", "password": "pw", "port": "5432",
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "p:r:i",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
-				"pgpass": "*:*:*:postgres:pw\n",
+				"pgpass": "127.0.0.1:*:*:postgres:pw\n",
 			},
 		},
 		"NilInstance": {
@@ -72,7 +72,7 @@ func TestConnectionDetails(t *testing.T) {
 				"username": "postgres", "password": `a:b\c`, "port": "5432",
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
-				"pgpass": `*:*:*:postgres:a\:b\\c` + "\n",
+				"pgpass": `127.0.0.1:*:*:postgres:a\:b\\c` + "\n",
 			},
 		},
 	}
@@ -101,22 +101,32 @@ func TestConnectionKeys(t *testing.T) {
 
 func TestPgpass(t *testing.T) {
 	cases := map[string]struct {
-		user, password, want string
+		reason                           string
+		host, port, user, password, want string
 	}{
-		"Plain":             {"postgres", "Abc123", "*:*:*:postgres:Abc123\n"},
-		"Colon":             {"postgres", "a:b", `*:*:*:postgres:a\:b` + "\n"},
-		"Backslash":         {"postgres", `a\b`, `*:*:*:postgres:a\\b` + "\n"},
-		"BackslashColon":    {"postgres", `\:`, `*:*:*:postgres:\\\:` + "\n"},
-		"ColonInUser":       {"us:er", "pw", `*:*:*:us\:er:pw` + "\n"},
-		"OtherCharsAsIs":    {"postgres", "*#$ '\"", "*:*:*:postgres:*#$ '\"\n"},
-		"EmptyPassword":     {"postgres", "", "*:*:*:postgres:\n"},
-		"TrailingBackslash": {"postgres", `pw\`, `*:*:*:postgres:pw\\` + "\n"},
+		"Plain":             {"the line names the proxy's host, any port and database", "127.0.0.1", "*", "postgres", "Abc123", "127.0.0.1:*:*:postgres:Abc123\n"},
+		"HostAndPort":       {"a port restricts the line to one proxy", "127.0.0.1", "23456", "postgres", "Abc123", "127.0.0.1:23456:*:postgres:Abc123\n"},
+		"IPv6Host":          {"colons in a host are escaped", "::1", "5432", "postgres", "pw", `\:\:1:5432:*:postgres:pw` + "\n"},
+		"Colon":             {"colons in a password are escaped", "127.0.0.1", "*", "postgres", "a:b", `127.0.0.1:*:*:postgres:a\:b` + "\n"},
+		"Backslash":         {"backslashes are escaped", "127.0.0.1", "*", "postgres", `a\b`, `127.0.0.1:*:*:postgres:a\\b` + "\n"},
+		"BackslashColon":    {"each character is escaped once", "127.0.0.1", "*", "postgres", `\:`, `127.0.0.1:*:*:postgres:\\\:` + "\n"},
+		"ColonInUser":       {"colons in a user are escaped", "127.0.0.1", "*", "us:er", "pw", `127.0.0.1:*:*:us\:er:pw` + "\n"},
+		"OtherCharsAsIs":    {"other characters need no escape", "127.0.0.1", "*", "postgres", "*#$ '\"", "127.0.0.1:*:*:postgres:*#$ '\"\n"},
+		"EmptyPassword":     {"an empty password is a line too", "127.0.0.1", "*", "postgres", "", "127.0.0.1:*:*:postgres:\n"},
+		"TrailingBackslash": {"a trailing backslash does not escape the newline", "127.0.0.1", "*", "postgres", `pw\`, `127.0.0.1:*:*:postgres:pw\\` + "\n"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewWithT(t).Expect(Pgpass(tc.user, tc.password)).To(Equal(tc.want))
+			NewWithT(t).Expect(Pgpass(tc.host, tc.port, tc.user, tc.password)).To(Equal(tc.want), tc.reason)
 		})
 	}
+}
+
+// The connection secret's line names the proxy's address: libpq must not send
+// the password to any other server a client is pointed at.
+func TestConnectionDetailsPgpassNamesTheProxy(t *testing.T) {
+	line := string(ConnectionDetails(minimalObserved(), "pw")[ConnectionKeyPgpass])
+	NewWithT(t).Expect(line).To(HavePrefix(ProxyAddress+":"), "the pgpass line must not match every host")
 }
 
 func TestGeneratePassword(t *testing.T) {

@@ -123,7 +123,7 @@ func testCreateBecomesReadyWithConnectionDetails(h kindHarness, file string) {
 	h.g.Expect(h.emu.PasswordIs(h.project, name, "postgres", password)).To(BeTrue())
 	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyUsername])).To(Equal("postgres"))
 	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPort])).To(Equal("5432"))
-	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal("*:*:*:postgres:" + password + "\n"))
+	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal("127.0.0.1:*:*:postgres:" + password + "\n"))
 	h.g.Expect(string(s.Data[cloudsql.ConnectionKeyServerCACert])).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
 	if pi.Parameters().Networking.PrivateIP.Enabled {
 		h.g.Expect(string(s.Data[cloudsql.ConnectionKeyEndpoint])).To(Equal(at.PrivateIP))

@@ -289,7 +289,7 @@ func TestEditedPasswordIsSetOnTheInstance(t *testing.T) {
 	h.g.Eventually(func(g Gomega) {
 		g.Expect(h.emu.PasswordIs(h.project, "edited", "postgres", "edited-by-hand-0123456789")).To(BeTrue())
 		s := h.secret(pi)
-		g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.RootUser, "edited-by-hand-0123456789")))
+		g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "edited-by-hand-0123456789")))
 		g.Expect(s.Annotations).ToNot(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 		g.Expect(h.get("edited").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
@@ -326,7 +326,7 @@ func TestOpaqueConnectionSecretIsCompleted(t *testing.T) {
 	for _, k := range []string{cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyPgpass, cloudsql.ConnectionKeyEndpoint, cloudsql.ConnectionKeyConnectionName} {
 		h.g.Expect(sec.Data).To(HaveKeyWithValue(k, Not(BeEmpty())), "key %s", k)
 	}
-	h.g.Expect(string(sec.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.RootUser, string(sec.Data[cloudsql.ConnectionKeyPassword]))))
+	h.g.Expect(string(sec.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, string(sec.Data[cloudsql.ConnectionKeyPassword]))))
 }
 
 // A password put in the connection secret that a .pgpass entry cannot carry (a

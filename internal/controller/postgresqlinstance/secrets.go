@@ -159,7 +159,7 @@ func (s *secretStore) store(ctx context.Context, mg instance, password string, u
 	data := map[string][]byte{
 		cloudsql.ConnectionKeyUsername: []byte(cloudsql.RootUser),
 		cloudsql.ConnectionKeyPassword: []byte(password),
-		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.RootUser, password)),
+		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, password)),
 	}
 	sec := &corev1.Secret{}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)

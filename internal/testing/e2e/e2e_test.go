@@ -416,10 +416,13 @@ func (w *world) runApp(ctx context.Context, lp *localpod.Pod) (string, error) {
 func (w *world) tamper(ctx context.Context, lp *localpod.Pod, pod *corev1.Pod) {
 	g := NewWithT(w.t)
 	app, _ := findContainer(pod, "app")
-	var passfile string
+	var passfile, port string
 	for _, e := range app.Env {
-		if e.Name == podinject.EnvPassFile {
+		switch e.Name {
+		case podinject.EnvPassFile:
 			passfile = e.Value
+		case podinject.EnvPort:
+			port = e.Value
 		}
 	}
 	g.Expect(passfile).NotTo(BeEmpty())
@@ -427,7 +430,8 @@ func (w *world) tamper(ctx context.Context, lp *localpod.Pod, pod *corev1.Pod) {
 	g.Expect(err).NotTo(HaveOccurred())
 	good, err := os.ReadFile(local)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(local, []byte(cloudsql.Pgpass(cloudsql.RootUser, "not-the-password")), 0o600)).To(Succeed())
+	g.Expect(string(good)).To(HavePrefix(podinject.ProxyAddress+":"+port+":"), "the password file names the proxy's address alone")
+	g.Expect(os.WriteFile(local, []byte(cloudsql.Pgpass(podinject.ProxyAddress, port, cloudsql.RootUser, "not-the-password")), 0o600)).To(Succeed())
 
 	w.refused(ctx, lp, "psql with a tampered password file")
 	g.Expect(os.WriteFile(local, good, 0o600)).To(Succeed())
@@ -517,6 +521,8 @@ func instance(name, pc string, privateOnly bool) *v1alpha1.PostgresqlInstance {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pc}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: name + "-conn"}
+	// The provider allows no namespace by default.
+	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{appNS}}
 	if privateOnly {
 		pi.Spec.ForProvider.Networking.PrivateIP = v1alpha1.PrivateIP{Enabled: true, Network: privateVPC}
 	} else {

@@ -53,6 +53,7 @@ const Path = "/mutate-pods"
 // cluster-scoped kind, with its group and namespace for the namespaced one.
 const (
 	errDecode               = "cannot decode the pod"
+	errOtherPodNamespace    = "pod %s: the admission request is for namespace %s but the pod's metadata.namespace is %s: the API server never sends that, so the request did not come from it; create pods through the API server"
 	errEmptyAnnotation      = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
 	errBadAnnotation        = "pod %s: annotation %s is %q, which names no PostgresqlInstance: set it to the metadata.name of a PostgresqlInstance, or to <namespace>/<name> of a namespaced one in the pod's own namespace"
 	errNoInstance           = "pod %s: annotation %s names PostgresqlInstance %q, which exists neither in the pod's namespace %s (%s) nor cluster-scoped (%s): a namespaced PostgresqlInstance serves only pods of its own namespace; create one here, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
@@ -198,6 +199,12 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if err := i.decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 	}
+	// The request's namespace is what the API server authorized; a pod that
+	// says otherwise would have its copies made where the request was not
+	// authorized. Pods often come without one: then the request's is theirs.
+	if pod.Namespace != "" && pod.Namespace != req.Namespace {
+		return admission.Denied(fmt.Sprintf(errOtherPodNamespace, podRef(pod.Namespace, pod), req.Namespace, pod.Namespace))
+	}
 	ref := podRef(req.Namespace, pod)
 	name, requested := pod.Annotations[v1alpha1.AnnotationInstanceName]
 	if !requested {
@@ -243,7 +250,9 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 // usableInstance returns the instance that the annotation's value names for a
 // pod of namespace ns if the pod may use it and it is ready, else the denial.
 // Denials are confirmed against the API server: the cache may not have seen an
-// instance that was just created, made ready, or opened to the namespace.
+// instance that was just created, made ready, or opened to the namespace. So
+// are allows of cluster-scoped instances, whose spec.injection may have just
+// closed the namespace out.
 func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (target, *admission.Response) {
 	l, ok := parseAnnotation(value)
 	if !ok {
@@ -279,6 +288,11 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 		}
 		if why := notReady(t.pi); why != "" {
 			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, t, why, t.kubectlGet()))
+			continue
+		}
+		if t.cluster != nil && r != i.live {
+			// The cache may not have seen spec.injection shrink yet: the
+			// password goes to the namespace only once the API server agrees.
 			continue
 		}
 		return t, nil
@@ -464,11 +478,17 @@ func podRef(ns string, pod *corev1.Pod) string {
 	}
 }
 
-// Serve serves an Injector at Path on mgr's webhook server. Its Refresher is
-// added apart (SetupRefresher), once the kinds it watches are served: the
+// Serve serves an Injector at Path on mgr's webhook server, and indexes the
+// cache of secrets' metadata for the refreshers, which must happen before mgr
+// starts. The refreshers are added apart (SetupRefresher,
+// SetupNamespacedRefresher), once the kinds they watch are served: the
 // injector answers from the start, and denies pods while PostgresqlInstances
 // are not served.
-func Serve(mgr ctrl.Manager, cfg Config, o ...Option) {
+func Serve(mgr ctrl.Manager, cfg Config, o ...Option) error {
+	if err := indexCopies(mgr); err != nil {
+		return err
+	}
 	inj := NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg, o...)
 	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: inj})
+	return nil
 }

@@ -82,7 +82,7 @@ const (
 // ProxyAddress is where the proxy listens and what PGHOST names: an address, not
 // "localhost", which the kubelet's /etc/hosts also maps to ::1 (where nothing
 // listens) and an image or hostAliases may map elsewhere or not at all.
-const ProxyAddress = "127.0.0.1"
+const ProxyAddress = cloudsql.ProxyAddress
 
 // ProxyUser is the user the proxy runs as: nonroot of its distroless image.
 const ProxyUser int64 = 65532
@@ -147,7 +147,7 @@ type Inputs struct {
 	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
 	ProxyImage string
 	// WriterImage runs the init containers that write the password file; it
-	// needs /bin/sh and cat.
+	// needs /bin/sh.
 	WriterImage string
 	// Native runs the proxy as a native sidecar (an init container with
 	// restartPolicy Always, Kubernetes 1.29 and later), else as a container.
@@ -248,7 +248,7 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			ensureEnv(c, port, uid)
 		}
 	}
-	ensureWriters(pod, users, x)
+	ensureWriters(pod, users, port, x)
 
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -596,12 +596,20 @@ func ensureEnv(c *corev1.Container, port int32, uid int64) {
 	}
 }
 
+// writeScript writes the password file $2 from the pgpass line in $1, for the
+// proxy's address only: host $3 and port $4 replace the line's first two fields
+// (the connection secret's line names the proxy's host and any port; the port
+// is the pod's own). libpq then sends the password to no other server, such as
+// one that a container's own PGHOST or a connection string names. The shell's
+// builtins do it all: the writer image needs /bin/sh alone.
+const writeScript = `umask 077 && { IFS= read -r line || [ -n "$line" ]; } < "$1" && printf '%s:%s:%s\n' "$3" "$4" "${line#*:*:}" > "$2"`
+
 // ensureWriters adds an init container per user that writes that user's password
 // file: libpq ignores a password file that its group or others may read, and a
 // secret volume cannot give a file to a non-root user without that (fsGroup even
 // adds group read). The writers run first, before the proxy and the pod's own
-// init containers, as the user whose file they write.
-func ensureWriters(pod *corev1.Pod, users map[int64]bool, x Inputs) {
+// init containers, as the user whose file they write, for the proxy's port.
+func ensureWriters(pod *corev1.Pod, users map[int64]bool, port int32, x Inputs) {
 	uids := make([]int64, 0, len(users))
 	for uid := range users {
 		if findContainer(pod, writerName(uid)) == nil {
@@ -612,9 +620,10 @@ func ensureWriters(pod *corev1.Pod, users map[int64]bool, x Inputs) {
 	writers := make([]corev1.Container, 0, len(uids))
 	for _, uid := range uids {
 		writers = append(writers, corev1.Container{
-			Name:    writerName(uid),
-			Image:   x.WriterImage,
-			Command: []string{"/bin/sh", "-c", `umask 077 && cat "$1" > "$2"`, "pgpass-writer", PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid)},
+			Name:  writerName(uid),
+			Image: x.WriterImage,
+			Command: []string{"/bin/sh", "-c", writeScript, "pgpass-writer", PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid),
+				ProxyAddress, strconv.Itoa(int(port))},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: PgpassSecretVolumeName, MountPath: PgpassSecretDir, ReadOnly: true},
 				{Name: PgpassVolumeName, MountPath: PgpassDir},

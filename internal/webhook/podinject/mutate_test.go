@@ -183,13 +183,18 @@ func injected(fns ...func(*corev1.Pod)) *corev1.Pod {
 	return p
 }
 
-// writer writes the password file of user uid, as that user, from the secret.
-func writer(uid int64) corev1.Container {
+// writer writes the password file of user uid, as that user, from the secret,
+// for the proxy at the port drawn first.
+func writer(uid int64) corev1.Container { return writerFor(uid, drawnPort) }
+
+// writerFor writes the password file of user uid for the proxy at port.
+func writerFor(uid int64, port int32) corev1.Container {
 	u := strconv.FormatInt(uid, 10)
 	return corev1.Container{
-		Name:    "cloudsql-pgpass-" + u,
-		Image:   testWriterImage,
-		Command: []string{"/bin/sh", "-c", `umask 077 && cat "$1" > "$2"`, "pgpass-writer", "/var/run/cloudsql-postgres-secret/pgpass", "/var/run/cloudsql-postgres/pgpass-" + u},
+		Name:  "cloudsql-pgpass-" + u,
+		Image: testWriterImage,
+		Command: []string{"/bin/sh", "-c", writeScript, "pgpass-writer", "/var/run/cloudsql-postgres-secret/pgpass", "/var/run/cloudsql-postgres/pgpass-" + u,
+			"127.0.0.1", strconv.Itoa(int(port))},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "cloudsql-pgpass-secret", MountPath: "/var/run/cloudsql-postgres-secret", ReadOnly: true},
 			{Name: "cloudsql-pgpass", MountPath: "/var/run/cloudsql-postgres"},
@@ -298,6 +303,7 @@ func proxyCredentials(p *corev1.Pod) {
 func withPorts(port, health int32) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
 		*findContainer(p, "cloudsql-proxy") = nativeProxy(port, health)
+		*findContainer(p, "cloudsql-pgpass-0") = writerFor(0, port)
 		findContainer(p, "app").Env[1] = corev1.EnvVar{Name: "PGPORT", Value: strconv.Itoa(int(port))} // second, as settled puts it
 	}
 }
@@ -510,7 +516,7 @@ func TestMutateReinvocation(t *testing.T) {
 			g.Expect(env(late)).To(Equal(map[string]string{
 				EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-4242",
 			}))
-			g.Expect(findContainer(completed, "cloudsql-pgpass-4242")).ToNot(BeNil())
+			g.Expect(findContainer(completed, "cloudsql-pgpass-4242").Command).To(Equal(writerFor(4242, port).Command), "the new user's file names the proxy's port")
 			g.Expect(findContainer(completed, "cloudsql-pgpass-0")).ToNot(BeNil())
 			g.Expect(completed.Spec.Volumes).To(Equal(first.Spec.Volumes))
 			g.Expect(checkPod(changed, completed)).To(Succeed())

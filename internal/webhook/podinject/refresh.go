@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,7 +54,12 @@ const (
 //     spec.proxyCredentials secret changes;
 //   - deletes the copies in namespaces that spec.injection (or the default) no
 //     longer allows, the proxy key copies when the ProviderConfig no longer has
-//     proxyCredentials, and every copy of an instance that is gone.
+//     proxyCredentials or their secret is gone, and every copy of an instance
+//     that is gone.
+//
+// A copy is a secret that the injector made: a copy's name and label, and an
+// owner reference to the instance's UID. Others are left alone, whatever their
+// name and labels say.
 //
 // Running pods keep the password file their init container wrote at start: a new
 // password reaches them when they restart. Copies are not created here, only at
@@ -61,6 +67,9 @@ const (
 type Refresher struct {
 	cached client.Reader
 	live   client.Reader
+	// copies reads the cache of secrets' metadata (the client bypasses it:
+	// secrets are never cached whole).
+	copies client.Reader
 	kube   client.Writer
 	policy Policy
 	log    logging.Logger
@@ -103,7 +112,10 @@ func SetupRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
 	}); err != nil {
 		return errors.Wrap(err, errIndex)
 	}
-	r := &Refresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), kube: mgr.GetClient(), policy: policy, log: newOptions(o).log}
+	if err := indexCopies(mgr); err != nil {
+		return err
+	}
+	r := &Refresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), copies: mgr.GetCache(), kube: mgr.GetClient(), policy: policy, log: newOptions(o).log}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(RefresherName).
 		For(&v1alpha1.PostgresqlInstance{}).
@@ -192,17 +204,23 @@ func (r *Refresher) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	gone := kerrors.IsNotFound(err)
 
-	replicas, err := listReplicas(ctx, r.live, req.Name)
+	copies, err := listCopies(ctx, r.copies, "", clusterCopyKey(req.Name))
 	if err != nil {
 		return reconcile.Result{}, errors.Wrapf(err, errListReplicas, req.Name)
 	}
-	if len(replicas) == 0 {
-		return reconcile.Result{}, nil
-	}
+	// Without the instance its UID is unknown: a reference to its kind and
+	// name will do, as it does for the garbage collector, which deletes
+	// secrets whose owner is gone.
+	owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind, Name: req.Name, UID: pi.UID}
 	src := &sources{r: r, pi: pi}
-	for i := range replicas {
-		s := &replicas[i]
-		keep, want, err := r.desired(ctx, src, gone, s)
+	for i := range copies {
+		s := &copies[i]
+		if !ownedBy(s, owner, gone) {
+			log.Debug("Leaving alone a secret named and labelled like a copy, which the injector did not make for this instance",
+				"secret", s.Namespace+"/"+s.Name)
+			continue
+		}
+		keep, want, err := r.desired(ctx, src, gone, s.Namespace, copyKind(s.Name, req.Name, ReplicaName))
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -213,38 +231,39 @@ func (r *Refresher) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	return reconcile.Result{}, nil
 }
 
-// desired says whether copy s should exist, and what it should hold (nil: leave
-// its contents, because the source is not available).
-func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, s *corev1.Secret) (bool, *corev1.Secret, error) {
+// desired says whether the copy of a kind in namespace ns should exist, and
+// what it should hold (nil: leave its contents, because the source is not
+// available yet).
+func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, ns, kind string) (bool, *corev1.Secret, error) {
 	if gone {
 		return false, nil, nil
 	}
 	pi := src.pi
-	ok, err := r.policy.Allows(ctx, pi, s.Namespace, namespaceGetter(r.cached))
+	ok, err := r.policy.Allows(ctx, pi, ns, namespaceGetter(r.cached))
 	if err != nil {
-		return false, nil, errors.Wrapf(err, errPolicyR, s.Namespace, pi.Name)
+		return false, nil, errors.Wrapf(err, errPolicyR, ns, pi.Name)
 	}
 	if !ok {
 		return false, nil, nil
 	}
-	switch s.Labels[LabelReplica] {
+	switch kind {
 	case ReplicaPgpass:
 		pgpass, err := src.pgpass(ctx)
 		if err != nil || pgpass == nil {
 			return true, nil, err
 		}
-		return true, pgpassReplica(clusterTarget(pi), s.Namespace, pgpass), nil
+		return true, pgpassReplica(clusterTarget(pi), ns, pgpass), nil
 	case ReplicaProxyCredentials:
-		key, has, err := src.proxyKey(ctx)
+		key, err := src.proxyKey(ctx)
 		switch {
 		case err != nil:
 			return true, nil, err
-		case !has:
-			return false, nil, nil
 		case key == nil:
-			return true, nil, nil
+			// No key any more, or its secret is gone: the platform took it
+			// back, and the namespace keeps no copy of the old one.
+			return false, nil, nil
 		}
-		return true, proxyCredentialsReplica(clusterTarget(pi), s.Namespace, key), nil
+		return true, proxyCredentialsReplica(clusterTarget(pi), ns, key), nil
 	}
 	return true, nil, nil
 }
@@ -258,7 +277,6 @@ type sources struct {
 	pgpassVal  []byte
 
 	keyRead bool
-	keyHas  bool
 	keyVal  []byte
 }
 
@@ -279,10 +297,11 @@ func (s *sources) pgpass(ctx context.Context) ([]byte, error) {
 	return s.pgpassVal, nil
 }
 
-// proxyKey is the proxy's key; has is false when the ProviderConfig names none.
-func (s *sources) proxyKey(ctx context.Context) ([]byte, bool, error) {
+// proxyKey is the proxy's key, nil when the ProviderConfig names none or the
+// secret or key it names is missing.
+func (s *sources) proxyKey(ctx context.Context) ([]byte, error) {
 	if s.keyRead {
-		return s.keyVal, s.keyHas, nil
+		return s.keyVal, nil
 	}
 	pc, err := providerConfig(ctx, s.r.cached, s.pi)
 	if err == nil && (pc == nil || pc.Spec.ProxyCredentials == nil) {
@@ -290,17 +309,16 @@ func (s *sources) proxyKey(ctx context.Context) ([]byte, bool, error) {
 		pc, err = providerConfig(ctx, s.r.live, s.pi)
 	}
 	if err != nil {
-		return nil, false, errors.Wrapf(err, errProviderConfR, pcName(s.pi), s.pi.Name)
+		return nil, errors.Wrapf(err, errProviderConfR, pcName(s.pi), s.pi.Name)
 	}
 	if pc != nil && pc.Spec.ProxyCredentials != nil {
 		sel := pc.Spec.ProxyCredentials
 		if s.keyVal, err = s.r.secretKey(ctx, sel.Namespace, sel.Name, sel.Key, s.pi.Name); err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		s.keyHas = true
 	}
 	s.keyRead = true
-	return s.keyVal, s.keyHas, nil
+	return s.keyVal, nil
 }
 
 // secretKey reads one key of a secret; nil when the secret or key is missing.

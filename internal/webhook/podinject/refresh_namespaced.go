@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +54,7 @@ const (
 type NamespacedRefresher struct {
 	cached client.Reader
 	live   client.Reader
+	copies client.Reader // the cache of secrets' metadata
 	kube   client.Writer
 	log    logging.Logger
 }
@@ -79,7 +81,10 @@ func SetupNamespacedRefresher(mgr ctrl.Manager, o ...Option) error {
 	}); err != nil {
 		return errors.Wrap(err, errIndex)
 	}
-	r := &NamespacedRefresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), kube: mgr.GetClient(), log: newOptions(o).log}
+	if err := indexCopies(mgr); err != nil {
+		return err
+	}
+	r := &NamespacedRefresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), copies: mgr.GetCache(), kube: mgr.GetClient(), log: newOptions(o).log}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(NamespacedRefresherName).
 		For(&nsv1alpha1.PostgresqlInstance{}).
@@ -137,16 +142,19 @@ func (r *NamespacedRefresher) Reconcile(ctx context.Context, req reconcile.Reque
 	}
 	gone := kerrors.IsNotFound(err)
 
-	l := &corev1.SecretList{}
-	if err := r.live.List(ctx, l, client.InNamespace(req.Namespace), client.MatchingLabels{nsv1alpha1.LabelInstance: req.Name}); err != nil {
+	copies, err := listCopies(ctx, r.copies, req.Namespace, namespacedCopyKey(req.Name))
+	if err != nil {
 		return reconcile.Result{}, errors.Wrapf(err, errListReplicas, req.String())
 	}
 	t := namespacedTarget(pi)
-	for i := range l.Items {
-		s := &l.Items[i]
-		// Copies have the copies' names: anyone who can write a secret can
-		// set the label, and what is listed here may be deleted.
-		if s.Name != NamespacedReplicaName(ReplicaProxyCredentials, req.Name) {
+	owner := metav1.OwnerReference{APIVersion: nsv1alpha1.SchemeGroupVersion.String(), Kind: nsv1alpha1.PostgresqlInstanceKind, Name: req.Name, UID: pi.UID}
+	for i := range copies {
+		s := &copies[i]
+		// Only the proxy key is ever copied for a namespaced instance, and
+		// only a copy the injector made (see ownedBy) is written or deleted.
+		if copyKind(s.Name, req.Name, NamespacedReplicaName) != ReplicaProxyCredentials || !ownedBy(s, owner, gone) {
+			r.log.Debug("Leaving alone a secret named and labelled like a copy, which the injector did not make for this instance",
+				"secret", s.Namespace+"/"+s.Name, "postgresqlinstance", req.String())
 			continue
 		}
 		want, keep, err := r.desired(ctx, t, gone, s.Namespace)
@@ -182,7 +190,8 @@ func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, 
 	s := &corev1.Secret{}
 	err = r.live.Get(ctx, types.NamespacedName{Namespace: sel.Namespace, Name: sel.Name}, s)
 	if kerrors.IsNotFound(err) || (err == nil && len(s.Data[sel.Key]) == 0) {
-		return nil, true, nil
+		// The platform took the key back: no copy of the old one stays.
+		return nil, false, nil
 	}
 	if err != nil {
 		return nil, true, errors.Wrapf(err, errSourceSecret, sel.Namespace, sel.Name, t.pi.GetNamespace()+"/"+t.name())

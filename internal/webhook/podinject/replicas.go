@@ -21,15 +21,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
+	"slices"
+	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -51,11 +56,17 @@ const (
 	ReplicaProxyCredentials = "proxy-credentials"
 )
 
+// AnnotationDataHash on a copy is the SHA-256 of what it holds: the refresher
+// reads copies from a cache of secrets' metadata, and tells from it alone
+// whether a copy is current.
+const AnnotationDataHash = v1alpha1.Group + "/data-sha256"
+
 const (
 	errGetReplica    = "cannot read secret %s/%s"
 	errWriteReplica  = "cannot write secret %s/%s"
 	errDeleteReplica = "cannot delete secret %s/%s"
-	errNotOurReplica = "secret %s/%s already exists and was not copied for PostgresqlInstance %s (it lacks label %s=%s): delete or rename it so that the injector can use the name"
+	errNotOurReplica = "secret %s/%s already exists and was not copied for %s (it lacks label %s=%s or an owner reference to the instance): delete or rename it so that the injector can use the name"
+	errListCopies    = "cannot list the secrets labelled %s=%s"
 )
 
 // maxNameLength is the longest name of a secret (a DNS subdomain).
@@ -89,19 +100,32 @@ func replicaName(prefix, instance string) string {
 // replica is the secret of a kind that the injector keeps in namespace ns for t,
 // holding value under key.
 func replica(t target, ns, kind, key string, value []byte) *corev1.Secret {
+	data := map[string][]byte{key: value}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns,
-			Name:      t.replicaName(kind),
-			Labels:    map[string]string{t.label(): t.name(), LabelReplica: kind},
+			Namespace:   ns,
+			Name:        t.replicaName(kind),
+			Labels:      map[string]string{t.label(): t.name(), LabelReplica: kind},
+			Annotations: map[string]string{AnnotationDataHash: dataHash(data)},
 			// A namespaced object may be owned by a cluster-scoped one: the
 			// garbage collector removes the copies with the instance even when
 			// the provider does not run (the injector alone).
 			OwnerReferences: []metav1.OwnerReference{t.owner()},
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{key: value},
+		Data: data,
 	}
+}
+
+// dataHash is the SHA-256 of a secret's data, keys in order.
+func dataHash(data map[string][]byte) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		// Lengths first: no two different maps write the same bytes.
+		_, _ = fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(data[k]))
+		_, _ = h.Write(data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // pgpassReplica is the copy of the password file of t in ns.
@@ -114,7 +138,8 @@ func proxyCredentialsReplica(t target, ns string, key []byte) *corev1.Secret {
 	return replica(t, ns, ReplicaProxyCredentials, ProxyCredentialsKey, key)
 }
 
-// current reports whether have already is want: same data, labels and owners.
+// current reports whether have already is want: same data, labels, annotation
+// and owners.
 func current(have, want *corev1.Secret) bool {
 	if len(have.Data) != len(want.Data) {
 		return false
@@ -124,12 +149,40 @@ func current(have, want *corev1.Secret) bool {
 			return false
 		}
 	}
+	return currentMeta(have, want)
+}
+
+// currentMeta reports whether the metadata of have is want's: the same labels,
+// owner and hash of the data. The refresher, which sees only metadata, takes a
+// copy with want's hash for one that holds want's data.
+func currentMeta(have metav1.Object, want *corev1.Secret) bool {
 	for k, v := range want.Labels {
-		if have.Labels[k] != v {
+		if have.GetLabels()[k] != v {
 			return false
 		}
 	}
-	return len(have.OwnerReferences) == 1 && have.OwnerReferences[0].UID == want.OwnerReferences[0].UID
+	owners := have.GetOwnerReferences()
+	return have.GetAnnotations()[AnnotationDataHash] == want.Annotations[AnnotationDataHash] &&
+		len(owners) == 1 && owners[0].UID == want.OwnerReferences[0].UID
+}
+
+// ownedBy reports whether s names owner (its API group, kind and name) in an
+// owner reference, and with owner's UID unless anyUID. The injector sets that
+// reference on every copy it makes; a secret that someone else made with a
+// copy's name and labels has none to the instance's UID, which they cannot
+// choose, and is neither written nor deleted by the refreshers.
+func ownedBy(s metav1.Object, owner metav1.OwnerReference, anyUID bool) bool {
+	want, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return false
+	}
+	for _, o := range s.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(o.APIVersion)
+		if err == nil && gv.Group == want.Group && o.Kind == owner.Kind && o.Name == owner.Name && (anyUID || o.UID == owner.UID) {
+			return true
+		}
+	}
+	return false
 }
 
 // ensureReplica creates want, or updates the secret of its name to it. It reads
@@ -148,9 +201,12 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		if err != nil {
 			return errors.Wrapf(err, errGetReplica, want.Namespace, want.Name)
 		}
+		// A copy of an instance that was deleted and created again names the
+		// old one's UID: the name and kind are enough to take it over here,
+		// where the pod's namespace has just been allowed the new one.
 		label := instanceLabel(want)
-		if have.Labels[label] != want.Labels[label] {
-			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, want.Labels[label], label, want.Labels[label])
+		if have.Labels[label] != want.Labels[label] || !ownedBy(have, want.OwnerReferences[0], true) {
+			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, ownerString(want.OwnerReferences[0]), label, want.Labels[label])
 		}
 		if current(have, want) {
 			return nil
@@ -160,21 +216,34 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 			have.Labels = map[string]string{}
 		}
 		maps.Copy(have.Labels, want.Labels)
+		if have.Annotations == nil {
+			have.Annotations = map[string]string{}
+		}
+		maps.Copy(have.Annotations, want.Annotations)
 		have.OwnerReferences = want.OwnerReferences
 		return errors.Wrapf(w.Update(ctx, have), errWriteReplica, want.Namespace, want.Name)
 	})
 }
 
-// settle deletes copy s when it should not be kept, or brings it to want (nil:
-// leave it as it is).
-func settle(ctx context.Context, live client.Reader, w client.Writer, log logging.Logger, s, want *corev1.Secret, keep bool) error {
+// ownerString names the owner of a copy in messages.
+func ownerString(o metav1.OwnerReference) string {
+	gv, _ := schema.ParseGroupVersion(o.APIVersion)
+	return fmt.Sprintf("%s %q (%s)", o.Kind, o.Name, gv.Group)
+}
+
+// settle deletes copy s (its metadata) when it should not be kept, or brings it
+// to want (nil: leave it as it is).
+func settle(ctx context.Context, live client.Reader, w client.Writer, log logging.Logger, s *metav1.PartialObjectMetadata, want *corev1.Secret, keep bool) error {
 	switch {
 	case !keep:
 		log.Debug("Deleting copied secret", "secret", s.Namespace+"/"+s.Name)
-		if err := w.Delete(ctx, s); err != nil && !kerrors.IsNotFound(err) {
+		// Only the copy that was judged: a secret made again under its name
+		// since has another UID.
+		del := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}}
+		if err := w.Delete(ctx, del, client.Preconditions{UID: &s.UID}); err != nil && !kerrors.IsNotFound(err) && !kerrors.IsConflict(err) {
 			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
 		}
-	case want != nil && !current(s, want):
+	case want != nil && !currentMeta(s, want):
 		log.Debug("Refreshing copied secret", "secret", s.Namespace+"/"+s.Name)
 		return ensureReplica(ctx, live, w, want)
 	}
@@ -189,21 +258,91 @@ func instanceLabel(s *corev1.Secret) string {
 	return v1alpha1.LabelInstance
 }
 
-// listReplicas lists the secrets copied for the instance named instance, in every
-// namespace, without caching every secret of the cluster.
-func listReplicas(ctx context.Context, live client.Reader, instance string) ([]corev1.Secret, error) {
-	l := &corev1.SecretList{}
-	if err := live.List(ctx, l, client.MatchingLabels{v1alpha1.LabelInstance: instance}); err != nil {
-		return nil, err
+// Cache index of the metadata of secrets: the instance whose copy a secret may
+// be, by its label, for secrets that also have that copy's name.
+const indexCopyOf = "podinject.copyOf"
+
+// Values of indexCopyOf: the kind of instance and its name.
+func clusterCopyKey(instance string) string    { return "cluster/" + instance }
+func namespacedCopyKey(instance string) string { return "namespaced/" + instance }
+
+// copyKeys are the index values of a secret: what it may be a copy of, judged
+// by its labels and name only (the refreshers check its owner).
+func copyKeys(o client.Object) []string {
+	var keys []string
+	if n := o.GetLabels()[v1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, ReplicaName) != "" {
+		keys = append(keys, clusterCopyKey(n))
 	}
-	// The label alone is not enough: anyone who can write a secret can set it, and
-	// the refresher deletes what it lists. Copies also have the copies' names.
-	names := map[string]bool{ReplicaName(ReplicaPgpass, instance): true, ReplicaName(ReplicaProxyCredentials, instance): true}
-	out := l.Items[:0]
-	for _, s := range l.Items {
-		if names[s.Name] {
-			out = append(out, s)
+	if n := o.GetLabels()[nsv1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, NamespacedReplicaName) != "" {
+		keys = append(keys, namespacedCopyKey(n))
+	}
+	return keys
+}
+
+// copyKind is the kind of copy (ReplicaPgpass or ReplicaProxyCredentials) that
+// a secret of this name is for instance, or "" when the name is no copy's.
+// The name decides, never a label: anyone who can write a secret can label it.
+func copyKind(name, instance string, replicaName func(kind, instance string) string) string {
+	for _, kind := range []string{ReplicaPgpass, ReplicaProxyCredentials} {
+		if name == replicaName(kind, instance) {
+			return kind
 		}
 	}
-	return out, nil
+	return ""
+}
+
+// secretMetadata is the metadata of a secret, as the cache of secrets' metadata
+// holds it.
+func secretMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
+// listCopies lists, from the cache of secrets' metadata, the secrets named and
+// labelled as copies by key (copyKeys), in namespace ns or in every namespace
+// when ns is empty. An index serves it: no request to the API server, and no
+// walk through every secret of the cluster.
+func listCopies(ctx context.Context, cache client.Reader, ns, key string) ([]metav1.PartialObjectMetadata, error) {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	opts := []client.ListOption{client.MatchingFields{indexCopyOf: key}}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := cache.List(ctx, l, opts...); err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+// indexed records the managers whose cache has indexCopyOf.
+var indexed sync.Map
+
+// indexCopies adds indexCopyOf to mgr's cache, once: the injector and both
+// refreshers need it, and an informer takes indexes only before it starts.
+func indexCopies(mgr ctrl.Manager) error {
+	if _, done := indexed.LoadOrStore(mgr, true); done {
+		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), secretMetadata(), indexCopyOf, copyKeys); err != nil {
+		indexed.Delete(mgr)
+		return errors.Wrap(err, errIndex)
+	}
+	return nil
+}
+
+// TransformSecretMetadata is the cache transform of secrets: it drops what the
+// refreshers never read and what should not sit in the provider's memory, the
+// managed fields and the last applied configuration (kubectl apply keeps a
+// secret's whole data there).
+func TransformSecretMetadata(o any) (any, error) {
+	if m, ok := o.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+			m.SetAnnotations(a)
+		}
+	}
+	return o, nil
 }

@@ -168,7 +168,7 @@ func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
 			sr := tc.t.pi.ConnectionSecret()
 			b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Namespace: sr.Namespace, Name: sr.Name},
-				Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.RootUser, "pw"))},
+				Data:       map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "pw"))},
 			})
 			if tc.config != nil {
 				b = b.WithObjects(tc.config)
