@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -319,6 +320,10 @@ type world struct {
 	faults                     []emulator.Fault
 	// timeout bounds the Cloud SQL lookup; zero leaves it at DefaultTimeout.
 	timeout time.Duration
+	// endpoints are those namespaced ProviderConfigs may name; nil allows any.
+	endpoints []string
+	// externalSources lets platform keys use a credential_source.
+	externalSources bool
 }
 
 type args struct {
@@ -425,7 +430,16 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 	if a.world.timeout != 0 {
 		o = append(o, instance.WithTimeout(a.world.timeout))
 	}
-	v := instance.New(pcs, secrets, s, providerconfig.NewServiceCache(nil), o...)
+	endpoints := a.world.endpoints
+	if endpoints == nil {
+		endpoints = []string{"*"}
+	}
+	o = append(o, instance.WithNamespacedEndpoints(endpoints))
+	// Token requests for Google's endpoint are answered by the emulator's,
+	// so that tenants' keys, whose tokens only ever go to Google, work here.
+	services := providerconfig.NewServiceCache(nil, auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
+		auth.WithExternalAccountSources(a.world.externalSources))
+	v := instance.New(pcs, secrets, s, services, o...)
 
 	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: a.op, DryRun: ptr.To(a.dryRun)}
 	raw := a.raw
@@ -456,6 +470,27 @@ type testCase struct {
 	args   args
 	want   verdict
 }
+
+// googleTokensTo sends requests for Google's token endpoint to url, and
+// others (platform keys keep their token_uri) where they go.
+func googleTokensTo(url string) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.String() != auth.TokenURL {
+			return http.DefaultTransport.RoundTrip(r)
+		}
+		out := r.Clone(r.Context())
+		u, err := neturl.Parse(url)
+		if err != nil {
+			return nil, err
+		}
+		out.URL, out.Host = u, u.Host
+		return http.DefaultTransport.RoundTrip(out)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func run(t *testing.T, cases map[string]testCase) {
 	t.Helper()
