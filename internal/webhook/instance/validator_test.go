@@ -1178,7 +1178,7 @@ func TestHandleCreateRefused(t *testing.T) {
 		"TenantServiceAccount": {
 			reason: "A namespaced ProviderConfig's service-account key is used, its tokens got from Google's endpoint (the emulator's in this test).",
 			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC), world: world{
-				kube: []fixture{namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), keySecret(ns, "gcp", "key.json", "/not-a-token-endpoint")},
+				kube:  []fixture{namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), keySecret(ns, "gcp", "key.json", "/not-a-token-endpoint")},
 				taken: []string{"orders"},
 			}},
 			want: denied(1, "a Cloud SQL instance named orders already exists"),
