@@ -72,6 +72,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budgetlease"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
@@ -363,14 +364,15 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 		s.log.Info("Warning: " + w)
 	}
 	log := podinject.WithLogger(s.log.WithValues("webhook", "pods"))
-	if err := podinject.Serve(mgr, ic, log); err != nil {
+	endpoints := podinject.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints)
+	if err := podinject.Serve(mgr, ic, log, endpoints); err != nil {
 		return err
 	}
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
 		return podinject.SetupRefresher(mgr, ic.Policy, log)
 	}, xpcontroller.InstanceKinds...)
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
-		return podinject.SetupNamespacedRefresher(mgr, log)
+		return podinject.SetupNamespacedRefresher(mgr, log, endpoints)
 	}, xpcontroller.NamespacedInstanceKinds...)
 	return nil
 }
@@ -433,13 +435,18 @@ func runProvider(args []string) error {
 		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
 		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
 		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
+		// What namespaced ProviderConfigs may name, and what platform keys
+		// may read: the webhooks below obey the same.
+		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,
+		ExternalAccountSources: s.cfg.Credentials.AllowExternalAccountSources,
 	}
 	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
 		return errors.Wrap(err, errSetupControllers)
 	}
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request budget.
-		instance.Setup(mgr, providerconfig.NewServiceCache(transport),
+		instance.Setup(mgr, providerconfig.NewServiceCache(transport, auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
+			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)

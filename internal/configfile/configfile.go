@@ -24,6 +24,7 @@ package configfile
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -74,12 +75,14 @@ const (
 
 // Config is the provider's configuration.
 type Config struct {
-	Reconcile Reconcile `toml:"reconcile"`
-	CloudSQL  CloudSQL  `toml:"cloudsql"`
-	Webhook   Webhook   `toml:"webhook"`
-	Proxy     Proxy     `toml:"proxy"`
-	Injection Injection `toml:"injection"`
-	Logging   Logging   `toml:"logging"`
+	Reconcile   Reconcile   `toml:"reconcile"`
+	CloudSQL    CloudSQL    `toml:"cloudsql"`
+	Webhook     Webhook     `toml:"webhook"`
+	Proxy       Proxy       `toml:"proxy"`
+	Injection   Injection   `toml:"injection"`
+	Credentials Credentials `toml:"credentials"`
+	Tenancy     Tenancy     `toml:"tenancy"`
+	Logging     Logging     `toml:"logging"`
 }
 
 // Reconcile tunes the PostgresqlInstance controller.
@@ -148,6 +151,28 @@ type Injection struct {
 	PgpassWriterImage string `toml:"pgpass_writer_image"`
 }
 
+// Credentials configures which credentials provider configurations may use.
+type Credentials struct {
+	// AllowExternalAccountSources lets the platform's configurations
+	// (cluster-scoped ProviderConfigs and ClusterProviderConfigs) use
+	// external_account keys (workload identity federation) whose
+	// credential_source reads a file, fetches a URL, runs a program or reads
+	// a cloud's metadata: the provider then reads what the key names with its
+	// own permissions (its Kubernetes token, the metadata server) and sends it
+	// to the key's token_url. Namespaced ProviderConfigs never may: their keys
+	// are service-account keys only.
+	AllowExternalAccountSources bool `toml:"allow_external_account_sources"`
+}
+
+// Tenancy configures what namespaced ProviderConfigs, which the teams of
+// namespaces write, may name.
+type Tenancy struct {
+	// NamespacedEndpoints are the Cloud SQL Admin API base URLs that a
+	// namespaced ProviderConfig's spec.endpoint may name; "*" allows any, an
+	// empty list none (Google's endpoint only).
+	NamespacedEndpoints []string `toml:"namespaced_endpoints"`
+}
+
 // Logging configures the provider's logs.
 type Logging struct {
 	// Debug turns on debug logs.
@@ -196,6 +221,10 @@ func Defaults() Config {
 			// node that runs the proxy already has most of its layers.
 			PgpassWriterImage: ProxyImageRepository + ":" + ProxyVersion + "-alpine",
 		},
+		// A namespaced ProviderConfig's endpoint receives its key and the
+		// provider's requests, answers into the provider's messages and is
+		// given to its namespace's proxies: by default only Google's.
+		Tenancy: Tenancy{NamespacedEndpoints: []string{}},
 	}
 }
 
@@ -281,6 +310,14 @@ var (
 	imageRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[a-f0-9]{32,})?$`)
 )
 
+// endpointURL reports whether s is a base URL that a ProviderConfig's
+// spec.endpoint can be: http or https, a host, nothing after the path.
+func endpointURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.User == nil && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" && !strings.ContainsAny(s, " \t\n")
+}
+
 // Validate checks every value, naming the first key that is wrong.
 func (c Config) Validate() error {
 	var msgs []string
@@ -348,6 +385,14 @@ func (c Config) Validate() error {
 	}
 	if len(c.Injection.DefaultAllowedNamespaces) > 1 && slices.Contains(c.Injection.DefaultAllowedNamespaces, "*") {
 		bad("injection.default_allowed_namespaces", "'*' allows every namespace and must stand alone, got %q", c.Injection.DefaultAllowedNamespaces)
+	}
+	for _, e := range c.Tenancy.NamespacedEndpoints {
+		if e != "*" && !endpointURL(e) {
+			bad("tenancy.namespaced_endpoints", "%q is neither an http or https base URL without query, fragment or user (for example https://sqladmin.example.com/) nor \"*\"", e)
+		}
+	}
+	if len(c.Tenancy.NamespacedEndpoints) > 1 && slices.Contains(c.Tenancy.NamespacedEndpoints, "*") {
+		bad("tenancy.namespaced_endpoints", "'*' allows every endpoint and must stand alone, got %q", c.Tenancy.NamespacedEndpoints)
 	}
 	if len(msgs) == 0 {
 		return nil

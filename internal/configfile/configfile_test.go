@@ -34,6 +34,14 @@ func TestExampleFileIsTheDefaults(t *testing.T) {
 	g.Expect(c).To(Equal(Defaults()))
 }
 
+// A security-conscious platform gets the closed settings without writing them.
+func TestDefaultsAreClosed(t *testing.T) {
+	g := NewWithT(t)
+	c := Defaults()
+	g.Expect(c.Credentials.AllowExternalAccountSources).To(BeFalse(), "platform keys read no file, URL or program unless allowed")
+	g.Expect(c.Tenancy.NamespacedEndpoints).To(BeEmpty(), "namespaced ProviderConfigs use Google's endpoint unless allowed")
+}
+
 func TestLoad(t *testing.T) {
 	g := NewWithT(t)
 	c, err := Load("")
@@ -83,7 +91,20 @@ func TestParse(t *testing.T) {
 		"SidecarMode":  {text: "[proxy]\nsidecar_mode = \"always\"\n", wantErr: []string{`proxy.sidecar_mode: must be auto, native or classic, got "always"`}},
 		"Quantity":     {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
 		"Namespace":    {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
-		"SeveralWrong": {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
+		"TenancyAndCredentials": {
+			text: "[credentials]\nallow_external_account_sources = true\n[tenancy]\nnamespaced_endpoints = [\"https://sqladmin.example.com/\", \"http://emulator.cloudsql:8080\"]\n",
+			want: func(c *Config) {
+				c.Credentials.AllowExternalAccountSources = true
+				c.Tenancy.NamespacedEndpoints = []string{"https://sqladmin.example.com/", "http://emulator.cloudsql:8080"}
+			},
+		},
+		"AnyEndpoint":       {text: "[tenancy]\nnamespaced_endpoints = [\"*\"]\n", want: func(c *Config) { c.Tenancy.NamespacedEndpoints = []string{"*"} }},
+		"EndpointNotURL":    {text: "[tenancy]\nnamespaced_endpoints = [\"sqladmin.example.com\"]\n", wantErr: []string{`tenancy.namespaced_endpoints: "sqladmin.example.com" is neither an http or https base URL`}},
+		"EndpointQuery":     {text: "[tenancy]\nnamespaced_endpoints = [\"https://x.example.com/?a=b\"]\n", wantErr: []string{`tenancy.namespaced_endpoints: "https://x.example.com/?a=b"`}},
+		"EndpointScheme":    {text: "[tenancy]\nnamespaced_endpoints = [\"file:///etc/passwd\"]\n", wantErr: []string{`tenancy.namespaced_endpoints: "file:///etc/passwd"`}},
+		"EndpointStarMixed": {text: "[tenancy]\nnamespaced_endpoints = [\"*\", \"https://x.example.com\"]\n", wantErr: []string{"tenancy.namespaced_endpoints: '*' allows every endpoint and must stand alone"}},
+		"SourcesNotBool":    {text: "[credentials]\nallow_external_account_sources = \"yes\"\n", wantErr: []string{"allow_external_account_sources"}},
+		"SeveralWrong":      {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

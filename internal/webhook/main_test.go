@@ -209,9 +209,12 @@ func run(m *testing.M) (int, error) {
 	}
 	classicCfg := cfg
 	classicCfg.Native = false
+	// Namespaced ProviderConfigs may name the emulator and nothing else, as
+	// [tenancy] namespaced_endpoints would say.
+	endpoints := []string{endpoint}
 	pods = &switchable{
-		native:  podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg),
-		classic: podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), classicCfg),
+		native:  podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), cfg, podinject.WithNamespacedEndpoints(endpoints)),
+		classic: podinject.NewInjector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), mgr.GetScheme(), classicCfg, podinject.WithNamespacedEndpoints(endpoints)),
 	}
 	pods.current = pods.native
 	cached = mgr.GetCache()
@@ -219,10 +222,10 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
 	}
-	if err := podinject.SetupNamespacedRefresher(mgr); err != nil {
+	if err := podinject.SetupNamespacedRefresher(mgr, podinject.WithNamespacedEndpoints(endpoints)); err != nil {
 		return 0, err
 	}
-	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second))
+	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -32,15 +32,24 @@ import (
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/sizelimit"
 )
 
 // Scope is the OAuth scope of the Cloud SQL Admin API.
 const Scope = sqladmin.SqlserviceAdminScope
 
+// TokenURL is Google's OAuth 2.0 token endpoint, the only one to which the
+// provider sends a tenant's key.
+const TokenURL = google.JWTTokenURL
+
 const (
 	errEmptyKey       = "is empty: it must hold the JSON key of a service account with roles/cloudsql.admin"
 	errNotJSON        = "is not JSON: it must hold a service-account key file as `gcloud iam service-accounts keys create` writes it"
 	errKeyType        = "has type %q: only service_account keys and external_account (workload identity federation) configurations are supported"
+	errTenantKeyType  = "has type %q, but a namespaced ProviderConfig may only hold a service-account key (type service_account, as `gcloud iam service-accounts keys create` writes it): put such a key in the secret; workload identity federation (external_account) is only available through a ClusterProviderConfig that the platform team owns"
+	errTenantSource   = "credentials source %s cannot be used by a namespaced ProviderConfig: use Secret with a service-account key, or a ClusterProviderConfig that the platform team owns"
+	errExternalSource = "is an external_account configuration whose credential_source %s: the provider reads no file, URL, program or cloud metadata named by a key unless its configuration file sets [credentials] allow_external_account_sources = true; use source InjectedIdentity (Workload Identity) or a service-account key instead"
 	errKeyField       = "has no %s: it is not a complete service-account key file"
 	errPrivateKey     = "has a private_key that is not a PEM-encoded PKCS#8 or PKCS#1 RSA key"
 	errDefaultCreds   = "cannot find the provider pod's own Google credentials (InjectedIdentity): is Workload Identity set up for its service account?"
@@ -53,26 +62,98 @@ const (
 type Credentials struct {
 	Source xpv2.CredentialsSource
 	JSON   []byte
+	// Tenant is true for credentials that a namespace's team wrote (those of
+	// a namespaced ProviderConfig) rather than the platform team. They are
+	// used only as a service-account key, whatever type the JSON claims, and
+	// only with Google's token endpoint: an external_account configuration
+	// would make the provider read a file or URL of its choosing (its own
+	// Kubernetes token, the metadata server) and send it to a token_url of
+	// the tenant's.
+	Tenant bool
+	// Where names where the key came from in messages, for example
+	// `key "key.json" of secret ns/name`.
+	Where string
+}
+
+// An Option configures how keys are checked and clients built.
+type Option func(*options)
+
+type options struct {
+	externalSources bool
+	tokenTransport  http.RoundTripper
+}
+
+// WithExternalAccountSources lets platform-owned external_account
+// configurations (workload identity federation) read their subject token from
+// their credential_source: a file, a URL, a program or a cloud's metadata.
+// Tenants' keys never may.
+func WithExternalAccountSources(allowed bool) Option {
+	return func(o *options) { o.externalSources = allowed }
+}
+
+// WithTokenTransport is how token requests are sent (http.DefaultTransport
+// otherwise); their answers are bounded like Cloud SQL's.
+func WithTokenTransport(rt http.RoundTripper) Option {
+	return func(o *options) { o.tokenTransport = rt }
+}
+
+func newOptions(o []Option) options {
+	opts := options{tokenTransport: http.DefaultTransport}
+	for _, fn := range o {
+		fn(&opts)
+	}
+	return opts
+}
+
+// A refusedError is a key or source that the configuration it came from may
+// not use: no retry or outage explains it, so admission denies it.
+type refusedError struct{ error }
+
+// Refused marks the error as a refusal (see IsRefused).
+func (refusedError) Refused() bool { return true }
+
+func (e refusedError) Unwrap() error { return e.error }
+
+// IsRefused reports whether err says that a configuration may not use its
+// credentials or endpoint (any error in err's chain with a Refused method that
+// says so), as opposed to credentials that are broken or an API that cannot be
+// reached.
+func IsRefused(err error) bool {
+	var r interface{ Refused() bool }
+	return errors.As(err, &r) && r.Refused()
+}
+
+// keyFile is what CheckKey reads of a key JSON.
+type keyFile struct {
+	Type             string          `json:"type"`
+	ClientEmail      string          `json:"client_email"`
+	PrivateKey       string          `json:"private_key"`
+	CredentialSource json.RawMessage `json:"credential_source"`
 }
 
 // CheckKey says what is wrong with a key JSON, or nil. Errors complete a sentence
 // whose subject is where the key came from ("secret ns/name key key.json ...").
-func CheckKey(data []byte) error {
+// A tenant's key (see Credentials.Tenant) must be a service-account key; a
+// platform's may also be an external_account configuration, without a
+// credential_source unless WithExternalAccountSources allows it.
+func CheckKey(data []byte, tenant bool, o ...Option) error {
+	opts := newOptions(o)
 	if len(data) == 0 {
 		return errors.New(errEmptyKey)
 	}
-	var k struct {
-		Type        string `json:"type"`
-		ClientEmail string `json:"client_email"`
-		PrivateKey  string `json:"private_key"`
-	}
+	var k keyFile
 	if err := json.Unmarshal(data, &k); err != nil {
 		return errors.New(errNotJSON)
 	}
-	switch k.Type {
-	case string(google.ExternalAccount):
+	switch {
+	case k.Type == string(google.ServiceAccount):
+	case tenant:
+		return refusedError{errors.Errorf(errTenantKeyType, k.Type)}
+	case k.Type == string(google.ExternalAccount):
+		if src := sourceKind(k.CredentialSource); src != "" && !opts.externalSources {
+			return refusedError{errors.Errorf(errExternalSource, src)}
+		}
 		return nil
-	case string(google.ServiceAccount):
 	default:
 		return errors.Errorf(errKeyType, k.Type)
 	}
@@ -94,44 +175,117 @@ func CheckKey(data []byte) error {
 	return nil
 }
 
+// sourceKind says what an external_account configuration's credential_source
+// makes the provider read, or "" when it has none. Every kind reads something
+// of the provider's pod (a file, a URL such as the metadata server, a program,
+// AWS's metadata or environment), so any field counts.
+func sourceKind(raw json.RawMessage) string {
+	var src map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &src) != nil {
+		// null, or not an object: the client library refuses it itself.
+		return ""
+	}
+	for _, k := range []struct{ field, says string }{
+		{"file", "reads a file"},
+		{"url", "fetches a URL"},
+		{"executable", "runs a program"},
+		{"environment_id", "reads a cloud's metadata or environment"},
+		{"certificate", "reads certificate files"},
+	} {
+		if v, ok := src[k.field]; ok && string(v) != "null" {
+			return k.says
+		}
+	}
+	for f, v := range src {
+		if string(v) != "null" {
+			return "sets " + f
+		}
+	}
+	return ""
+}
+
 // NewService returns a Cloud SQL Admin API client that authenticates with creds and
 // sends its requests through base (which typically enforces the request budget).
+// Every answer, token endpoints' included, is bounded (see package sizelimit).
 // An empty endpoint means Google's; a non-empty one is a base URL, its path kept
 // whole with or without a trailing slash (see baseURL). The client outlives any
 // one reconcile, so its token source is not bound to the caller's context.
-func NewService(creds Credentials, endpoint string, base http.RoundTripper) (*sqladmin.Service, error) {
-	ctx := context.Background()
+func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ...Option) (*sqladmin.Service, error) {
+	opts := newOptions(o)
+	// Token requests go through a client of ours rather than
+	// http.DefaultClient, so that their answers are bounded too.
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: sizelimit.New(opts.tokenTransport)})
 	var rt http.RoundTripper
-	switch creds.Source {
-	case xpv2.CredentialsSourceNone:
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	base = sizelimit.New(base)
+	switch {
+	case creds.Tenant && creds.Source != xpv2.CredentialsSourceSecret && creds.Source != xpv2.CredentialsSourceNone:
+		return nil, refusedError{errors.Errorf(errTenantSource, creds.Source)}
+	case creds.Source == xpv2.CredentialsSourceNone:
 		rt = base
-	case xpv2.CredentialsSourceInjectedIdentity:
+	case creds.Source == xpv2.CredentialsSourceInjectedIdentity:
 		c, err := google.FindDefaultCredentials(ctx, Scope)
 		if err != nil {
 			return nil, errors.Wrap(err, errDefaultCreds)
 		}
 		rt = &oauth2.Transport{Source: c.TokenSource, Base: base}
-	case xpv2.CredentialsSourceSecret, xpv2.CredentialsSourceEnvironment, xpv2.CredentialsSourceFilesystem:
-		if err := CheckKey(creds.JSON); err != nil {
+	case creds.Source == xpv2.CredentialsSourceSecret, creds.Source == xpv2.CredentialsSourceEnvironment, creds.Source == xpv2.CredentialsSourceFilesystem:
+		ts, err := tokenSource(ctx, creds, opts)
+		if err != nil {
 			return nil, err
 		}
-		var k struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(creds.JSON, &k)
-		c, err := google.CredentialsFromJSONWithType(ctx, creds.JSON, google.CredentialsType(k.Type), Scope)
-		if err != nil {
-			return nil, errors.Wrap(err, errCredentialsFor)
-		}
-		rt = &oauth2.Transport{Source: c.TokenSource, Base: base}
+		rt = &oauth2.Transport{Source: ts, Base: base}
 	default:
 		return nil, errors.Errorf(errUnknownSource, creds.Source)
 	}
-	opts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
+	svcOpts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
 	if endpoint != "" {
-		opts = append(opts, option.WithEndpoint(baseURL(endpoint)))
+		svcOpts = append(svcOpts, option.WithEndpoint(baseURL(endpoint)))
 	}
-	return sqladmin.NewService(ctx, opts...)
+	return sqladmin.NewService(ctx, svcOpts...)
+}
+
+// tokenSource is the token source of a key: a tenant's is read as a
+// service-account key and sends its assertions to Google's token endpoint
+// whatever token_uri it holds; a platform's is read as the type it has,
+// service_account or external_account, never another.
+func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.TokenSource, error) {
+	if err := CheckKey(creds.JSON, creds.Tenant, WithExternalAccountSources(opts.externalSources)); err != nil {
+		return nil, located(err, creds.Where)
+	}
+	if creds.Tenant {
+		cfg, err := google.JWTConfigFromJSON(creds.JSON, Scope)
+		if err != nil {
+			return nil, errors.Wrap(err, errCredentialsFor)
+		}
+		cfg.TokenURL = TokenURL
+		return cfg.TokenSource(ctx), nil
+	}
+	var k keyFile
+	_ = json.Unmarshal(creds.JSON, &k)
+	t := google.ServiceAccount
+	if k.Type == string(google.ExternalAccount) {
+		t = google.ExternalAccount
+	}
+	c, err := google.CredentialsFromJSONWithType(ctx, creds.JSON, t, Scope)
+	if err != nil {
+		return nil, errors.Wrap(err, errCredentialsFor)
+	}
+	return c.TokenSource, nil
+}
+
+// located is err, a sentence without its subject, about the key at where.
+func located(err error, where string) error {
+	if where == "" {
+		return err
+	}
+	e := errors.New(where + " " + err.Error())
+	if IsRefused(err) {
+		return refusedError{e}
+	}
+	return e
 }
 
 // baseURL is endpoint with a trailing slash. The client resolves its request

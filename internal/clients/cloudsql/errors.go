@@ -17,7 +17,9 @@ limitations under the License.
 package cloudsql
 
 import (
+	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"google.golang.org/api/googleapi"
@@ -116,3 +118,40 @@ func hasReason(err error, code int, reason string) bool {
 	}
 	return false
 }
+
+// MaxMessage is the most bytes of error text that the provider puts into a
+// condition, an event or an admission warning. Cloud SQL's own messages are a
+// few hundred bytes; an endpoint that answers with more must not fill the
+// status of objects (etcd's limit is 1.5 MiB) or a kubectl user's terminal.
+const MaxMessage = 1024
+
+// cutMarker ends text that Truncate cut, saying how much went.
+const cutMarker = "... [%d more bytes cut]"
+
+// Truncate is s cut to MaxMessage bytes, at a character boundary, with a
+// marker that says how many bytes were cut. Every message that carries error
+// text from Cloud SQL goes through it.
+func Truncate(s string) string {
+	if len(s) <= MaxMessage {
+		return s
+	}
+	keep := MaxMessage - len(fmt.Sprintf(cutMarker, len(s)))
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(cutMarker, len(s)-keep)
+}
+
+// Truncated is err with its text cut by Truncate. errors.As and errors.Is
+// still see err's chain (the *googleapi.Error of IsNotFound and others).
+func Truncated(err error) error {
+	if err == nil || len(err.Error()) <= MaxMessage {
+		return err
+	}
+	return truncated{err}
+}
+
+type truncated struct{ err error }
+
+func (t truncated) Error() string { return Truncate(t.err.Error()) }
+func (t truncated) Unwrap() error { return t.err }

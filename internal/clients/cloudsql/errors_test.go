@@ -17,7 +17,11 @@ limitations under the License.
 package cloudsql
 
 import (
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
@@ -74,5 +78,56 @@ func TestErrorClassification(t *testing.T) {
 			}
 			g.Expect(got).To(Equal(tc.want))
 		})
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	cases := map[string]struct {
+		reason string
+		in     string
+		check  func(t *testing.T, got string)
+	}{
+		"Short": {reason: "A message within the limit is kept whole.", in: "short", check: func(t *testing.T, got string) {
+			if got != "short" {
+				t.Errorf("got %q", got)
+			}
+		}},
+		"AtTheLimit": {reason: "A message of exactly MaxMessage bytes is kept whole.", in: long[:MaxMessage], check: func(t *testing.T, got string) {
+			if got != long[:MaxMessage] {
+				t.Errorf("cut a message at the limit")
+			}
+		}},
+		"Long": {reason: "A longer message is cut to MaxMessage bytes with a marker saying how much went.", in: long, check: func(t *testing.T, got string) {
+			if len(got) > MaxMessage || !strings.HasPrefix(got, "xxxx") || !strings.HasSuffix(got, fmt.Sprintf("... [%d more bytes cut]", 5000-strings.Count(got, "x"))) {
+				t.Errorf("got %d bytes ending %q", len(got), got[len(got)-40:])
+			}
+		}},
+		"Runes": {reason: "A cut never splits a character.", in: strings.Repeat("é", 3000), check: func(t *testing.T, got string) {
+			if !utf8.ValidString(got) || len(got) > MaxMessage {
+				t.Errorf("got %d bytes, valid UTF-8: %t", len(got), utf8.ValidString(got))
+			}
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Log(tc.reason)
+			tc.check(t, Truncate(tc.in))
+		})
+	}
+}
+
+// Truncated cuts the text and keeps the chain that IsNotFound and the others read.
+func TestTruncated(t *testing.T) {
+	api := &googleapi.Error{Code: http.StatusNotFound, Message: strings.Repeat("m", 4000), Errors: []googleapi.ErrorItem{{Reason: ReasonInstanceDoesNotExist}}}
+	err := Truncated(errors.Wrap(api, "cannot get"))
+	if len(err.Error()) > MaxMessage || !strings.Contains(err.Error(), "more bytes cut") {
+		t.Errorf("Truncated(...): %d bytes: %.80q", len(err.Error()), err.Error())
+	}
+	if !IsNotFound(err) {
+		t.Errorf("Truncated(...) lost the *googleapi.Error")
+	}
+	if Truncated(nil) != nil {
+		t.Errorf("Truncated(nil) is not nil")
 	}
 }

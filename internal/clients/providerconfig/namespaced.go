@@ -19,6 +19,7 @@ package providerconfig
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -35,7 +36,62 @@ const (
 	errGetClusterConfig      = "cannot get ClusterProviderConfig %q named by spec.providerConfigRef"
 	errGetNamespacedConfig   = "cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef"
 	errUnknownProviderConfig = "spec.providerConfigRef.kind %q is not a kind of provider configuration: use ClusterProviderConfig or ProviderConfig"
+	errEndpointNotAllowed    = "%s: spec.endpoint %q is not allowed for namespaced ProviderConfigs by [tenancy] namespaced_endpoints of the provider's configuration file (%s): remove spec.endpoint to use Google's Cloud SQL Admin API, or ask the platform team to allow the endpoint there or to offer it through a ClusterProviderConfig"
 )
+
+// AnnotationTenant marks a configuration that asClusterConfig made of a
+// namespaced ProviderConfig: its credentials and endpoint are a namespace's
+// team's, not the platform's (see Tenant). It exists only in memory: the
+// provider never writes a configuration it resolved. A platform that sets it
+// on a cluster-scoped ProviderConfig only restricts that configuration.
+const AnnotationTenant = "cloudsql.travelaudience.com/tenant-owned"
+
+// Tenant reports whether pc is a namespace's team's configuration (a
+// namespaced ProviderConfig) rather than the platform's (a cluster-scoped
+// ProviderConfig or a ClusterProviderConfig): its key may only be a
+// service-account key, used with Google's token endpoint.
+func Tenant(pc *v1alpha1.ProviderConfig) bool {
+	return pc.GetAnnotations()[AnnotationTenant] == "true"
+}
+
+// A ResolveOption configures how ForNamespaced resolves a configuration.
+type ResolveOption func(*resolve)
+
+type resolve struct {
+	// endpoints a namespaced ProviderConfig may name, without trailing slashes.
+	endpoints []string
+}
+
+// WithNamespacedEndpoints allows a namespaced ProviderConfig's spec.endpoint
+// to name one of the base URLs in urls; "*" allows any. By default it may
+// name none: a namespaced ProviderConfig uses Google's endpoint.
+func WithNamespacedEndpoints(urls []string) ResolveOption {
+	return func(r *resolve) {
+		r.endpoints = make([]string, 0, len(urls))
+		for _, u := range urls {
+			r.endpoints = append(r.endpoints, strings.TrimRight(u, "/"))
+		}
+	}
+}
+
+// endpointAllowed reports whether a namespaced ProviderConfig may name
+// endpoint. The endpoint is where the provider sends the tenant's key and
+// reads answers that become messages, and the base URL the injector gives the
+// Cloud SQL Auth Proxies of that namespace: the platform decides which.
+func (r resolve) endpointAllowed(endpoint string) bool {
+	if endpoint == "" {
+		return true
+	}
+	e := strings.TrimRight(endpoint, "/")
+	return slices.ContainsFunc(r.endpoints, func(a string) bool { return a == "*" || a == e })
+}
+
+func (r resolve) allowed() string {
+	if len(r.endpoints) == 0 {
+		return "none"
+	}
+	return strings.Join(r.endpoints, ", ")
+}
 
 // Names that the namespaced group's configurations take when read as the
 // cluster-scoped kind's: unique among every kind's configurations, since they
@@ -90,8 +146,13 @@ func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
 // ForNamespaced reads the configuration that a namespaced PostgresqlInstance of
 // namespace ns names: a ClusterProviderConfig, or a ProviderConfig of ns. It
 // returns it as the cluster-scoped kind's, named uniquely, with the secrets of a
-// ProviderConfig named in its own namespace and no other.
-func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.ProviderConfigReference) (*v1alpha1.ProviderConfig, error) {
+// ProviderConfig named in its own namespace and no other. A ProviderConfig
+// whose spec.endpoint the options do not allow is refused (see IsRefused).
+func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...ResolveOption) (*v1alpha1.ProviderConfig, error) {
+	var r resolve
+	for _, fn := range o {
+		fn(&r)
+	}
 	switch ref.Kind {
 	case nsv1alpha1.ClusterProviderConfigKind:
 		cpc := &nsv1alpha1.ClusterProviderConfig{}
@@ -107,17 +168,24 @@ func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, pc); err != nil {
 			return nil, errors.Wrapf(err, errGetNamespacedConfig, ref.Name, ns)
 		}
-		return AsClusterConfig(pc), nil
+		if !r.endpointAllowed(pc.Spec.Endpoint) {
+			return nil, refusedError{errors.Errorf(errEndpointNotAllowed, Named(nsv1alpha1.ProviderConfigKind, pc.Name, pc.Namespace), pc.Spec.Endpoint, r.allowed())}
+		}
+		return asClusterConfig(pc), nil
 	default:
 		return nil, errors.Errorf(errUnknownProviderConfig, ref.Kind)
 	}
 }
 
-// AsClusterConfig is a namespaced ProviderConfig as the cluster-scoped kind's,
-// with its secrets named in its own namespace.
-func AsClusterConfig(pc *nsv1alpha1.ProviderConfig) *v1alpha1.ProviderConfig {
+// asClusterConfig is a namespaced ProviderConfig as the cluster-scoped kind's,
+// with its secrets named in its own namespace, marked as a tenant's (see
+// Tenant). It does not check spec.endpoint: ForNamespaced does.
+func asClusterConfig(pc *nsv1alpha1.ProviderConfig) *v1alpha1.ProviderConfig {
 	out := &v1alpha1.ProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: ConfigPrefix + pc.Namespace + "/" + pc.Name, UID: pc.UID},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ConfigPrefix + pc.Namespace + "/" + pc.Name, UID: pc.UID,
+			Annotations: map[string]string{AnnotationTenant: "true"},
+		},
 		Spec: v1alpha1.ProviderConfigSpec{
 			Project:     pc.Spec.Project,
 			Credentials: v1alpha1.ProviderCredentials{Source: pc.Spec.Credentials.Source},

@@ -46,19 +46,39 @@ const (
 	errBadKey          = "%s: %s"
 	errReadCredentials = "%s: cannot read the credentials of source %s"
 	errNewService      = "%s: cannot create a Cloud SQL Admin API client"
+	errTenantSource    = "%s: credentials source %s cannot be used by a namespaced ProviderConfig: use Secret with a service-account key, or a ClusterProviderConfig that the platform team owns"
 )
+
+// A refusedError is a configuration's use of credentials or of an endpoint
+// that the provider refuses (see auth.IsRefused, which IsRefused is).
+type refusedError struct{ error }
+
+// Refused marks the error as a refusal.
+func (refusedError) Refused() bool { return true }
+
+func (e refusedError) Unwrap() error { return e.error }
+
+// IsRefused reports whether err says that a configuration may not use its
+// credentials or endpoint: a key of a kind it may not hold, an endpoint the
+// configuration file does not allow it. Retrying does not help; admission
+// denies such instances.
+func IsRefused(err error) bool { return auth.IsRefused(err) }
 
 // Credentials resolves the credentials of pc, naming the secret, key, variable or
 // file whenever they cannot be used. secrets should be an uncached reader, so that
 // reading one key does not cache every secret of the cluster.
 func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1alpha1.ProviderConfig) (auth.Credentials, error) {
 	cd := pc.Spec.Credentials
-	creds := auth.Credentials{Source: cd.Source}
+	creds := auth.Credentials{Source: cd.Source, Tenant: Tenant(pc)}
 	var where string
-	switch cd.Source {
-	case xpv2.CredentialsSourceNone, xpv2.CredentialsSourceInjectedIdentity:
+	switch {
+	case creds.Tenant && cd.Source != xpv2.CredentialsSourceSecret && cd.Source != xpv2.CredentialsSourceNone:
+		// The CRD allows neither; a configuration read some other way must
+		// not lend a tenant the provider's own identity, environment or files.
+		return creds, refusedError{errors.Errorf(errTenantSource, Display(pc), cd.Source)}
+	case cd.Source == xpv2.CredentialsSourceNone, cd.Source == xpv2.CredentialsSourceInjectedIdentity:
 		return creds, nil
-	case xpv2.CredentialsSourceSecret:
+	case cd.Source == xpv2.CredentialsSourceSecret:
 		ref := cd.SecretRef
 		s := &corev1.Secret{}
 		if err := secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
@@ -66,14 +86,14 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 		}
 		creds.JSON = s.Data[ref.Key]
 		where = fmt.Sprintf("key %q of secret %s/%s", ref.Key, ref.Namespace, ref.Name)
-	case xpv2.CredentialsSourceEnvironment:
+	case cd.Source == xpv2.CredentialsSourceEnvironment:
 		b, err := resource.ExtractEnv(ctx, os.Getenv, cd.CommonCredentialSelectors)
 		if err != nil {
 			return creds, errors.Wrapf(err, errReadCredentials, Display(pc), cd.Source)
 		}
 		creds.JSON = b
 		where = fmt.Sprintf("environment variable %s", cd.Env.Name)
-	case xpv2.CredentialsSourceFilesystem:
+	case cd.Source == xpv2.CredentialsSourceFilesystem:
 		b, err := resource.ExtractFs(ctx, fs, cd.CommonCredentialSelectors)
 		if err != nil {
 			return creds, errors.Wrapf(err, errReadCredentials, Display(pc), cd.Source)
@@ -81,8 +101,16 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 		creds.JSON = b
 		where = fmt.Sprintf("file %s", cd.Fs.Path)
 	}
-	if err := auth.CheckKey(creds.JSON); err != nil {
-		return creds, errors.Errorf(errBadKey, Display(pc), where+" "+err.Error())
+	creds.Where = where
+	// Whether a platform's external_account configuration may use its
+	// credential_source is the client's to say (auth.WithExternalAccountSources);
+	// everything else about the key is said here, naming where it is.
+	if err := auth.CheckKey(creds.JSON, creds.Tenant, auth.WithExternalAccountSources(true)); err != nil {
+		e := errors.Errorf(errBadKey, Display(pc), where+" "+err.Error())
+		if auth.IsRefused(err) {
+			e = refusedError{e}
+		}
+		return creds, e
 	}
 	return creds, nil
 }
@@ -92,6 +120,7 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 // concurrent use.
 type ServiceCache struct {
 	transport http.RoundTripper
+	auth      []auth.Option
 
 	mu       sync.Mutex
 	services map[string]cachedService
@@ -103,16 +132,18 @@ type cachedService struct {
 }
 
 // NewServiceCache returns a cache whose clients send their requests through
-// transport (typically the shared request budget); nil means http.DefaultTransport.
-func NewServiceCache(transport http.RoundTripper) *ServiceCache {
-	return &ServiceCache{transport: transport, services: map[string]cachedService{}}
+// transport (typically the shared request budget); nil means
+// http.DefaultTransport. The clients are built with o (for example
+// auth.WithExternalAccountSources).
+func NewServiceCache(transport http.RoundTripper, o ...auth.Option) *ServiceCache {
+	return &ServiceCache{transport: transport, auth: o, services: map[string]cachedService{}}
 }
 
 // Get returns the cached client for pc, or builds one when there is none or the
 // configuration changed.
 func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) (*sqladmin.Service, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", pc.UID, creds.Source, pc.Spec.Endpoint)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t\x00", pc.UID, creds.Source, pc.Spec.Endpoint, creds.Tenant)
 	h.Write(creds.JSON)
 	var fp [32]byte
 	copy(fp[:], h.Sum(nil))
@@ -122,7 +153,7 @@ func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) 
 	if cs, ok := c.services[pc.Name]; ok && cs.fingerprint == fp {
 		return cs.svc, nil
 	}
-	svc, err := auth.NewService(creds, pc.Spec.Endpoint, c.transport)
+	svc, err := auth.NewService(creds, pc.Spec.Endpoint, c.transport, c.auth...)
 	if err != nil {
 		return nil, errors.Wrapf(err, errNewService, Display(pc))
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
@@ -61,8 +62,18 @@ type connector[T instance] struct {
 	config func(ctx context.Context, mg T) (*v1alpha1.ProviderConfig, error)
 }
 
-// Connect implements managed.TypedExternalConnector.
+// Connect implements managed.TypedExternalConnector. The managed reconciler
+// puts the errors of the connection and of the client into the Synced
+// condition and events whole: they are cut to cloudsql.MaxMessage.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	ext, err := c.connect(ctx, mg)
+	if err != nil {
+		return nil, cloudsql.Truncated(err)
+	}
+	return truncating[T]{ext}, nil
+}
+
+func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 	pc, err := c.config(ctx, mg)
 	if err != nil {
 		return nil, err
@@ -90,6 +101,33 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 			return err == nil && n.DeletionTimestamp != nil, client.IgnoreNotFound(err)
 		},
 	}, nil
+}
+
+// truncating cuts the errors of an external client to cloudsql.MaxMessage:
+// Cloud SQL's error text reaches conditions and events, and an endpoint may
+// answer with more than a user should read.
+type truncating[T instance] struct {
+	managed.TypedExternalClient[T]
+}
+
+func (t truncating[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
+	o, err := t.TypedExternalClient.Observe(ctx, mg)
+	return o, cloudsql.Truncated(err)
+}
+
+func (t truncating[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
+	c, err := t.TypedExternalClient.Create(ctx, mg)
+	return c, cloudsql.Truncated(err)
+}
+
+func (t truncating[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
+	u, err := t.TypedExternalClient.Update(ctx, mg)
+	return u, cloudsql.Truncated(err)
+}
+
+func (t truncating[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
+	d, err := t.TypedExternalClient.Delete(ctx, mg)
+	return d, cloudsql.Truncated(err)
 }
 
 // legacyConfig is the config of the cluster-scoped kind: its ProviderConfig.

@@ -131,7 +131,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			e.pacing.markDeleting(objectKey(mg))
 		}
 	default:
-		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf(msgState, inst.State)))
+		mg.SetConditions(xpv2.Unavailable().WithMessage(cloudsql.Truncate(fmt.Sprintf(msgState, inst.State))))
 	}
 
 	if e.password, err = e.secrets.password(ctx, mg); err != nil {

@@ -227,6 +227,8 @@ func (h *harness) startManager() {
 		ObserveByList:     cfg.observe == configfile.ObserveList,
 		RequestsPerMinute: cfg.rpm,
 		MaxReconcileRate:  1000,
+		// Namespaced ProviderConfigs point at the harness's emulator.
+		NamespacedEndpoints: []string{h.srvURL},
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(h.ctx)

@@ -36,13 +36,13 @@ const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a Clus
 // budget, listings and clients with the cluster-scoped kind's.
 func (c *Core) SetupNamespaced(mgr ctrl.Manager) error {
 	return setupKind(c, mgr, &nsv1alpha1.PostgresqlInstance{}, nsv1alpha1.PostgresqlInstanceGroupKind, nsv1alpha1.PostgresqlInstanceGroupVersionKind,
-		namespacedConfig(mgr.GetClient()), c.changed[true])
+		namespacedConfig(mgr.GetClient(), providerconfig.WithNamespacedEndpoints(c.o.NamespacedEndpoints)), c.changed[true])
 }
 
 // namespacedConfig is the config of the namespaced kind: the ClusterProviderConfig
 // it names, or the ProviderConfig of its own namespace, whose secrets are read
-// from that namespace and no other.
-func namespacedConfig(kube client.Client) func(context.Context, *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+// from that namespace and no other, and whose endpoint o must allow.
+func namespacedConfig(kube client.Client, o ...providerconfig.ResolveOption) func(context.Context, *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
 	usage := resource.NewProviderConfigUsageTracker(kube, &nsv1alpha1.ProviderConfigUsage{})
 	return func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
 		ref := mg.GetProviderConfigReference()
@@ -52,6 +52,6 @@ func namespacedConfig(kube client.Client) func(context.Context, *nsv1alpha1.Post
 		if err := usage.Track(ctx, mg); err != nil {
 			return nil, errors.Wrap(err, errTrackUsage)
 		}
-		return providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref)
+		return providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref, o...)
 	}
 }

@@ -48,6 +48,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
@@ -83,6 +84,13 @@ type Options struct {
 	// MaxReconcileRate is how many reconciles a second the global rate limiter
 	// starts, which observations are also spaced to fit; zero does not.
 	MaxReconcileRate int
+	// NamespacedEndpoints are the endpoints a namespaced ProviderConfig may
+	// name ("*": any); none by default ([tenancy] namespaced_endpoints).
+	NamespacedEndpoints []string
+	// ExternalAccountSources lets the platform's configurations use
+	// external_account keys with a credential_source ([credentials]
+	// allow_external_account_sources).
+	ExternalAccountSources bool
 }
 
 // Core is what the controllers of both PostgresqlInstance kinds share: the
@@ -105,7 +113,7 @@ type Core struct {
 func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c := &Core{
 		o:        o,
-		services: providerconfig.NewServiceCache(o.Transport),
+		services: providerconfig.NewServiceCache(o.Transport, auth.WithExternalAccountSources(o.ExternalAccountSources)),
 		fleet:    &fleet{},
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},

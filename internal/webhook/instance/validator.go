@@ -25,7 +25,13 @@ limitations under the License.
 //   - a name that, with the ProviderConfig's project ID, exceeds 97 characters;
 //   - a name that an instance in the ProviderConfig's project already has
 //     (instances.get finds it). Cloud SQL's 404 instanceDoesNotExist admits the
-//     name; any other answer admits it with the warning below.
+//     name; any other answer admits it with the warning below;
+//   - an instance whose configuration may not use its credentials or endpoint
+//     (providerconfig.IsRefused): a namespaced ProviderConfig with a key that
+//     is not a service-account key or an endpoint that [tenancy]
+//     namespaced_endpoints does not allow, a platform's external_account key
+//     with a credential_source the configuration file does not allow. Dry runs
+//     are denied too: the provider must never try such credentials.
 //
 // Instances that the provider may not create (managementPolicies without Create
 // or *) are not checked against Cloud SQL: they are meant to observe an existing
@@ -101,7 +107,8 @@ const (
 	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
 	msgNamespaceGoes   = "namespace %s is being deleted: the PostgresqlInstance goes, and Cloud SQL instance %s is kept (it is deleted only with the allow-deletion annotation)"
 	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
-	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%v); if it does, the controller reports the conflict on the instance"
+	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%s); if it does, the controller reports the conflict on the instance"
+	errRefused         = "PostgresqlInstance %s is denied: %s"
 )
 
 // A Validator is the admission handler of PostgresqlInstances.
@@ -113,6 +120,8 @@ type Validator struct {
 	timeout  time.Duration
 	decoder  admission.Decoder
 	log      logging.Logger
+	// resolve are the rules for namespaced ProviderConfigs (their endpoints).
+	resolve []providerconfig.ResolveOption
 }
 
 // An Option configures a Validator.
@@ -123,6 +132,14 @@ func WithLogger(l logging.Logger) Option { return func(v *Validator) { v.log = l
 
 // WithTimeout bounds the Cloud SQL lookup (DefaultTimeout otherwise).
 func WithTimeout(d time.Duration) Option { return func(v *Validator) { v.timeout = d } }
+
+// WithNamespacedEndpoints allows namespaced ProviderConfigs to name one of
+// urls as spec.endpoint ("*": any); by default they may name none.
+func WithNamespacedEndpoints(urls []string) Option {
+	return func(v *Validator) {
+		v.resolve = append(v.resolve, providerconfig.WithNamespacedEndpoints(urls))
+	}
+}
 
 // WithFs is where credentials of source Filesystem are read (the OS otherwise).
 func WithFs(fs afero.Fs) Option { return func(v *Validator) { v.fs = fs } }
@@ -179,11 +196,14 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 			policies: pi.GetManagementPolicies(), forProviderName: pi.Spec.ForProvider.Name,
 			config: func(ctx context.Context) (*v1alpha1.ProviderConfig, string, error) {
 				name := providerconfig.NamedRef(pi.Namespace, ref)
-				pc, err := providerconfig.ForNamespaced(ctx, v.pcs, pi.Namespace, ref)
+				pc, err := providerconfig.ForNamespaced(ctx, v.pcs, pi.Namespace, ref, v.resolve...)
 				if kerrors.IsNotFound(errors.Cause(err)) {
 					// The cache may not have a configuration applied
 					// together with the instance yet: the API server decides.
-					pc, err = providerconfig.ForNamespaced(ctx, v.secrets, pi.Namespace, ref)
+					pc, err = providerconfig.ForNamespaced(ctx, v.secrets, pi.Namespace, ref, v.resolve...)
+				}
+				if providerconfig.IsRefused(err) {
+					return pc, name, err
 				}
 				return pc, name, errors.Cause(err)
 			},
@@ -291,6 +311,9 @@ func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
 	if kerrors.IsNotFound(err) {
 		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, s.ref, pcName, name))
 	}
+	if providerconfig.IsRefused(err) {
+		return refused(s, err)
+	}
 	if err != nil {
 		return v.unchecked(s, name, "?", err)
 	}
@@ -300,10 +323,16 @@ func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
 	}
 
 	creds, err := providerconfig.Credentials(ctx, v.secrets, v.fs, pc)
+	if providerconfig.IsRefused(err) {
+		return refused(s, err)
+	}
 	if err != nil {
 		return v.unchecked(s, name, project, err)
 	}
 	svc, err := v.services.Get(pc, creds)
+	if providerconfig.IsRefused(err) {
+		return refused(s, err)
+	}
 	if err != nil {
 		return v.unchecked(s, name, project, err)
 	}
@@ -323,8 +352,16 @@ func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
 	}
 }
 
-// unchecked admits s with a warning that says what could not be checked.
+// unchecked admits s with a warning that says what could not be checked. The
+// error's text, which may come from the configuration's endpoint, is cut.
 func (v *Validator) unchecked(s *subject, name, project string, err error) admission.Response {
 	v.log.Debug("Admitting a PostgresqlInstance whose name could not be checked", "postgresqlinstance", s.ref, "error", err)
-	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnUnchecked, s.ref, name, project, err))
+	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnUnchecked, s.ref, name, project, cloudsql.Truncate(err.Error())))
+}
+
+// refused denies s, whose configuration may not use its credentials or
+// endpoint: the controller would never use them either, and a dry run must
+// not be a way to make the provider try.
+func refused(s *subject, err error) admission.Response {
+	return admission.Denied(fmt.Sprintf(errRefused, s.ref, cloudsql.Truncate(err.Error())))
 }

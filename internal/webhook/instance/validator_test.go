@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -319,6 +320,10 @@ type world struct {
 	faults                     []emulator.Fault
 	// timeout bounds the Cloud SQL lookup; zero leaves it at DefaultTimeout.
 	timeout time.Duration
+	// endpoints are those namespaced ProviderConfigs may name; nil allows any.
+	endpoints []string
+	// externalSources lets platform keys use a credential_source.
+	externalSources bool
 }
 
 type args struct {
@@ -425,7 +430,16 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 	if a.world.timeout != 0 {
 		o = append(o, instance.WithTimeout(a.world.timeout))
 	}
-	v := instance.New(pcs, secrets, s, providerconfig.NewServiceCache(nil), o...)
+	endpoints := a.world.endpoints
+	if endpoints == nil {
+		endpoints = []string{"*"}
+	}
+	o = append(o, instance.WithNamespacedEndpoints(endpoints))
+	// Token requests for Google's endpoint are answered by the emulator's,
+	// so that tenants' keys, whose tokens only ever go to Google, work here.
+	services := providerconfig.NewServiceCache(nil, auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
+		auth.WithExternalAccountSources(a.world.externalSources))
+	v := instance.New(pcs, secrets, s, services, o...)
 
 	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: a.op, DryRun: ptr.To(a.dryRun)}
 	raw := a.raw
@@ -456,6 +470,27 @@ type testCase struct {
 	args   args
 	want   verdict
 }
+
+// googleTokensTo sends requests for Google's token endpoint to url, and
+// others (platform keys keep their token_uri) where they go.
+func googleTokensTo(url string) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.String() != auth.TokenURL {
+			return http.DefaultTransport.RoundTrip(r)
+		}
+		out := r.Clone(r.Context())
+		u, err := neturl.Parse(url)
+		if err != nil {
+			return nil, err
+		}
+		out.URL, out.Host = u, u.Host
+		return http.DefaultTransport.RoundTrip(out)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func run(t *testing.T, cases map[string]testCase) {
 	t.Helper()
@@ -1122,4 +1157,123 @@ func TestHandleCreateNotFoundOutsideCloudSQL(t *testing.T) {
 			want: warned(0, "PostgresqlInstance orders: whether a Cloud SQL instance named orders exists in project "+project+" was not checked", uncheckedFix),
 		},
 	})
+}
+
+// atURL makes the endpoint url, a server other than the emulator.
+func atURL(url string) specOption {
+	return func(s *v1alpha1.ProviderConfigSpec, _ string) { s.Endpoint = url }
+}
+
+// A configuration that may not use its key or endpoint is denied, dry runs
+// included, with a message that names the configuration, its namespace, the
+// secret and key or endpoint, and says what to do; nothing is looked up.
+func TestHandleCreateRefused(t *testing.T) {
+	t.Parallel()
+	tenantPC := configRef(nsv1alpha1.ProviderConfigKind, "team")
+	external := `{"type":"external_account","audience":"//iam.googleapis.com/x","subject_token_type":"urn:ietf:params:oauth:token-type:jwt",` +
+		`"token_url":"http://127.0.0.1:1/token","credential_source":{"file":"/var/run/secrets/kubernetes.io/serviceaccount/token"}}`
+	run(t, map[string]testCase{
+		"TenantExternalAccount": {
+			reason: "A namespaced ProviderConfig's external_account key is denied, on a dry run too.",
+			args: args{op: admissionv1.Create, dryRun: true, object: nsInstance("orders", tenantPC), world: world{kube: []fixture{
+				namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), dataSecret(ns, "gcp", "key.json", external),
+			}}},
+			want: denied(0, `PostgresqlInstance team-x/orders is denied: ProviderConfig "team" of namespace team-x: key "key.json" of secret team-x/gcp has type "external_account", `+
+				"but a namespaced ProviderConfig may only hold a service-account key (type service_account, as `gcloud iam service-accounts keys create` writes it): put such a key in the secret; "+
+				"workload identity federation (external_account) is only available through a ClusterProviderConfig that the platform team owns"),
+		},
+		"TenantOtherType": {
+			reason: "So is any other type than service_account.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC), world: world{kube: []fixture{
+				namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), dataSecret(ns, "gcp", "key.json", `{"type":"authorized_user"}`),
+			}}},
+			want: denied(0, `key "key.json" of secret team-x/gcp has type "authorized_user", but a namespaced ProviderConfig may only hold a service-account key`),
+		},
+		"TenantServiceAccount": {
+			reason: "A namespaced ProviderConfig's service-account key is used, its tokens got from Google's endpoint (the emulator's in this test).",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC), world: world{
+				kube:  []fixture{namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), keySecret(ns, "gcp", "key.json", "/not-a-token-endpoint")},
+				taken: []string{"orders"},
+			}},
+			want: denied(1, "a Cloud SQL instance named orders already exists"),
+		},
+		"TenantEndpointNotAllowed": {
+			reason: "A namespaced ProviderConfig's endpoint must be one [tenancy] namespaced_endpoints allows.",
+			args: args{op: admissionv1.Create, dryRun: true, object: nsInstance("orders", tenantPC), world: world{
+				kube:      []fixture{namespacedProviderConfig(ns, "team", atURL("http://metadata.google.internal/"))},
+				endpoints: []string{"https://sqladmin.example.com"},
+			}},
+			want: denied(0, `PostgresqlInstance team-x/orders is denied: ProviderConfig "team" of namespace team-x: spec.endpoint "http://metadata.google.internal/" is not allowed for namespaced ProviderConfigs `+
+				"by [tenancy] namespaced_endpoints of the provider's configuration file (https://sqladmin.example.com): remove spec.endpoint to use Google's Cloud SQL Admin API"),
+		},
+		"TenantEndpointNoneAllowed": {
+			reason: "By default no endpoint is allowed.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC), world: world{
+				kube: []fixture{namespacedProviderConfig(ns, "team")}, endpoints: []string{},
+			}},
+			want: denied(0, `spec.endpoint "http://127.0.0.1`, `namespaced_endpoints of the provider's configuration file (none)`),
+		},
+		"PlatformEndpointAnywhere": {
+			reason: "The platform's configurations name any endpoint.",
+			args:   args{op: admissionv1.Create, object: nsInstance("orders"), world: world{kube: defaultCPC(), endpoints: []string{}}},
+			want:   allowed(1),
+		},
+		"PlatformExternalSource": {
+			reason: "A platform's external_account key with a credential_source is denied unless the configuration file allows it.",
+			args: args{op: admissionv1.Create, object: clusterInstance("orders"), world: world{kube: []fixture{
+				providerConfig("default", keyInSecret(secretNS, "wif", "config.json")), dataSecret(secretNS, "wif", "config.json", external),
+			}}},
+			want: denied(0, `ProviderConfig "default": cannot create a Cloud SQL Admin API client: key "config.json" of secret crossplane-system/wif is an external_account configuration whose credential_source reads a file`,
+				"[credentials] allow_external_account_sources = true"),
+		},
+	})
+}
+
+// defaultCPC is the ClusterProviderConfig "default" at the emulator.
+func defaultCPC() []fixture { return []fixture{clusterProviderConfig("default")} }
+
+// Error text from the configuration's endpoint reaches kubectl cut, and an
+// endless answer is reported as too large.
+func TestHandleCreateLongErrors(t *testing.T) {
+	t.Parallel()
+	long := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"error":{"code":403,"message":"` + strings.Repeat("denied ", 2000) + `"}}`))
+	}))
+	t.Cleanup(long.Close)
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for range 1600 { // 100 MiB
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(endless.Close)
+	for name, tc := range map[string]struct {
+		url  string
+		want []string
+	}{
+		"Long":    {url: long.URL, want: []string{"denied denied", "more bytes cut]"}},
+		"Endless": {url: endless.URL, want: []string{"is larger than 65536 bytes", "check that the provider configuration's spec.endpoint names a Cloud SQL Admin API"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			resp, _ := handle(t, args{op: admissionv1.Create, object: clusterInstance("orders"), world: world{kube: []fixture{providerConfig("default", atURL(tc.url))}}})
+			if !resp.Allowed || len(resp.Warnings) != 1 {
+				t.Fatalf("want an admission with one warning, got allowed %t, warnings %q", resp.Allowed, resp.Warnings)
+			}
+			w := resp.Warnings[0]
+			if len(w) > 2*cloudsql.MaxMessage {
+				t.Errorf("the warning has %d bytes", len(w))
+			}
+			for _, part := range append(tc.want, "PostgresqlInstance orders: whether a Cloud SQL instance named orders exists", uncheckedFix) {
+				if !strings.Contains(w, part) {
+					t.Errorf("the warning %q does not hold %q", w, part)
+				}
+			}
+		})
+	}
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
@@ -140,13 +141,22 @@ type Injector struct {
 	decoder admission.Decoder
 	cfg     Config
 	log     logging.Logger
+	resolve []providerconfig.ResolveOption
 }
 
 // An Option configures an Injector or a Refresher.
 type Option func(*options)
 
 type options struct {
-	log logging.Logger
+	log     logging.Logger
+	resolve []providerconfig.ResolveOption
+}
+
+// WithNamespacedEndpoints allows namespaced ProviderConfigs to name one of
+// urls as spec.endpoint ("*": any), which the proxies are given; by default
+// they may name none ([tenancy] namespaced_endpoints).
+func WithNamespacedEndpoints(urls []string) Option {
+	return func(o *options) { o.resolve = append(o.resolve, providerconfig.WithNamespacedEndpoints(urls)) }
 }
 
 // WithLogger logs what the injector or refresher does at debug level.
@@ -167,7 +177,8 @@ func newOptions(o []Option) options {
 // live (uncached, so that the injector does not cache every secret of the
 // cluster), and writes the copies with writer.
 func NewInjector(cached, live client.Reader, writer client.Writer, scheme *runtime.Scheme, cfg Config, o ...Option) *Injector {
-	return &Injector{cached: cached, live: live, writer: writer, decoder: admission.NewDecoder(scheme), cfg: cfg, log: newOptions(o).log}
+	opts := newOptions(o)
+	return &Injector{cached: cached, live: live, writer: writer, decoder: admission.NewDecoder(scheme), cfg: cfg, log: opts.log, resolve: opts.resolve}
 }
 
 // Handle implements admission.Handler. It counts, by namespace, the pods it
@@ -424,7 +435,10 @@ func copyable(ref string, t target) *admission.Response {
 // authenticates as the pod, with Workload Identity).
 func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (proxyConfig, []byte, *admission.Response) {
 	fail := func(r admission.Response) (proxyConfig, []byte, *admission.Response) { return proxyConfig{}, nil, &r }
-	pc, err := t.proxyConfig(ctx, i.cached)
+	pc, err := t.proxyConfig(ctx, i.cached, i.resolve...)
+	if providerconfig.IsRefused(err) {
+		return fail(admission.Denied(errors.Wrapf(err, errGetPC, ref, pc.name, t).Error()))
+	}
 	if err != nil {
 		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, pc.name, t)))
 	}

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
 // NamespacedRefresherName is the name of the NamespacedRefresher's controller.
@@ -57,6 +58,8 @@ type NamespacedRefresher struct {
 	copies client.Reader // the cache of secrets' metadata
 	kube   client.Writer
 	log    logging.Logger
+	// resolve are the rules for namespaced ProviderConfigs (their endpoints).
+	resolve []providerconfig.ResolveOption
 }
 
 // SetupNamespacedRefresher adds a NamespacedRefresher to mgr. It watches
@@ -84,7 +87,8 @@ func SetupNamespacedRefresher(mgr ctrl.Manager, o ...Option) error {
 	if err := indexCopies(mgr); err != nil {
 		return err
 	}
-	r := &NamespacedRefresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), copies: mgr.GetCache(), kube: mgr.GetClient(), log: newOptions(o).log}
+	opts := newOptions(o)
+	r := &NamespacedRefresher{cached: mgr.GetClient(), live: mgr.GetAPIReader(), copies: mgr.GetCache(), kube: mgr.GetClient(), log: opts.log, resolve: opts.resolve}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(NamespacedRefresherName).
 		For(&nsv1alpha1.PostgresqlInstance{}).
@@ -174,10 +178,10 @@ func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, 
 	if gone {
 		return nil, false, nil
 	}
-	pc, err := t.proxyConfig(ctx, r.cached)
+	pc, err := t.proxyConfig(ctx, r.cached, r.resolve...)
 	if err == nil && pc.key == nil {
 		// Confirm before deleting: the cache may lag behind a new configuration.
-		pc, err = t.proxyConfig(ctx, r.live)
+		pc, err = t.proxyConfig(ctx, r.live, r.resolve...)
 	}
 	if err != nil {
 		return nil, true, errors.Wrapf(err, errConfigR, pc.name, t.pi.GetNamespace()+"/"+t.name())

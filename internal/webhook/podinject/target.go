@@ -132,8 +132,8 @@ type proxyConfig struct {
 }
 
 // proxyConfig reads what the proxy takes from the instance's configuration, of
-// either kind.
-func (t target) proxyConfig(ctx context.Context, r client.Reader) (proxyConfig, error) {
+// either kind; o are the rules for namespaced ProviderConfigs.
+func (t target) proxyConfig(ctx context.Context, r client.Reader, o ...providerconfig.ResolveOption) (proxyConfig, error) {
 	if t.cluster != nil {
 		pc := proxyConfig{name: providerconfig.Named(v1alpha1.ProviderConfigKind, pcName(t.cluster), "")}
 		cfg, err := providerConfig(ctx, r, t.cluster)
@@ -145,7 +145,7 @@ func (t target) proxyConfig(ctx context.Context, r client.Reader) (proxyConfig, 
 	}
 	ref := providerconfig.NamespacedRef(t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference())
 	pc := proxyConfig{name: providerconfig.NamedRef(t.pi.GetNamespace(), ref)}
-	cfg, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref)
+	cfg, err := providerconfig.ForNamespaced(ctx, r, t.pi.GetNamespace(), ref, o...)
 	if kerrors.IsNotFound(err) {
 		return pc, nil
 	}

@@ -174,7 +174,8 @@ func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
 				b = b.WithObjects(tc.config)
 			}
 			kube := b.Build()
-			i := NewInjector(kube, kube, kube, scheme, Config{ProxyImage: testProxyImage, WriterImage: testWriterImage})
+			i := NewInjector(kube, kube, kube, scheme, Config{ProxyImage: testProxyImage, WriterImage: testWriterImage},
+				WithNamespacedEndpoints([]string{"https://sqladmin-psc.p.googleapis.com"}))
 			x, resp := i.prepare(context.Background(), ns+"/web", ns, tc.t)
 			g.Expect(resp).To(BeNil())
 			g.Expect(x.AdminAPIEndpoint).To(Equal(tc.want))
