@@ -51,6 +51,7 @@ func TestNamespacedInstanceIsValidated(t *testing.T) {
 	seedInstance(g, "taken-by-ns")
 
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "wants-taken"}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
 	pi.Spec.ForProvider.Name = ptr.To("taken-by-ns")
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "wants-taken"}
@@ -80,6 +81,7 @@ func readyNamespacedInstance(t testing.TB, ns, name string, fns ...func(*nsv1alp
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	// Cloud SQL names are unique in a project, metadata.names only in a namespace.

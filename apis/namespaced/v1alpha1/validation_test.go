@@ -175,9 +175,9 @@ func TestProviderConfigs(t *testing.T) {
 	}
 
 	// A ClusterProviderConfig has the cluster-scoped ProviderConfig's spec.
-	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: clusterv1alpha1.ProviderConfigSpec{
+	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: clusterv1alpha1.ProviderConfigSpec{
 		Project: project, Credentials: clusterv1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
-	}}
+	}}}
 	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
 	cpc2 := cpc.DeepCopy()
 	cpc2.ObjectMeta = metav1.ObjectMeta{Name: "secret-without-namespace"}

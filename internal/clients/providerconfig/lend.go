@@ -57,10 +57,14 @@ func IsNotLent(err error) bool {
 }
 
 // NeedsLabels reports whether Admits needs the labels of namespace ns to decide
-// for cpc: the namespace is not listed by name, and cpc selects by label.
+// for cpc: the namespace is not listed by name, and cpc selects by label (a
+// selector without requirements matches every namespace, whatever its labels).
 func NeedsLabels(cpc *nsv1alpha1.ClusterProviderConfig, ns string) bool {
 	n := cpc.Spec.Namespaces
-	return n != nil && n.Selector != nil && !slices.Contains(n.Names, ns)
+	if n == nil || n.Selector == nil || slices.Contains(n.Names, ns) {
+		return false
+	}
+	return len(n.Selector.MatchLabels) > 0 || len(n.Selector.MatchExpressions) > 0
 }
 
 // Admits decides whether ClusterProviderConfig cpc lends itself to namespace

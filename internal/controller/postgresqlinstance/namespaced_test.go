@@ -65,7 +65,7 @@ func TestMissingProviderConfigIsNamed(t *testing.T) {
 				return fmt.Sprintf("cannot get ClusterProviderConfig %q named by spec.providerConfigRef", h.pc+"-missing")
 			},
 			make: func(h *harness, _ string) {
-				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.providerConfigSpec()}
+				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.clusterProviderConfigSpec()}
 				h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
 				h.t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
 			},

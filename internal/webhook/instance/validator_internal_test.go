@@ -129,7 +129,9 @@ func TestSubjectOf(t *testing.T) {
 		return &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: projectOf(p)}
 	}
 	cpc := func(name, p string) client.Object {
-		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: projectOf(p)}
+		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: projectOf(p), Namespaces: &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}},
+		}}
 	}
 	nspc := func(namespace, name, p string) client.Object {
 		return &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},

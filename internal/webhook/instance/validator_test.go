@@ -149,7 +149,9 @@ func providerConfig(name string, o ...specOption) fixture {
 // clusterProviderConfig is a ClusterProviderConfig of the namespaced group.
 func clusterProviderConfig(name string, o ...specOption) fixture {
 	return func(_ *testing.T, url string) client.Object {
-		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-cpc-" + name)}, Spec: spec(url, o...)}
+		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-cpc-" + name)}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: spec(url, o...), Namespaces: &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}},
+		}}
 	}
 }
 
