@@ -83,6 +83,9 @@ func NamespacedRef(ref *xpv2.ProviderConfigReference) xpv2.ProviderConfigReferen
 
 // NamedRef names ref, the configuration of a namespaced object of namespace ns.
 func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
+	if ref.Name == "" {
+		return "no configuration (spec.providerConfigRef is not set)"
+	}
 	if ref.Kind == nsv1alpha1.ProviderConfigKind {
 		return Named(ref.Kind, ref.Name, ns)
 	}

@@ -109,7 +109,6 @@ const (
 	warnDryRun         = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked, since this is a dry run (dry runs spend none of the Cloud SQL request budget); the real create checks it"
 	errNoConfigRef     = "PostgresqlInstance %s: spec.providerConfigRef is not set: name a ProviderConfig of namespace %s, or a ClusterProviderConfig that the platform team lends to it; no configuration is used implicitly"
 	errNotLent         = "PostgresqlInstance %s: spec.providerConfigRef names a configuration this namespace may not use: %v"
-	errReadConfig      = "PostgresqlInstance %s: cannot check whether %s admits namespace %s"
 	errNoImport        = "PostgresqlInstance %s: managementPolicies %v only observe, which imports an existing Cloud SQL instance that no PostgresqlInstance created: %v"
 	errOtherNamespace  = "the PostgresqlInstance's metadata.namespace %q differs from the admission request's namespace %q: the request was not sent by the API server for this object, and is refused"
 )
@@ -269,7 +268,8 @@ func sameNamespace(req admission.Request, s *subject) *admission.Response {
 // access denies a namespaced instance pi that names no configuration, names a
 // ClusterProviderConfig that does not admit its namespace, or only observes
 // (an import) through a ClusterProviderConfig that does not allow importing.
-// A configuration that does not exist is left to create (a warning).
+// A configuration that does not exist or cannot be read is left to create (a
+// warning): the controller enforces the same rules.
 func (v *Validator) access(ctx context.Context, s *subject, pi *nsv1alpha1.PostgresqlInstance) *admission.Response {
 	deny := func(msg string) *admission.Response { r := admission.Denied(msg); return &r }
 	ref := pi.GetProviderConfigReference()
@@ -285,14 +285,12 @@ func (v *Validator) access(ctx context.Context, s *subject, pi *nsv1alpha1.Postg
 		cpc, err = providerconfig.LentClusterConfig(ctx, v.secrets, v.secrets, pi.Namespace, ref.Name)
 	}
 	switch {
-	case kerrors.IsNotFound(errors.Cause(err)):
-		return nil
 	case providerconfig.IsNotLent(err):
 		return deny(fmt.Sprintf(errNotLent, s.ref, err))
 	case err != nil:
-		r := admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errReadConfig, s.ref,
-			providerconfig.Named(ref.Kind, ref.Name, ""), pi.Namespace))
-		return &r
+		// Missing or unreadable: create warns, and the controller, which
+		// enforces the same rules, reports it on the instance.
+		return nil
 	}
 	if !mayCreate(s) && !providerconfig.ImportAllowed(cpc) {
 		return deny(fmt.Sprintf(errNoImport, s.ref, s.policies, providerconfig.ImportDenied(cpc)))
