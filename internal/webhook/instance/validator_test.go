@@ -786,7 +786,7 @@ func TestHandleCreatePolicies(t *testing.T) {
 		"NamespacedObserveOnly": {
 			reason: "A namespaced instance the provider may not create, through a ClusterProviderConfig that allows importing, is admitted without asking Cloud SQL.",
 			args: args{op: admissionv1.Create, object: nsInstance("orders", policies(xpv2.ManagementActionObserve)), world: world{
-				kube: []fixture{lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) { s.ImportPolicy = nsv1alpha1.ImportAllow })},
+				kube:  []fixture{lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) { s.ImportPolicy = nsv1alpha1.ImportAllow })},
 				taken: []string{"orders"},
 			}},
 			want: allowed(0, mayNotCreate),
@@ -873,8 +873,8 @@ func TestHandleCreateAccess(t *testing.T) {
 		},
 		"ObjectOfAnotherNamespace": {
 			reason: "A request whose object is of another namespace than the request's was not sent by the API server: denied before anything is read.",
-			args: args{op: admissionv1.Create, kind: &nsKind, raw: rawOf(t, nsInstance("orders")), world: world{kube: defaultPC, taken: []string{"orders"}}},
-			want: denied(0, `the PostgresqlInstance's metadata.namespace "team-x" differs from the admission request's namespace ""`),
+			args:   args{op: admissionv1.Create, kind: &nsKind, raw: rawOf(t, nsInstance("orders")), world: world{kube: defaultPC, taken: []string{"orders"}}},
+			want:   denied(0, `the PostgresqlInstance's metadata.namespace "team-x" differs from the admission request's namespace ""`),
 		},
 	})
 }
