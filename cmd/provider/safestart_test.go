@@ -181,12 +181,16 @@ func namespacedFirst(t *testing.T, g Gomega, env *controlplane.Env, crds, endpoi
 	g.Expect(paths).To(HaveLen(5))
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
 	g.Expect(err).NotTo(HaveOccurred())
-	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-		Project: v1alpha1.Project{ProjectID: "safe-start-123456", Endpoint: endpoint + "/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+		ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
+			Project: v1alpha1.Project{ProjectID: "safe-start-123456", Endpoint: endpoint + "/"}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+		},
+		Namespaces: &nsv1alpha1.NamespaceSelection{Names: []string{"team-a"}},
 	}}
 	g.Eventually(func() error { return c.Create(ctx, cpc) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "safe-start-ns"}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "safe-start-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	g.Eventually(func() error { return c.Create(ctx, pi) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())

@@ -225,7 +225,10 @@ func (d *demo) applyExamples(ctx context.Context) error {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
-		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cfgSpec},
+		// Lent to the namespace of examples/namespaced, as a platform team would.
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: cfgSpec, Namespaces: &nsv1alpha1.NamespaceSelection{Names: []string{teamNS}},
+		}},
 	} {
 		if err := d.env.Client.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			gvk, _ := apiutil.GVKForObject(o, d.env.Client.Scheme())

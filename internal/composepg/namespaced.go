@@ -47,9 +47,9 @@ const (
 // its Secret, so that its owners need not derive it.
 const FieldStatusConnectionSecretName = "status.connectionSecretName"
 
-// ClusterProviderConfigDefault is the provider configuration a namespaced
-// PostgresqlInstance uses: the ClusterProviderConfig named default, as the
-// PostgresqlInstance CRD itself defaults.
+// ClusterProviderConfigDefault is the provider configuration the namespaced
+// PostgresqlInstances of the function use: the ClusterProviderConfig named
+// default, which must admit the composite's namespace (its spec.namespaces).
 var ClusterProviderConfigDefault = xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
 
 // orphanPolicies are the management policies of a namespaced PostgresqlInstance
@@ -83,11 +83,9 @@ func ComposeNamespaced(p Parameters, observed *nsv1alpha1.PostgresqlInstance) (*
 			Annotations: map[string]string{v1alpha1.AnnotationAllowDeletion: "true"},
 		},
 		Spec: nsv1alpha1.PostgresqlInstanceSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{
-				WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: p.Name + InstanceSecretSuffix},
-				ProviderConfigReference:          &pcr,
-			},
-			ForProvider: fp,
+			WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: p.Name + InstanceSecretSuffix},
+			ProviderConfigReference:          &pcr,
+			ForProvider:                      fp,
 		},
 	}
 	// Delete leaves the CRD's default, every action.

@@ -248,10 +248,10 @@ func run(m *testing.M) (int, error) {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcDefault}, Spec: plain},
-		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcDefault}, Spec: plain},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcDefault}, Spec: lentToAll(plain)},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "proxy-key"}, Data: map[string][]byte{"key.json": []byte(`{"type":"service_account"}`)}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey}, Spec: keyed},
-		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey}, Spec: keyed},
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcProxyKey}, Spec: lentToAll(keyed)},
 	} {
 		if err := c.Create(ctx, o); err != nil {
 			return 0, err
@@ -356,4 +356,9 @@ func warningClient(t testing.TB) (client.Client, *warnings) {
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	NewWithT(t).Expect(err).ToNot(HaveOccurred())
 	return c, w
+}
+
+// lentToAll is a ClusterProviderConfig of spec that every namespace may use.
+func lentToAll(spec v1alpha1.ProviderConfigSpec) nsv1alpha1.ClusterProviderConfigSpec {
+	return nsv1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: spec, Namespaces: &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}}}
 }

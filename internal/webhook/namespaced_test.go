@@ -51,6 +51,7 @@ func TestNamespacedInstanceIsValidated(t *testing.T) {
 	seedInstance(g, "taken-by-ns")
 
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "wants-taken"}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
 	pi.Spec.ForProvider.Name = ptr.To("taken-by-ns")
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "wants-taken"}
@@ -80,6 +81,7 @@ func readyNamespacedInstance(t testing.TB, ns, name string, fns ...func(*nsv1alp
 	g := NewWithT(t)
 	ctx := context.Background()
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	// Cloud SQL names are unique in a project, metadata.names only in a namespace.
@@ -323,4 +325,36 @@ func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
 	copied("gone")
 	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
 	g.Eventually(absent("key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "gone")), eventually, poll).Should(BeTrue(), "the copy goes with its instance")
+}
+
+// A pod gets nothing (no proxy key copy, no password) of a namespaced instance
+// whose ClusterProviderConfig no longer admits its namespace, and is told what
+// the platform team must add.
+func TestNamespacedInstanceOfAConfigNotLentGivesNothing(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "unlent", nil)
+	def := &nsv1alpha1.ClusterProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: pcProxyKey}, def)).To(Succeed())
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "revoked"}, Spec: def.Spec}
+	cpc.Spec.Namespaces = &nsv1alpha1.NamespaceSelection{Names: []string{"unlent"}}
+	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	readyNamespacedInstance(t, "unlent", "db", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "revoked"}
+	})
+
+	// The platform team lends it to another namespace only.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc)).To(Succeed())
+	cpc.Spec.Namespaces.Names = []string{"someone-else"}
+	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, annotatedPod("unlent", "web", "db"))).To(MatchError(And(
+		ContainSubstring(`ClusterProviderConfig "revoked" does not admit namespace unlent`),
+		ContainSubstring("Ask the platform team to add unlent to the ClusterProviderConfig's spec.namespaces.names"),
+	)))
+	g.Expect(absent("unlent", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
+
+	cpc.Spec.Namespaces.Names = []string{"someone-else", "unlent"}
+	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, annotatedPod("unlent", "web", "db"))).To(Succeed())
 }

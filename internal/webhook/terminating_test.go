@@ -41,6 +41,7 @@ func TestDeletionGuardLetsANamespaceGo(t *testing.T) {
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-leaving", Name: "kept"}}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "kept"}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
 	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, pi)).To(MatchError(ContainSubstring("PostgresqlInstance team-leaving/kept may not be deleted")))
 

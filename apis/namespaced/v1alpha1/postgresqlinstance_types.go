@@ -41,10 +41,30 @@ const LabelInstance = Group + "/postgresqlinstance"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.location.region == oldSelf.forProvider.location.region",fieldPath=".forProvider.location.region",messageExpression="'is immutable (was ' + oldSelf.forProvider.location.region + '): a Cloud SQL instance cannot move to another region'"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.resources.disk.type == oldSelf.forProvider.resources.disk.type",fieldPath=".forProvider.resources.disk.type",messageExpression="'is immutable (was ' + oldSelf.forProvider.resources.disk.type + '): Cloud SQL cannot change the disk type of an instance'"
 // +kubebuilder:validation:XValidation:rule="has(self.writeConnectionSecretToRef) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",fieldPath=".writeConnectionSecretToRef",message="is required when the provider may create the instance: the generated password of the postgres user is stored there, in the instance's namespace, before the instance is created, so that it is never lost"
-// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || size(self.providerConfigRef.name) > 0",fieldPath=".providerConfigRef.name",message="must name a ClusterProviderConfig, or a ProviderConfig of this namespace (the project and credentials), for example default"
+// +kubebuilder:validation:XValidation:rule="has(self.providerConfigRef)",fieldPath=".providerConfigRef",message="is required: name the configuration that holds the project and credentials, either a ProviderConfig of this namespace ({kind: ProviderConfig, name: ...}) or a ClusterProviderConfig that the platform team lends to this namespace ({kind: ClusterProviderConfig, name: ...}); no configuration is used implicitly"
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || size(self.providerConfigRef.name) > 0",fieldPath=".providerConfigRef.name",message="must name a ClusterProviderConfig that the platform team lends to this namespace, or a ProviderConfig of this namespace (the project and credentials)"
 // +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ClusterProviderConfig', 'ProviderConfig']",fieldPath=".providerConfigRef.kind",message="must be ClusterProviderConfig (shared by the cluster) or ProviderConfig (of this namespace)"
 type PostgresqlInstanceSpec struct {
-	xpv2.ManagedResourceSpec `json:",inline"`
+	// WriteConnectionSecretToReference names the secret of this namespace
+	// that the connection details (address, connection name, the postgres
+	// user's password and a pgpass line) are written to.
+	// +optional
+	WriteConnectionSecretToReference *xpv2.LocalSecretReference `json:"writeConnectionSecretToRef,omitempty"`
+
+	// ProviderConfigReference names the configuration (project and
+	// credentials) the instance is managed with: a ProviderConfig of this
+	// namespace ({kind: ProviderConfig, name: ...}), or a ClusterProviderConfig
+	// whose spec.namespaces admits this namespace
+	// ({kind: ClusterProviderConfig, name: ...}). Required: no configuration
+	// is used implicitly.
+	ProviderConfigReference *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// ManagementPolicies are the actions the provider may take on the Cloud
+	// SQL instance: ["*"] (the default) for all, or ["Observe"] to only
+	// observe an existing instance (an import).
+	// +optional
+	// +kubebuilder:default={"*"}
+	ManagementPolicies xpv2.ManagementPolicies `json:"managementPolicies,omitempty"`
 
 	// ForProvider holds the settings of the Cloud SQL instance.
 	ForProvider clusterv1alpha1.PostgresqlInstanceParameters `json:"forProvider"`

@@ -99,10 +99,11 @@ type ProviderConfigList struct {
 
 // +kubebuilder:object:root=true
 
-// A ClusterProviderConfig configures the Cloud SQL provider for namespaced
-// PostgresqlInstances of every namespace: the Google Cloud project, and
-// credentials from a secret of the namespace it names, the provider's own
-// identity, its environment or a file.
+// A ClusterProviderConfig configures the Cloud SQL provider for the namespaced
+// PostgresqlInstances of the namespaces it names in spec.namespaces (none
+// unless it names some): the Google Cloud project, and credentials from a
+// secret of the namespace it names, the provider's own identity, its
+// environment or a file.
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="PROJECT",type="string",JSONPath=".spec.projectID"
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source",priority=1
@@ -114,8 +115,78 @@ type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   clusterv1alpha1.ProviderConfigSpec `json:"spec"`
-	Status ProviderConfigStatus               `json:"status,omitempty"`
+	Spec   ClusterProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
+}
+
+// ImportPolicy says whether namespaced PostgresqlInstances may import Cloud
+// SQL instances that no PostgresqlInstance created.
+// +kubebuilder:validation:Enum=Deny;Allow
+type ImportPolicy string
+
+// Import policies of a ClusterProviderConfig.
+const (
+	// ImportDeny: a namespaced PostgresqlInstance neither observes nor takes
+	// over a Cloud SQL instance that no PostgresqlInstance created.
+	ImportDeny ImportPolicy = "Deny"
+	// ImportAllow: a namespaced PostgresqlInstance of an admitted namespace
+	// may observe (managementPolicies [Observe]) and then take over a Cloud
+	// SQL instance of the project that no PostgresqlInstance created.
+	ImportAllow ImportPolicy = "Allow"
+)
+
+// A ClusterProviderConfigSpec says which Google Cloud project the namespaced
+// PostgresqlInstances that name it are managed in, with which credentials,
+// and which namespaces may name it. The rules of the embedded
+// ProviderConfigSpec apply to it.
+type ClusterProviderConfigSpec struct {
+	clusterv1alpha1.ProviderConfigSpec `json:",inline"`
+
+	// Namespaces are the namespaces whose PostgresqlInstances may use this
+	// configuration: those listed in names, and those whose labels match
+	// selector. When omitted, or empty, no namespace may use it: a
+	// namespace that names it gets an error condition on its instances,
+	// and its pods get neither the proxy's key nor a password through it.
+	// Whoever uses it manages Cloud SQL instances of spec.projectID with
+	// these credentials, so lend it only to namespaces you trust with that.
+	// +optional
+	Namespaces *NamespaceSelection `json:"namespaces,omitempty"`
+
+	// ImportPolicy says whether the namespaced PostgresqlInstances that use
+	// this configuration may import a Cloud SQL instance of the project that
+	// no PostgresqlInstance created: observe it (managementPolicies
+	// [Observe]), then take it over (reset the postgres password, change,
+	// delete it). Deny (the default) refuses both, so that a namespace can
+	// reach only the Cloud SQL instances it created; Allow permits them.
+	// Instances created through this configuration are not affected.
+	// +optional
+	// +kubebuilder:default=Deny
+	ImportPolicy ImportPolicy `json:"importPolicy,omitempty"`
+}
+
+// NamespaceSelection names namespaces: those listed in names, and those whose
+// labels match selector.
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",fieldPath=".selector.matchExpressions",message="each operator must be In, NotIn, Exists or DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",fieldPath=".selector.matchExpressions",message="operators In and NotIn need at least one value"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",fieldPath=".selector.matchExpressions",message="operators Exists and DoesNotExist take no values"
+type NamespaceSelection struct {
+	// Names are the names of the namespaces that may use this
+	// configuration, for example [team-a, team-b]. There is no wildcard: to
+	// lend it to many namespaces, use selector.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a namespace name: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	Names []string `json:"names,omitempty"`
+
+	// Selector selects, by their labels, the namespaces that may use this
+	// configuration, for example {matchLabels: {platform.example.com/cloudsql: shared}}.
+	// Whoever may label namespaces can then use it, so prefer labels that
+	// only administrators set, such as kubernetes.io/metadata.name. An empty
+	// selector ({}) matches every namespace.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // +kubebuilder:object:root=true

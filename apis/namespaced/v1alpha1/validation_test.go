@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -68,6 +69,7 @@ func TestMain(m *testing.M) {
 // instance is the smallest valid namespaced PostgresqlInstance.
 func instance(name string) *v1alpha1.PostgresqlInstance {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name}}
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "shared"}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-postgres"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	return pi
@@ -86,11 +88,9 @@ func TestNamespacedInstance(t *testing.T) {
 	ctx := context.Background()
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}})).To(Succeed())
 
-	// The same defaults as the cluster-scoped kind, from the one shared type,
-	// and a ClusterProviderConfig named default when none is given.
+	// The same defaults as the cluster-scoped kind, from the one shared type.
 	pi := instance("defaults")
 	g.Expect(env.Client.Create(ctx, pi)).To(Succeed())
-	g.Expect(pi.Spec.ProviderConfigReference).To(Equal(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}))
 	g.Expect(pi.Spec.ForProvider.Version).To(Equal("18"))
 	g.Expect(pi.Spec.ForProvider.Resources.InstanceType).To(Equal("db-custom-1-3840"))
 	g.Expect(pi.Spec.ManagementPolicies).To(ConsistOf(xpv2.ManagementActionAll))
@@ -99,6 +99,12 @@ func TestNamespacedInstance(t *testing.T) {
 		change    func(pi *v1alpha1.PostgresqlInstance)
 		fragments []string
 	}{
+		"NoProviderConfig": {
+			// No configuration is used implicitly: none is defaulted.
+			change: func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ProviderConfigReference = nil },
+			fragments: []string{"spec.providerConfigRef", "is required: name the configuration that holds the project and credentials",
+				"no configuration is used implicitly"},
+		},
 		"NoConnectionSecret": {
 			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.WriteConnectionSecretToReference = nil },
 			fragments: []string{"spec.writeConnectionSecretToRef", "is required when the provider may create the instance"},
@@ -113,7 +119,7 @@ func TestNamespacedInstance(t *testing.T) {
 			change: func(pi *v1alpha1.PostgresqlInstance) {
 				pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig"}
 			},
-			fragments: []string{"spec.providerConfigRef.name", "must name a ClusterProviderConfig, or a ProviderConfig of this namespace"},
+			fragments: []string{"spec.providerConfigRef.name", "must name a ClusterProviderConfig that the platform team lends to this namespace, or a ProviderConfig of this namespace"},
 		},
 		"TheSharedForProviderRules": {
 			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Networking.PublicIP.Enabled = false },
@@ -175,10 +181,37 @@ func TestProviderConfigs(t *testing.T) {
 	}
 
 	// A ClusterProviderConfig has the cluster-scoped ProviderConfig's spec.
-	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: clusterv1alpha1.ProviderConfigSpec{
+	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: clusterv1alpha1.ProviderConfigSpec{
 		Project: project, Credentials: clusterv1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
-	}}
+	}}}
 	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	// It lends itself to no namespace unless told, and forbids importing.
+	g.Expect(cpc.Spec.Namespaces).To(BeNil())
+	g.Expect(cpc.Spec.ImportPolicy).To(Equal(v1alpha1.ImportDeny))
+	for name, tc := range map[string]struct {
+		lend      v1alpha1.NamespaceSelection
+		fragments []string
+	}{
+		"NotANamespaceName": {
+			lend:      v1alpha1.NamespaceSelection{Names: []string{"Team_A"}},
+			fragments: []string{"spec.namespaces.names[0]", "must be a namespace name"},
+		},
+		"NoWildcard": {
+			lend:      v1alpha1.NamespaceSelection{Names: []string{"*"}},
+			fragments: []string{"spec.namespaces.names[0]", "must be a namespace name"},
+		},
+		"UnknownOperator": {
+			lend: v1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "team", Operator: "Matches", Values: []string{"a"}},
+			}}},
+			fragments: []string{"spec.namespaces.selector.matchExpressions", "each operator must be In, NotIn, Exists or DoesNotExist"},
+		},
+	} {
+		bad := cpc.DeepCopy()
+		bad.ObjectMeta = metav1.ObjectMeta{Name: "lent-" + strings.ToLower(name)}
+		bad.Spec.Namespaces = &tc.lend
+		denied(g, env.Client.Create(ctx, bad), tc.fragments...)
+	}
 	cpc2 := cpc.DeepCopy()
 	cpc2.ObjectMeta = metav1.ObjectMeta{Name: "secret-without-namespace"}
 	cpc2.Spec.Credentials = clusterv1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}

@@ -54,6 +54,18 @@ type Window struct {
 	burst  int
 	recent []time.Time
 	rnext  int
+
+	// perKey bounds how many admission lookups one key (a namespace) may
+	// make in a period (0: no bound); admissions are the admission lookups of
+	// the last period, oldest first, at most `admission` of them.
+	perKey     int
+	admissions []admissionEvent
+}
+
+// An admissionEvent is an admission lookup that a Window admitted.
+type admissionEvent struct {
+	at  time.Time
+	key string
 }
 
 // WithBurst admits at most n events in any second.
@@ -90,6 +102,19 @@ func WithAdmissionReserve(share float64) WindowOption {
 	}
 }
 
+// DefaultAdmissionPerNamespace is the share of the admission reserve that the
+// lookups of one namespace may use, so that one namespace's creates cannot
+// leave every other's unchecked.
+const DefaultAdmissionPerNamespace = 1.0 / 3
+
+// WithAdmissionPerKey lets the admission lookups of one key (WaitAdmissionBy,
+// a namespace) use at most share (0 to 1) of the admission reserve in any
+// period, and at least one. Lookups without a key (the cluster-scoped kind's,
+// which the platform team creates) are bounded only by the reserve.
+func WithAdmissionPerKey(share float64) WindowOption {
+	return func(w *Window) { w.perKey = max(1, int(float64(w.admission)*min(max(share, 0), 1))) }
+}
+
 // A WindowOption configures a Window.
 type WindowOption func(*Window)
 
@@ -119,11 +144,12 @@ const arrivalSkew = 2 * time.Second
 
 // PerMinute admits at most n requests in any minute (give or take arrivalSkew),
 // DefaultWriteReserve of them for writes and admission lookups only, and
-// DefaultAdmissionReserve for admission lookups only; and at most a twentieth of
-// them in any second (9 of 180: three times the average rate).
+// DefaultAdmissionReserve for admission lookups only, which may use no more
+// (DefaultAdmissionPerNamespace of that for one namespace); and at most a
+// twentieth of them in any second (9 of 180: three times the average rate).
 func PerMinute(n int) *Window {
 	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve), WithAdmissionReserve(DefaultAdmissionReserve),
-		WithBurst(max(1, n/20)))
+		WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20)))
 }
 
 // Wait blocks until a write may happen, and records it; it returns the context's
@@ -133,9 +159,67 @@ func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, w.admissio
 // WaitRead is Wait for a read, which leaves the window's write reserve alone.
 func (w *Window) WaitRead(ctx context.Context) error { return w.wait(ctx, w.reserve) }
 
-// WaitAdmission is Wait for an admission webhook's lookup, which may use the
-// whole window.
-func (w *Window) WaitAdmission(ctx context.Context) error { return w.wait(ctx, 0) }
+// WaitAdmission is Wait for an admission webhook's lookup of no namespace
+// (see WaitAdmissionBy).
+func (w *Window) WaitAdmission(ctx context.Context) error { return w.WaitAdmissionBy(ctx, "") }
+
+// WaitAdmissionBy is Wait for an admission webhook's lookup for key (the
+// namespace of the object under admission, empty for a cluster-scoped one).
+// Admission lookups use the admission reserve and no more of the window, so
+// that they cannot spend the controllers' share, and those of one key at most
+// its share of the reserve (WithAdmissionPerKey). Without an admission reserve
+// they count as writes.
+func (w *Window) WaitAdmissionBy(ctx context.Context, key string) error {
+	return w.waitFor(ctx, func() time.Duration { return w.admitAdmission(key) })
+}
+
+// admitAdmission records an admission lookup for key now if the admission
+// reserve, key's share of it and the window allow it, and returns 0, or
+// returns how long to wait before asking again.
+func (w *Window) admitAdmission(key string) time.Duration {
+	if w.admission == 0 {
+		return w.admit(w.admission)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	drop := 0
+	for drop < len(w.admissions) && now.Sub(w.admissions[drop].at) >= w.period {
+		drop++
+	}
+	w.admissions = w.admissions[drop:]
+	if len(w.admissions) >= w.admission {
+		return w.period - now.Sub(w.admissions[0].at)
+	}
+	if key != "" && w.perKey > 0 {
+		n := 0
+		for _, e := range w.admissions {
+			if e.key != key {
+				continue
+			}
+			if n++; n >= w.perKey {
+				// The oldest of key's lookups leaves first.
+				return w.period - now.Sub(w.oldestLocked(key))
+			}
+		}
+	}
+	d := w.admitLocked(0)
+	if d <= 0 {
+		w.admissions = append(w.admissions, admissionEvent{at: now, key: key})
+	}
+	return d
+}
+
+// oldestLocked is when the oldest admission lookup of key in the period was
+// admitted.
+func (w *Window) oldestLocked(key string) time.Time {
+	for _, e := range w.admissions {
+		if e.key == key {
+			return e.at
+		}
+	}
+	return w.now()
+}
 
 // errSpent says why a call was not sent: waiting for the budget would outlast
 // the caller, which is better told at once than at its deadline.
@@ -153,8 +237,13 @@ func (e spentError) Error() string        { return e.msg }
 func (e spentError) Is(target error) bool { return target == ErrSpent }
 
 func (w *Window) wait(ctx context.Context, keep int) error {
+	return w.waitFor(ctx, func() time.Duration { return w.admit(keep) })
+}
+
+// waitFor asks admit until it admits (0), sleeping as long as it says between.
+func (w *Window) waitFor(ctx context.Context, admit func() time.Duration) error {
 	for {
-		d := w.admit(keep)
+		d := admit()
 		if d <= 0 {
 			return nil
 		}
@@ -173,6 +262,10 @@ func (w *Window) wait(ctx context.Context, keep int) error {
 func (w *Window) admit(keep int) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.admitLocked(keep)
+}
+
+func (w *Window) admitLocked(keep int) time.Duration {
 	now := w.now()
 	// The ring holds the last events oldest first from next: the keep-th oldest
 	// must have left the window for keep+1 slots to be free.

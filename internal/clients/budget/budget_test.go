@@ -288,3 +288,76 @@ func busiestMinute(events []time.Time) int {
 	}
 	return most
 }
+
+// Admission lookups use the admission reserve and no more of the window, so
+// that a stream of creates cannot spend the controllers' share.
+func TestAdmissionLookupsUseOnlyTheirReserve(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep), WithWriteReserve(0.2), WithAdmissionReserve(0.1))
+	ctx := context.Background()
+	start := clk.Now()
+
+	for range 2 {
+		g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start), "the admission reserve (2 of 20) is admitted at once")
+	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "a third lookup waits for the first to leave the window, though 18 slots are free")
+
+	// Within that minute the window held at most the reserve's 2 lookups: the
+	// controllers' reads found 20 - 4 (the write reserve) - 1 (the lookup
+	// now in the window) free.
+	now := clk.Now()
+	for range 15 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(now))
+}
+
+// A deadline shorter than the wait for the admission reserve is told at once.
+func TestAdmissionLookupBeyondItsReserveIsSpent(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep), WithAdmissionReserve(0.1))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	g.Expect(w.WaitAdmission(ctx)).To(MatchError(ErrSpent))
+}
+
+// The lookups of one namespace use at most its share of the admission reserve:
+// another namespace's, and the cluster-scoped kind's, still find theirs.
+func TestAdmissionLookupsAreSharedBetweenNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(100, time.Minute, WithClock(clk.Now, clk.Sleep), WithAdmissionReserve(0.1), WithAdmissionPerKey(0.3))
+	ctx := context.Background()
+	start := clk.Now()
+
+	for range 3 {
+		g.Expect(w.WaitAdmissionBy(ctx, "team-a")).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start), "3 of the reserve's 10 are team-a's")
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	g.Expect(w.WaitAdmissionBy(short, "team-a")).To(MatchError(ErrSpent), "team-a's fourth waits for its first to leave the window")
+	for range 3 {
+		g.Expect(w.WaitAdmissionBy(ctx, "team-b")).To(Succeed())
+	}
+	for range 4 {
+		g.Expect(w.WaitAdmission(ctx)).To(Succeed(), "cluster-scoped instances are bounded by the reserve alone")
+	}
+	g.Expect(clk.Now()).To(Equal(start))
+	g.Expect(w.WaitAdmissionBy(ctx, "team-a")).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)))
+}
+
+func TestPerMinuteSharesTheAdmissionReserve(t *testing.T) {
+	g := NewWithT(t)
+	w := PerMinute(180)
+	g.Expect(w.admission).To(Equal(18))
+	g.Expect(w.perKey).To(Equal(6), "a third of the reserve for one namespace")
+	g.Expect(PerMinute(10).perKey).To(Equal(1), "at least one")
+}

@@ -80,9 +80,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
 		admitted := t.window.Wait
+		by, admission := ctx.Value(admissionKey{}).(string)
 		switch {
-		case ctx.Value(admissionKey{}) != nil:
-			admitted = t.window.WaitAdmission
+		case admission:
+			admitted = func(ctx context.Context) error { return t.window.WaitAdmissionBy(ctx, by) }
 		case req.Method == http.MethodGet:
 			admitted = t.window.WaitRead
 		}
@@ -156,6 +157,11 @@ type admissionKey struct{}
 // ForAdmission marks the calls made with ctx as an admission webhook's lookups,
 // which draw on a reserve of the budget that the controllers leave alone: a
 // check made while someone waits for kubectl must not queue behind polling.
-func ForAdmission(ctx context.Context) context.Context {
-	return context.WithValue(ctx, admissionKey{}, true)
+func ForAdmission(ctx context.Context) context.Context { return ForAdmissionBy(ctx, "") }
+
+// ForAdmissionBy is ForAdmission for the lookups of an object of namespace ns
+// (empty for a cluster-scoped one), which share the reserve with other
+// namespaces' (budget.WithAdmissionPerKey).
+func ForAdmissionBy(ctx context.Context, ns string) context.Context {
+	return context.WithValue(ctx, admissionKey{}, ns)
 }

@@ -35,6 +35,7 @@ import (
 const (
 	errGetClusterConfig      = "cannot get ClusterProviderConfig %q named by spec.providerConfigRef"
 	errGetNamespacedConfig   = "cannot get ProviderConfig %q of namespace %s named by spec.providerConfigRef"
+	errNoConfigRef           = "spec.providerConfigRef is not set: name a ProviderConfig of this namespace, or a ClusterProviderConfig that the platform team lends to this namespace; no configuration is used implicitly"
 	errUnknownProviderConfig = "spec.providerConfigRef.kind %q is not a kind of provider configuration: use ClusterProviderConfig or ProviderConfig"
 	errEndpointNotAllowed    = "%s: spec.endpoint %q is not allowed for namespaced ProviderConfigs by [tenancy] namespaced_endpoints of the provider's configuration file (%s): remove spec.endpoint to use Google's Cloud SQL Admin API, or ask the platform team to allow the endpoint there or to offer it through a ClusterProviderConfig"
 )
@@ -127,16 +128,20 @@ func Named(kind, name, namespace string) string {
 }
 
 // NamespacedRef is the configuration a namespaced PostgresqlInstance uses: the
-// one its spec.providerConfigRef names, else ClusterProviderConfig "default".
+// one its spec.providerConfigRef names. There is no implicit one: without a
+// reference it is the zero reference, which ForNamespaced refuses.
 func NamespacedRef(ref *xpv2.ProviderConfigReference) xpv2.ProviderConfigReference {
-	if ref == nil || ref.Name == "" {
-		return xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
+	if ref == nil {
+		return xpv2.ProviderConfigReference{}
 	}
 	return *ref
 }
 
 // NamedRef names ref, the configuration of a namespaced object of namespace ns.
 func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
+	if ref.Name == "" {
+		return "no configuration (spec.providerConfigRef is not set)"
+	}
 	if ref.Kind == nsv1alpha1.ProviderConfigKind {
 		return Named(ref.Kind, ref.Name, ns)
 	}
@@ -147,8 +152,12 @@ func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
 // namespace ns names: a ClusterProviderConfig, or a ProviderConfig of ns. It
 // returns it as the cluster-scoped kind's, named uniquely, with the secrets of a
 // ProviderConfig named in its own namespace and no other. A ProviderConfig
-// whose spec.endpoint the options do not allow is refused (see IsRefused).
+// whose spec.endpoint the options do not allow is refused (see IsRefused). It
+// does not check whether a ClusterProviderConfig admits ns: see CheckLent.
 func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...ResolveOption) (*v1alpha1.ProviderConfig, error) {
+	if ref.Name == "" {
+		return nil, errors.New(errNoConfigRef)
+	}
 	var r resolve
 	for _, fn := range o {
 		fn(&r)
@@ -159,10 +168,7 @@ func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
 			return nil, errors.Wrapf(err, errGetClusterConfig, ref.Name)
 		}
-		return &v1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigPrefix + cpc.Name, UID: cpc.UID},
-			Spec:       cpc.Spec,
-		}, nil
+		return FromClusterConfig(cpc), nil
 	case nsv1alpha1.ProviderConfigKind:
 		pc := &nsv1alpha1.ProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, pc); err != nil {
@@ -174,6 +180,15 @@ func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.
 		return asClusterConfig(pc), nil
 	default:
 		return nil, errors.Errorf(errUnknownProviderConfig, ref.Kind)
+	}
+}
+
+// FromClusterConfig is a ClusterProviderConfig as the cluster-scoped kind's,
+// named uniquely.
+func FromClusterConfig(cpc *nsv1alpha1.ClusterProviderConfig) *v1alpha1.ProviderConfig {
+	return &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigPrefix + cpc.Name, UID: cpc.UID},
+		Spec:       cpc.Spec.ProviderConfigSpec,
 	}
 }
 

@@ -63,7 +63,7 @@ func TestForNamespacedEndpointsAndTenancy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(
 				&nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pc"}, Spec: spec(tc.endpoint)},
-				&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "p", Endpoint: tc.endpoint}}},
+				&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "pc"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: v1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: "p", Endpoint: tc.endpoint}}}},
 			).Build()
 			pc, err := ForNamespaced(context.Background(), kube, "team", xpv2.ProviderConfigReference{Kind: tc.kind, Name: "pc"}, WithNamespacedEndpoints(tc.allowed))
 			got := want{Refused: IsRefused(err)}

@@ -59,7 +59,17 @@ type connector[T instance] struct {
 	// as the cluster-scoped kind's: its name is unique among every kind's
 	// configurations (it keys the clients and the listings they share), and
 	// its secrets are named with their namespaces.
-	config func(ctx context.Context, mg T) (*v1alpha1.ProviderConfig, error)
+	config func(ctx context.Context, mg T) (configuration, error)
+}
+
+// A configuration is the provider configuration an instance uses, as the
+// cluster-scoped kind's, and what it forbids.
+type configuration struct {
+	pc *v1alpha1.ProviderConfig
+	// noImport, when not nil, says why the instance may not import a Cloud
+	// SQL instance that no PostgresqlInstance created (observe it, or take
+	// it over), and what to do.
+	noImport error
 }
 
 // Connect implements managed.TypedExternalConnector. The managed reconciler
@@ -74,10 +84,11 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 }
 
 func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-	pc, err := c.config(ctx, mg)
+	cfg, err := c.config(ctx, mg)
 	if err != nil {
 		return nil, err
 	}
+	pc := cfg.pc
 	creds, err := providerconfig.Credentials(ctx, c.secrets, c.fs, pc)
 	if err != nil {
 		return nil, err
@@ -93,6 +104,7 @@ func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternal
 		pacing:   c.pacing,
 		observer: c.observer,
 		source:   pc.Name,
+		noImport: cfg.noImport,
 		terminating: func(ctx context.Context, ns string) (bool, error) {
 			n := &corev1.Namespace{}
 			// Read live: only deleted objects ask, and a cache of every
@@ -131,20 +143,21 @@ func (t truncating[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete
 }
 
 // legacyConfig is the config of the cluster-scoped kind: its ProviderConfig.
-func legacyConfig(kube client.Client) func(context.Context, *v1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+func legacyConfig(kube client.Client) func(context.Context, *v1alpha1.PostgresqlInstance) (configuration, error) {
 	usage := resource.NewLegacyProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{})
-	return func(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+	return func(ctx context.Context, mg *v1alpha1.PostgresqlInstance) (configuration, error) {
 		if err := usage.Track(ctx, mg); err != nil {
-			return nil, errors.Wrap(err, errTrackUsage)
+			return configuration{}, errors.Wrap(err, errTrackUsage)
 		}
 		ref := mg.GetProviderConfigReference()
 		if ref == nil || ref.Name == "" {
-			return nil, errors.New(errNoProviderConfig)
+			return configuration{}, errors.New(errNoProviderConfig)
 		}
 		pc := &v1alpha1.ProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, errGetProviderConfig, ref.Name)
+			return configuration{}, errors.Wrapf(err, errGetProviderConfig, ref.Name)
 		}
-		return pc, nil
+		// Cluster-scoped instances are the platform team's: they may import.
+		return configuration{pc: pc}, nil
 	}
 }

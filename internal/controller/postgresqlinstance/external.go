@@ -56,6 +56,7 @@ const (
 		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
+	errNotImported  = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
 	msgState        = "Cloud SQL reports the instance as %s"
 	errGetNamespace = "cannot read namespace %s to decide whether its deletion keeps the Cloud SQL instance"
 )
@@ -83,6 +84,9 @@ type external[T instance] struct {
 	source string
 	// terminating reports whether a namespace is being deleted (see keeps).
 	terminating func(ctx context.Context, ns string) (bool, error)
+	// noImport, when not nil, forbids observing or taking over a Cloud SQL
+	// instance that no PostgresqlInstance created, and says why.
+	noImport error
 
 	observed *sqladmin.DatabaseInstance
 	password storedPassword
@@ -324,7 +328,8 @@ func desired(mg instance) v1alpha1.PostgresqlInstanceParameters {
 // allowed, except for a namespaced object and an instance another object owns
 // (a team would otherwise see, and have its pods routed to, another's
 // database), and an instance this object observed before is taken over (an
-// import).
+// import). A configuration may forbid importing (noImport): a namespace that
+// uses a ClusterProviderConfig then reaches only the instances it created.
 func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) error {
 	owner := ""
 	if inst.Settings != nil {
@@ -335,6 +340,9 @@ func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) e
 		return nil
 	case owner != "" && mg.GetNamespace() != "":
 		return errors.Errorf(errObservedByOther, inst.Name, e.project, owner)
+	case owner == "" && e.noImport != nil:
+		// Nobody created it: importing it is up to the configuration.
+		return errors.Wrapf(e.noImport, errNotImported, inst.Name, e.project)
 	case observeOnly(mg):
 		return nil
 	case owner != "":

@@ -109,6 +109,9 @@ func unitParams() v1alpha1.PostgresqlInstanceParameters {
 
 type instanceMod func(mg instance)
 
+// errNoImport is a configuration's refusal to import.
+var errNoImport = errors.New("ClusterProviderConfig \"shared\" does not allow importing")
+
 // clusterDB is a cluster-scoped PostgresqlInstance "db" with its connection
 // secret in crossplane-system.
 func clusterDB(mods ...instanceMod) *v1alpha1.PostgresqlInstance {
@@ -330,6 +333,8 @@ type args struct {
 	notObserved, observedBefore bool
 	// between changes Cloud SQL after that Observe, before the call.
 	between cloud
+	// noImport is the configuration's refusal to import, nil when it allows it.
+	noImport error
 }
 
 // result is what a call did: its answer, and what it left in the object, the
@@ -419,6 +424,7 @@ func callKind[T instance](t *testing.T, a args, mg T, method, kind string) resul
 	ctx := context.Background()
 	w, svc := newWorld(t, a)
 	e := newExternal[T](w, svc, kind)
+	e.noImport = a.noImport
 	var r result
 	if (method != "Observe" && method != "Create" && !a.notObserved) || a.observedBefore {
 		if _, err := e.Observe(ctx, mg); err != nil {
@@ -859,6 +865,34 @@ func TestObserve(t *testing.T) {
 			want: result{
 				Exists: true, Diff: "settings.userLabels.owner-uid: want uid-ours, have (absent)", Conditions: available,
 				Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			},
+		},
+		"NamespacedObserveOnlyImportDenied": {
+			reason: "Through a configuration that forbids importing, a namespaced object does not even observe an instance nobody created.",
+			args:   args{mg: teamDB(observeOnlyPolicy), cloud: seeded(teamDB(), "", ""), noImport: errNoImport},
+			want: result{
+				Err:    errors.Wrapf(errNoImport, errNotImported, "db", unitProject),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			},
+		},
+		"NamespacedTakeoverImportDenied": {
+			reason: "Through a configuration that forbids importing, an instance nobody created is not taken over, even one observed before: its password is not reset.",
+			args: args{mg: teamDB(importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")),
+				cloud: seeded(teamDB(), "", ""), noImport: errNoImport},
+			want: result{
+				Err:    errors.Wrapf(errNoImport, errNotImported, "db", unitProject),
+				Pacing: []string{"stalled"}, Secret: "absent", Cloud: "RUNNABLE", Calls: []string{"instances.get"},
+			},
+		},
+		"NamespacedOwnImportDenied": {
+			reason: "A configuration that forbids importing leaves an object's own instance alone.",
+			args: args{mg: teamDB(), cloud: seeded(teamDB(), ourUID, ""), secrets: []client.Object{connSecret(teamDB(), storedPW)},
+				noImport: errNoImport},
+			want: result{
+				Exists: true, UpToDate: true,
+				Details:    published,
+				Conditions: available,
+				Secret:     "stored, confirmed", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
 			},
 		},
 		"ListingServes": {

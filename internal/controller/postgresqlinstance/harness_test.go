@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
@@ -190,6 +191,16 @@ func (h *harness) providerConfigSpec() v1alpha1.ProviderConfigSpec {
 	return v1alpha1.ProviderConfigSpec{
 		Project:     v1alpha1.Project{ProjectID: h.project, Endpoint: h.srvURL},
 		Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+	}
+}
+
+// clusterProviderConfigSpec is providerConfigSpec as a ClusterProviderConfig's
+// that every namespace may use, and through which namespaces may import.
+func (h *harness) clusterProviderConfigSpec() nsv1alpha1.ClusterProviderConfigSpec {
+	return nsv1alpha1.ClusterProviderConfigSpec{
+		ProviderConfigSpec: h.providerConfigSpec(),
+		Namespaces:         &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}},
+		ImportPolicy:       nsv1alpha1.ImportAllow,
 	}
 }
 

@@ -211,7 +211,7 @@ func (h *harness) team(team string) string {
 // first use, pointing at its emulator like its ProviderConfig.
 func (h *harness) clusterProviderConfig() string {
 	h.t.Helper()
-	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}, Spec: h.providerConfigSpec()}
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc}, Spec: h.clusterProviderConfigSpec()}
 	h.g.Expect(client.IgnoreAlreadyExists(env.Client.Create(h.ctx, cpc))).To(Succeed())
 	return h.pc
 }

@@ -25,33 +25,53 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
-const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a ClusterProviderConfig, or a ProviderConfig of this namespace, that holds the project and credentials"
+const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a ProviderConfig of this namespace, or a ClusterProviderConfig that the platform team lends to this namespace, that holds the project and credentials; no configuration is used implicitly"
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlInstance kind
 // (cloudsql.m.travelaudience.com) to mgr. It shares the core's fleet, request
 // budget, listings and clients with the cluster-scoped kind's.
 func (c *Core) SetupNamespaced(mgr ctrl.Manager) error {
 	return setupKind(c, mgr, &nsv1alpha1.PostgresqlInstance{}, nsv1alpha1.PostgresqlInstanceGroupKind, nsv1alpha1.PostgresqlInstanceGroupVersionKind,
-		namespacedConfig(mgr.GetClient(), providerconfig.WithNamespacedEndpoints(c.o.NamespacedEndpoints)), c.changed[true])
+		namespacedConfig(mgr.GetClient(), mgr.GetAPIReader(), providerconfig.WithNamespacedEndpoints(c.o.NamespacedEndpoints)), c.changed[true])
 }
 
 // namespacedConfig is the config of the namespaced kind: the ClusterProviderConfig
-// it names, or the ProviderConfig of its own namespace, whose secrets are read
-// from that namespace and no other, and whose endpoint o must allow.
-func namespacedConfig(kube client.Client, o ...providerconfig.ResolveOption) func(context.Context, *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+// it names, if that admits the instance's namespace (whose labels are read
+// through live when its selector needs them), or the ProviderConfig of its own
+// namespace, whose secrets are read from that namespace and no other, and whose
+// endpoint o must allow. Through a ClusterProviderConfig, importing is allowed
+// only where its spec.importPolicy says so; a namespace's own ProviderConfig
+// may import.
+func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfig.ResolveOption) func(context.Context, *nsv1alpha1.PostgresqlInstance) (configuration, error) {
 	usage := resource.NewProviderConfigUsageTracker(kube, &nsv1alpha1.ProviderConfigUsage{})
-	return func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) (*v1alpha1.ProviderConfig, error) {
+	return func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) (configuration, error) {
 		ref := mg.GetProviderConfigReference()
 		if ref == nil || ref.Name == "" {
-			return nil, errors.New(errNoTypedProviderConfig)
+			return configuration{}, errors.New(errNoTypedProviderConfig)
+		}
+		if ref.Kind == nsv1alpha1.ClusterProviderConfigKind {
+			// Checked before the usage is recorded: a configuration that is
+			// not lent to the namespace must not be held by its instances.
+			cpc, err := providerconfig.LentClusterConfig(ctx, kube, live, mg.GetNamespace(), ref.Name)
+			if err != nil {
+				return configuration{}, err
+			}
+			if err := usage.Track(ctx, mg); err != nil {
+				return configuration{}, errors.Wrap(err, errTrackUsage)
+			}
+			cfg := configuration{pc: providerconfig.FromClusterConfig(cpc)}
+			if !providerconfig.ImportAllowed(cpc) {
+				cfg.noImport = providerconfig.ImportDenied(cpc)
+			}
+			return cfg, nil
 		}
 		if err := usage.Track(ctx, mg); err != nil {
-			return nil, errors.Wrap(err, errTrackUsage)
+			return configuration{}, errors.Wrap(err, errTrackUsage)
 		}
-		return providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref, o...)
+		pc, err := providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref, o...)
+		return configuration{pc: pc}, err
 	}
 }

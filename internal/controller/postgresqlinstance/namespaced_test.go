@@ -67,7 +67,7 @@ func TestMissingProviderConfigIsNamed(t *testing.T) {
 				return fmt.Sprintf("cannot get ClusterProviderConfig %q named by spec.providerConfigRef", h.pc+"-missing")
 			},
 			make: func(h *harness, _ string) {
-				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.providerConfigSpec()}
+				cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: h.pc + "-missing"}, Spec: h.clusterProviderConfigSpec()}
 				h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
 				h.t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
 			},
@@ -99,6 +99,45 @@ func TestMissingProviderConfigIsNamed(t *testing.T) {
 			)))
 		})
 	}
+}
+
+// A namespaced PostgresqlInstance that names a ClusterProviderConfig not lent
+// to its namespace is told so, with what the platform team must add; nothing is
+// asked of Cloud SQL and no usage is recorded. Once the namespace is labelled
+// to match the configuration's selector (read live), the instance is created.
+func TestClusterProviderConfigNotLentIsRefused(t *testing.T) {
+	h := newHarness(t)
+	a := h.of(teamA)
+	ns := teamA.namespace(h)
+	name := h.pc + "-lent"
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: h.clusterProviderConfigSpec()}
+	cpc.Spec.Namespaces = &nsv1alpha1.NamespaceSelection{Names: []string{"someone-else"}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"lent": name}}}
+	h.g.Expect(env.Client.Create(h.ctx, cpc)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(h.ctx, cpc) })
+
+	ref := xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: name}
+	h.g.Expect(env.Client.Create(h.ctx, a.instance("orders", func(p object) {
+		p.(*nsv1alpha1.PostgresqlInstance).Spec.ProviderConfigReference = &ref
+	}))).To(Succeed())
+	h.g.Eventually(func() xpv2.Condition { return a.condition("orders", xpv2.TypeSynced) }, 30*time.Second, 50*time.Millisecond).Should(And(
+		HaveField("Status", corev1.ConditionFalse),
+		HaveField("Message", And(
+			ContainSubstring(fmt.Sprintf("ClusterProviderConfig %q does not admit namespace %s", name, ns)),
+			ContainSubstring("it admits only spec.namespaces.names [someone-else] and spec.namespaces.selector lent="+name),
+			ContainSubstring(fmt.Sprintf("Ask the platform team to add %s to the ClusterProviderConfig's spec.namespaces.names", ns)),
+		)),
+	))
+	h.g.Expect(h.requests()).To(Equal(0), "Cloud SQL was called through a configuration not lent to the namespace")
+	usages := &nsv1alpha1.ProviderConfigUsageList{}
+	h.g.Expect(env.Client.List(h.ctx, usages, client.InNamespace(ns))).To(Succeed())
+	h.g.Expect(usages.Items).To(BeEmpty(), "a configuration not lent is not held by the namespace's instances")
+
+	n := &corev1.Namespace{}
+	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Name: ns}, n)).To(Succeed())
+	n.Labels = map[string]string{"lent": name}
+	h.g.Expect(env.Client.Update(h.ctx, n)).To(Succeed())
+	a.poke("orders", 1)
+	a.waitReady("orders")
 }
 
 // A namespaced PostgresqlInstance deleted with its namespace, without the

@@ -172,7 +172,7 @@ func (c *Core) SetupCluster(mgr ctrl.Manager) error {
 // setupKind adds the controller of one PostgresqlInstance kind to mgr, with the
 // core's fleet, pacing, listings and clients, and the kind's configuration.
 func setupKind[T instance](c *Core, mgr ctrl.Manager, obj T, groupKind string, gvk schema.GroupVersionKind,
-	config func(context.Context, T) (*v1alpha1.ProviderConfig, error), changed chan ctrlevent.GenericEvent) error {
+	config func(context.Context, T) (configuration, error), changed chan ctrlevent.GenericEvent) error {
 	if err := c.fleet.watch(mgr, obj); err != nil {
 		return err
 	}

@@ -216,7 +216,10 @@ func TestInjectedPodConnects(t *testing.T) {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherTeamNS}},
-		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcKey}, Spec: keyed.Spec},
+		// Lent to teamNS alone, as a platform team would.
+		&nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: pcKey}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: keyed.Spec, Namespaces: &nsv1alpha1.NamespaceSelection{Names: []string{teamNS}},
+		}},
 	} {
 		g.Expect(w.c.Create(ctx, o)).To(Succeed())
 	}

@@ -44,12 +44,21 @@ limitations under the License.
 // visible to instances.get, so such a conflict also shows only when the
 // controller creates the instance.
 //
+// A namespaced instance is denied when it names no configuration, names a
+// ClusterProviderConfig whose spec.namespaces does not admit its namespace, or
+// only observes (an import) through a ClusterProviderConfig whose
+// spec.importPolicy is not Allow. A dry run is not checked against Cloud SQL
+// (it is admitted with a warning): it must not spend the request budget.
+//
 // On DELETE it denies unless the object carries
-// cloudsql.travelaudience.com/allow-deletion: "true". Dry-run requests are
+// cloudsql.travelaudience.com/allow-deletion: "true". Dry-run deletions are
 // answered like the others. A namespaced PostgresqlInstance whose namespace is
 // being deleted is let go without the annotation, so that the namespace can
 // finish terminating; the controller then leaves its Cloud SQL instance in
 // place (orphaned, with its data), as the guard would have.
+//
+// Every request whose object's namespace differs from the request's is denied:
+// the API server never sends one.
 package instance
 
 import (
@@ -109,6 +118,11 @@ const (
 	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%s); if it does, the controller reports the conflict on the instance"
 	errRefused         = "PostgresqlInstance %s is denied: %s"
+	warnDryRun         = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked, since this is a dry run (dry runs spend none of the Cloud SQL request budget); the real create checks it"
+	errNoConfigRef     = "PostgresqlInstance %s: spec.providerConfigRef is not set: name a ProviderConfig of namespace %s, or a ClusterProviderConfig that the platform team lends to it; no configuration is used implicitly"
+	errNotLent         = "PostgresqlInstance %s: spec.providerConfigRef names a configuration this namespace may not use: %v"
+	errNoImport        = "PostgresqlInstance %s: managementPolicies %v only observe, which imports an existing Cloud SQL instance that no PostgresqlInstance created: %v"
+	errOtherNamespace  = "the PostgresqlInstance's metadata.namespace %q differs from the admission request's namespace %q: the request was not sent by the API server for this object, and is refused"
 )
 
 // A Validator is the admission handler of PostgresqlInstances.
@@ -180,6 +194,9 @@ type subject struct {
 	// kind's; pcName is how messages name that configuration: its kind, name
 	// and, for a namespaced ProviderConfig, namespace.
 	config func(ctx context.Context) (pc *v1alpha1.ProviderConfig, pcName string, err error)
+	// access, for the namespaced kind, returns the denial of an instance whose
+	// configuration it may not use or import through, or nil.
+	access func(ctx context.Context) *admission.Response
 }
 
 // subjectOf decodes the object of raw as the kind req names.
@@ -190,7 +207,7 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 			return nil, err
 		}
 		ref := providerconfig.NamespacedRef(pi.GetProviderConfigReference())
-		return &subject{
+		s := &subject{
 			obj: pi, ref: pi.Namespace + "/" + pi.Name,
 			kubectl:  fmt.Sprintf("-n %s postgresqlinstances.%s %s", pi.Namespace, nsv1alpha1.Group, pi.Name),
 			policies: pi.GetManagementPolicies(), forProviderName: pi.Spec.ForProvider.Name,
@@ -207,7 +224,9 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 				}
 				return pc, name, errors.Cause(err)
 			},
-		}, nil
+		}
+		s.access = func(ctx context.Context) *admission.Response { return v.access(ctx, s, pi) }
+		return s, nil
 	}
 	pi := &v1alpha1.PostgresqlInstance{}
 	if err := v.decoder.DecodeRaw(raw, pi); err != nil {
@@ -242,16 +261,66 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if err != nil {
 			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 		}
-		return v.create(ctx, s)
+		if r := sameNamespace(req, s); r != nil {
+			return *r
+		}
+		return v.create(ctx, s, req.DryRun != nil && *req.DryRun)
 	case admissionv1.Delete:
 		s, err := v.subjectOf(req, req.OldObject)
 		if err != nil {
 			return admission.Errored(http.StatusBadRequest, errors.Wrap(err, errDecode))
 		}
+		if r := sameNamespace(req, s); r != nil {
+			return *r
+		}
 		return v.delete(ctx, s)
 	default:
 		return admission.Allowed("")
 	}
+}
+
+// sameNamespace denies a request whose object is not of the request's
+// namespace. The API server never sends one; anyone else who reaches the
+// webhook could, to have one namespace's object judged as another's.
+func sameNamespace(req admission.Request, s *subject) *admission.Response {
+	if s.obj.GetNamespace() == req.Namespace {
+		return nil
+	}
+	r := admission.Denied(fmt.Sprintf(errOtherNamespace, s.obj.GetNamespace(), req.Namespace))
+	return &r
+}
+
+// access denies a namespaced instance pi that names no configuration, names a
+// ClusterProviderConfig that does not admit its namespace, or only observes
+// (an import) through a ClusterProviderConfig that does not allow importing.
+// A configuration that does not exist or cannot be read is left to create (a
+// warning): the controller enforces the same rules.
+func (v *Validator) access(ctx context.Context, s *subject, pi *nsv1alpha1.PostgresqlInstance) *admission.Response {
+	deny := func(msg string) *admission.Response { r := admission.Denied(msg); return &r }
+	ref := pi.GetProviderConfigReference()
+	if ref == nil || ref.Name == "" {
+		return deny(fmt.Sprintf(errNoConfigRef, s.ref, pi.Namespace))
+	}
+	if ref.Kind != nsv1alpha1.ClusterProviderConfigKind {
+		return nil
+	}
+	cpc, err := providerconfig.LentClusterConfig(ctx, v.pcs, v.secrets, pi.Namespace, ref.Name)
+	if kerrors.IsNotFound(errors.Cause(err)) || providerconfig.IsNotLent(err) {
+		// The cache may lag a configuration just created or changed.
+		cpc, err = providerconfig.LentClusterConfig(ctx, v.secrets, v.secrets, pi.Namespace, ref.Name)
+	}
+	switch {
+	case providerconfig.IsNotLent(err):
+		return deny(fmt.Sprintf(errNotLent, s.ref, err))
+	case err != nil:
+		// Missing or unreadable: create warns, and the controller, which
+		// enforces the same rules, reports it on the instance.
+		return nil
+	}
+	if !mayCreate(s) && !providerconfig.ImportAllowed(cpc) {
+		return deny(fmt.Sprintf(errNoImport, s.ref, s.policies, providerconfig.ImportDenied(cpc)))
+	}
+	return nil
 }
 
 func (v *Validator) delete(ctx context.Context, s *subject) admission.Response {
@@ -289,7 +358,7 @@ func mayCreate(s *subject) bool {
 	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
 }
 
-func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
+func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admission.Response {
 	name := cloudsql.InstanceName(s.obj)
 	if s.forProviderName == nil {
 		// The CRD checks spec.forProvider.name; the annotation, and metadata.name
@@ -301,6 +370,11 @@ func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
 		}
 		if len(ext) > maxName || !namePattern.MatchString(ext) {
 			return admission.Denied(fmt.Sprintf(errBadExternalName, s.ref, from, ext, maxName))
+		}
+	}
+	if s.access != nil {
+		if r := s.access(ctx); r != nil {
+			return *r
 		}
 	}
 	if !mayCreate(s) {
@@ -336,9 +410,17 @@ func (v *Validator) create(ctx context.Context, s *subject) admission.Response {
 	if err != nil {
 		return v.unchecked(s, name, project, err)
 	}
+	if dryRun {
+		// Its credentials are judged (refused ones are denied, as on a
+		// real create), but a dry run creates nothing: it must not spend the request budget
+		// that real creates and the controllers need.
+		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnDryRun, s.ref, name, project))
+	}
 	// The lookup draws on the budget's admission reserve: someone waits for
 	// kubectl, and the controllers' polling must not make the check time out.
-	lctx, cancel := context.WithTimeout(budget.ForAdmission(ctx), v.timeout)
+	// Each namespace has its own share of that reserve, so that one
+	// namespace's creates cannot leave another's unchecked.
+	lctx, cancel := context.WithTimeout(budget.ForAdmissionBy(ctx, s.obj.GetNamespace()), v.timeout)
 	defer cancel()
 	_, err = svc.Instances.Get(project, name).Context(lctx).Do()
 	switch {

@@ -129,7 +129,9 @@ func TestSubjectOf(t *testing.T) {
 		return &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: projectOf(p)}
 	}
 	cpc := func(name, p string) client.Object {
-		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: projectOf(p)}
+		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: projectOf(p), Namespaces: &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}},
+		}}
 	}
 	nspc := func(namespace, name, p string) client.Object {
 		return &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
@@ -147,6 +149,7 @@ func TestSubjectOf(t *testing.T) {
 	namespaced := func(fn func(*nsv1alpha1.PostgresqlInstance)) []byte {
 		pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "orders"}}
 		pi.SetGroupVersionKind(nsv1alpha1.PostgresqlInstanceGroupVersionKind)
+		pi.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"})
 		if fn != nil {
 			fn(pi)
 		}
@@ -262,12 +265,12 @@ func TestSubjectOf(t *testing.T) {
 			})},
 			want: want{summary: &summary{Ref: "team-x/orders", Kubectl: nsCmd, PCName: `ProviderConfig "team" of namespace team-x`, Project: "p-team"}},
 		},
-		"NamespacedEmptyConfigName": {
-			reason: "A spec.providerConfigRef without a name means ClusterProviderConfig default.",
+		"NamespacedNoConfigRef": {
+			reason: "Without spec.providerConfigRef no configuration is used, not even ClusterProviderConfig default.",
 			args: args{kind: nsKind, kube: []client.Object{cpc("default", "p-cpc")}, raw: namespaced(func(pi *nsv1alpha1.PostgresqlInstance) {
-				pi.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind})
+				pi.SetProviderConfigReference(nil)
 			})},
-			want: want{summary: &summary{Ref: "team-x/orders", Kubectl: nsCmd, PCName: `ClusterProviderConfig "default"`, Project: "p-cpc"}},
+			want: want{summary: &summary{Ref: "team-x/orders", Kubectl: nsCmd, PCName: "no configuration (spec.providerConfigRef is not set)", Err: cmpopts.AnyError}},
 		},
 		"NamespacedConfigFromTheAPIServer": {
 			reason: "A configuration missing from the cache is read from the API server.",

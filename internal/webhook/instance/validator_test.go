@@ -147,10 +147,30 @@ func providerConfig(name string, o ...specOption) fixture {
 	}
 }
 
-// clusterProviderConfig is a ClusterProviderConfig of the namespaced group.
+// lentClusterProviderConfig is clusterProviderConfig(name) with what lend
+// sets: which namespaces may use it, whether they may import.
+func lentClusterProviderConfig(name string, lend func(*nsv1alpha1.ClusterProviderConfigSpec)) fixture {
+	return func(t *testing.T, url string) client.Object {
+		cpc := clusterProviderConfig(name)(t, url).(*nsv1alpha1.ClusterProviderConfig)
+		lend(&cpc.Spec)
+		return cpc
+	}
+}
+
+// namespaceLabelled is namespace name with labels.
+func namespaceLabelled(name string, labels map[string]string) fixture {
+	return func(*testing.T, string) client.Object {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+}
+
+// clusterProviderConfig is a ClusterProviderConfig of the namespaced group
+// that every namespace may use.
 func clusterProviderConfig(name string, o ...specOption) fixture {
 	return func(_ *testing.T, url string) client.Object {
-		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-cpc-" + name)}, Spec: spec(url, o...)}
+		return &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-cpc-" + name)}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
+			ProviderConfigSpec: spec(url, o...), Namespaces: &nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{}},
+		}}
 	}
 }
 
@@ -202,9 +222,12 @@ func clusterInstance(name string, m ...mod) client.Object {
 	return pi
 }
 
+// nsInstance is a namespaced PostgresqlInstance of namespace ns that names
+// ClusterProviderConfig default.
 func nsInstance(name string, m ...mod) client.Object {
 	pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	pi.SetGroupVersionKind(nsv1alpha1.PostgresqlInstanceGroupVersionKind)
+	pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "default"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	for _, fn := range m {
 		fn(pi)
@@ -810,14 +833,97 @@ func TestHandleCreatePolicies(t *testing.T) {
 			want:   denied(1, "a Cloud SQL instance named orders already exists"),
 		},
 		"NamespacedObserveOnly": {
-			reason: "A namespaced instance the provider may not create is admitted without asking Cloud SQL.",
+			reason: "A namespaced instance the provider may not create, through a ClusterProviderConfig that allows importing, is admitted without asking Cloud SQL.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", policies(xpv2.ManagementActionObserve)), world: world{
+				kube:  []fixture{lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) { s.ImportPolicy = nsv1alpha1.ImportAllow })},
+				taken: []string{"orders"},
+			}},
+			want: allowed(0, mayNotCreate),
+		},
+		"NamespacedObserveOnlyImportDenied": {
+			reason: "A namespaced instance that only observes imports an instance no object created: denied, without asking Cloud SQL, through a ClusterProviderConfig whose spec.importPolicy is not Allow.",
 			args:   args{op: admissionv1.Create, object: nsInstance("orders", policies(xpv2.ManagementActionObserve)), world: taken},
-			want:   allowed(0, mayNotCreate),
+			want: denied(0, "PostgresqlInstance team-x/orders: managementPolicies [Observe] only observe, which imports an existing Cloud SQL instance",
+				`ClusterProviderConfig "default" does not allow importing`, "spec.importPolicy is Deny", "set spec.importPolicy: Allow"),
+		},
+		"NamespacedObserveOnlyThroughOwnProviderConfig": {
+			reason: "A namespace's own ProviderConfig (its own project and credentials) may import.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", policies(xpv2.ManagementActionObserve), func(o client.Object) {
+				o.(*nsv1alpha1.PostgresqlInstance).Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "team"}
+			}), world: world{kube: []fixture{namespacedProviderConfig(ns, "team")}, taken: []string{"orders"}}},
+			want: allowed(0, mayNotCreate),
 		},
 		"NamespacedPoliciesAll": {
 			reason: "A namespaced instance of management policies [*] is checked against Cloud SQL.",
 			args:   args{op: admissionv1.Create, object: nsInstance("orders", policies(xpv2.ManagementActionAll)), world: taken},
 			want:   denied(1, "PostgresqlInstance team-x/orders: a Cloud SQL instance named orders already exists"),
+		},
+	})
+}
+
+// A namespaced instance may use only a configuration lent to its namespace,
+// and must name one.
+func TestHandleCreateAccess(t *testing.T) {
+	t.Parallel()
+	lentTo := func(names ...string) fixture {
+		return lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) {
+			s.Namespaces = &nsv1alpha1.NamespaceSelection{Names: names}
+		})
+	}
+	selecting := lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) {
+		s.Namespaces = &nsv1alpha1.NamespaceSelection{Names: []string{"team-y"}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"cloudsql": "shared"}}}
+	})
+	run(t, map[string]testCase{
+		"NoConfigRef": {
+			reason: "A namespaced instance that names no configuration gets none, not even ClusterProviderConfig default: denied.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", func(o client.Object) {
+				o.(*nsv1alpha1.PostgresqlInstance).Spec.ProviderConfigReference = nil
+			}), world: world{kube: defaultPC}},
+			want: denied(0, "PostgresqlInstance team-x/orders: spec.providerConfigRef is not set", "no configuration is used implicitly"),
+		},
+		"NotLent": {
+			reason: "A ClusterProviderConfig without spec.namespaces admits no namespace: denied, saying what the platform team must add.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders"), world: world{
+				kube: []fixture{lentClusterProviderConfig("default", func(s *nsv1alpha1.ClusterProviderConfigSpec) { s.Namespaces = nil })},
+			}},
+			want: denied(0, `PostgresqlInstance team-x/orders: spec.providerConfigRef names a configuration this namespace may not use: ClusterProviderConfig "default" does not admit namespace team-x`,
+				"its spec.namespaces admits no namespace", "add team-x to the ClusterProviderConfig's spec.namespaces.names"),
+		},
+		"LentToOthers": {
+			reason: "A ClusterProviderConfig lent to other namespaces by name is denied to this one.",
+			args:   args{op: admissionv1.Create, object: nsInstance("orders"), world: world{kube: []fixture{lentTo("team-y", "team-z")}}},
+			want:   denied(0, "it admits only spec.namespaces.names [team-y, team-z]"),
+		},
+		"LentByName": {
+			reason: "A ClusterProviderConfig that lists the namespace is used: the name is checked.",
+			args:   args{op: admissionv1.Create, object: nsInstance("orders"), world: world{kube: []fixture{lentTo(ns)}, taken: []string{"orders"}}},
+			want:   denied(1, "a Cloud SQL instance named orders already exists"),
+		},
+		"LentByLabel": {
+			reason: "A ClusterProviderConfig whose selector matches the namespace's labels is used.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders"), world: world{
+				kube: []fixture{selecting, namespaceLabelled(ns, map[string]string{"cloudsql": "shared"})},
+			}},
+			want: allowed(1),
+		},
+		"LabelLentJustNow": {
+			reason: "The namespace's labels are read from the API server, not a cache that may lag a label just set (here, lacks the namespace).",
+			args: args{op: admissionv1.Create, object: nsInstance("orders"), world: world{
+				kube: []fixture{selecting}, late: []fixture{namespaceLabelled(ns, map[string]string{"cloudsql": "shared"})},
+			}},
+			want: allowed(1),
+		},
+		"LabelDoesNotMatch": {
+			reason: "A namespace whose labels the selector does not match is denied, naming the selector.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders"), world: world{
+				kube: []fixture{selecting, namespaceLabelled(ns, map[string]string{"cloudsql": "private"})},
+			}},
+			want: denied(0, "it admits only spec.namespaces.names [team-y] and spec.namespaces.selector cloudsql=shared", "or label the namespace to match spec.namespaces.selector"),
+		},
+		"ObjectOfAnotherNamespace": {
+			reason: "A request whose object is of another namespace than the request's was not sent by the API server: denied before anything is read.",
+			args:   args{op: admissionv1.Create, kind: &nsKind, raw: rawOf(t, nsInstance("orders")), world: world{kube: defaultPC, taken: []string{"orders"}}},
+			want:   denied(0, `the PostgresqlInstance's metadata.namespace "team-x" differs from the admission request's namespace ""`),
 		},
 	})
 }
@@ -1061,9 +1167,19 @@ func TestHandleCreateLookup(t *testing.T) {
 			want:   denied(1, "PostgresqlInstance orders: a Cloud SQL instance named taken-db already exists"),
 		},
 		"DryRunNameTaken": {
-			reason: "Dry-run creations are answered like real ones.",
+			reason: "A dry run asks nothing of Cloud SQL (it must not spend the request budget): admitted with a warning that the name was not checked.",
 			args:   args{op: admissionv1.Create, dryRun: true, object: clusterInstance("taken-db"), world: world{kube: defaultPC, taken: []string{"taken-db"}}},
-			want:   denied(1, "a Cloud SQL instance named taken-db already exists"),
+			want:   warned(0, "PostgresqlInstance taken-db: whether a Cloud SQL instance named taken-db exists in project "+project+" was not checked, since this is a dry run"),
+		},
+		"NamespacedDryRun": {
+			reason: "A namespaced dry run asks nothing of Cloud SQL either.",
+			args:   args{op: admissionv1.Create, dryRun: true, object: nsInstance("orders"), world: world{kube: defaultPC, taken: []string{"orders"}}},
+			want:   warned(0, "PostgresqlInstance team-x/orders: whether a Cloud SQL instance named orders exists", "since this is a dry run"),
+		},
+		"DryRunInvalidName": {
+			reason: "What needs no lookup is judged on a dry run as on a create.",
+			args:   args{op: admissionv1.Create, dryRun: true, object: clusterInstance("orders", named("a"+strings.Repeat("b", 90))), world: world{kube: defaultPC}},
+			want:   denied(0, "Cloud SQL instance name a"+strings.Repeat("b", 90)+" (91 characters)"),
 		},
 		"NameFree": {
 			reason: "A name no instance of the project has is admitted without a warning.",

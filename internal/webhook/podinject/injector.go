@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
@@ -65,6 +66,7 @@ const (
 	errNamespacedNotServed  = "pod %s: annotation %s names %q, a namespaced PostgresqlInstance, but this cluster does not serve namespaced PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlInstance by its name alone"
 	errNotAllowed           = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
 	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
+	errNotLent              = "pod %s: %s gets nothing from the configuration it names: %v"
 	errNotReady             = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
 	errNoSecretRef          = "pod %s: %s has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
 	errUnconfirmed          = "pod %s: the provider is setting a new password for %s and Cloud SQL has not confirmed it yet: create the pod again in a minute"
@@ -294,6 +296,14 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			}
 			if !ok {
 				deny = admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, i.cfg.Policy.Explain(t.cluster, ns)))
+				continue
+			}
+		}
+		// A namespaced instance whose ClusterProviderConfig is not lent to its
+		// namespace gives its pods nothing: no proxy key, no password.
+		if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
+			if err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, npi.GetProviderConfigReference()); err != nil {
+				deny = admission.Denied(fmt.Sprintf(errNotLent, ref, t, err))
 				continue
 			}
 		}

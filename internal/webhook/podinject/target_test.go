@@ -145,12 +145,12 @@ func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
 		},
 		"MissingProviderConfig": {t: clusterPI("pc")},
 		"ClusterProviderConfigWithAnEndpoint": {
-			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cpc"}, Spec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}},
+			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cpc"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: v1alpha1.ProviderConfigSpec{Project: project(testEndpoint)}}},
 			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "cpc"}), want: testEndpoint,
 		},
-		"TheDefaultClusterProviderConfigWithoutOne": {
-			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Project: project("")}},
-			t:      namespacedPI(nil),
+		"ClusterProviderConfigWithoutOne": {
+			config: &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cpc"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{ProviderConfigSpec: v1alpha1.ProviderConfigSpec{Project: project("")}}},
+			t:      namespacedPI(&xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "cpc"}),
 		},
 		"NamespacedProviderConfigWithAnEndpoint": {
 			config: &nsv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}, Spec: nsv1alpha1.ProviderConfigSpec{Project: project("https://sqladmin-psc.p.googleapis.com")}},
