@@ -358,3 +358,42 @@ func TestNamespacedInstanceOfAConfigNotLentGivesNothing(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, annotatedPod("unlent", "web", "db"))).To(Succeed())
 }
+
+// A namespace that its ClusterProviderConfig stops admitting loses its copy of
+// the platform's proxy key: by name, and by labels that stop matching.
+func TestNamespacedInstanceKeyCopyGoesWithTheLending(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "lent-key", map[string]string{"cloudsql": "lent"})
+	def := &nsv1alpha1.ClusterProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: pcProxyKey}, def)).To(Succeed())
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "withdrawn"}, Spec: def.Spec}
+	cpc.Spec.Namespaces = &nsv1alpha1.NamespaceSelection{Names: []string{"lent-key"}}
+	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	readyNamespacedInstance(t, "lent-key", "db", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "withdrawn"}
+	})
+	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")
+	copied := func(pod string) {
+		g.Expect(env.Client.Create(ctx, annotatedPod("lent-key", pod, "db"))).To(Succeed())
+		g.Expect(secret(g, "lent-key", name).Data).To(HaveKey(podinject.ProxyCredentialsKey))
+	}
+	lend := func(n *nsv1alpha1.NamespaceSelection) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc)).To(Succeed())
+		cpc.Spec.Namespaces = n
+		g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
+	}
+
+	copied("web-1")
+	lend(&nsv1alpha1.NamespaceSelection{Names: []string{"someone-else"}})
+	g.Eventually(absent("lent-key", name), eventually, poll).Should(BeTrue(), "the copy stays in a namespace no longer named")
+
+	lend(&nsv1alpha1.NamespaceSelection{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"cloudsql": "lent"}}})
+	copied("web-2")
+	n := &corev1.Namespace{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "lent-key"}, n)).To(Succeed())
+	n.Labels["cloudsql"] = "withdrawn"
+	g.Expect(env.Client.Update(ctx, n)).To(Succeed())
+	g.Eventually(absent("lent-key", name), eventually, poll).Should(BeTrue(), "the copy stays in a namespace whose labels no longer match")
+}

@@ -37,7 +37,10 @@ import (
 // NamespacedRefresherName is the name of the NamespacedRefresher's controller.
 const NamespacedRefresherName = "podinject-namespaced-replicas"
 
-const errConfigR = "cannot read %s of PostgresqlInstance %s"
+const (
+	errConfigR = "cannot read %s of PostgresqlInstance %s"
+	errLentR   = "cannot decide whether the ClusterProviderConfig of PostgresqlInstance %s still admits its namespace"
+)
 
 // Cache indexes of the NamespacedRefresher.
 const (
@@ -51,7 +54,8 @@ const (
 // namespace and are mounted as they are; only the proxy key of a
 // ClusterProviderConfig, in a namespace of its own, is copied. The refresher
 // updates those copies when the key changes, and deletes them when the
-// instance is gone or its configuration no longer names a key elsewhere.
+// instance is gone, its configuration no longer names a key elsewhere, or its
+// ClusterProviderConfig no longer admits the namespace.
 type NamespacedRefresher struct {
 	cached client.Reader
 	live   client.Reader
@@ -96,6 +100,9 @@ func SetupNamespacedRefresher(mgr ctrl.Manager, o ...Option) error {
 		Watches(&nsv1alpha1.ClusterProviderConfig{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return r.instancesUsing(ctx, o.GetName())
 		})).
+		// A namespace whose labels stop matching a ClusterProviderConfig's
+		// selector loses the configuration, and its copies of the key.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.instancesIn)).
 		Complete(r)
 }
 
@@ -105,6 +112,20 @@ func (r *NamespacedRefresher) instancesUsing(ctx context.Context, config string)
 	pis := &nsv1alpha1.PostgresqlInstanceList{}
 	if err := r.cached.List(ctx, pis, client.MatchingFields{indexClusterConfig: config}); err != nil {
 		r.log.Info("Cannot find the namespaced instances of a changed ClusterProviderConfig", "clusterproviderconfig", config, "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(pis.Items))
+	for _, pi := range pis.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pi.Namespace, Name: pi.Name}})
+	}
+	return reqs
+}
+
+// instancesIn maps a namespace to its namespaced instances.
+func (r *NamespacedRefresher) instancesIn(ctx context.Context, ns client.Object) []reconcile.Request {
+	pis := &nsv1alpha1.PostgresqlInstanceList{}
+	if err := r.cached.List(ctx, pis, client.InNamespace(ns.GetName())); err != nil {
+		r.log.Info("Cannot find the namespaced instances of a changed namespace", "namespace", ns.GetName(), "error", err)
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(pis.Items))
@@ -177,6 +198,20 @@ func (r *NamespacedRefresher) Reconcile(ctx context.Context, req reconcile.Reque
 func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, ns string) (*corev1.Secret, bool, error) {
 	if gone {
 		return nil, false, nil
+	}
+	// A namespace that its ClusterProviderConfig no longer admits keeps no
+	// copy of the platform's key (decided live: deleting must not follow a
+	// stale cache, and keeping one must not either).
+	if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
+		err := providerconfig.CheckNamespacedRef(ctx, r.live, r.live, ns, npi.GetProviderConfigReference())
+		if providerconfig.IsNotLent(err) {
+			r.log.Debug("Removing the proxy key copy of a namespace that its ClusterProviderConfig no longer admits",
+				"namespace", ns, "postgresqlinstance", ns+"/"+t.name(), "reason", err.Error())
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, true, errors.Wrapf(err, errLentR, ns+"/"+t.name())
+		}
 	}
 	pc, err := t.proxyConfig(ctx, r.cached, r.resolve...)
 	if err == nil && pc.key == nil {
