@@ -304,7 +304,7 @@ func TestMergedWindowsCountEachAdmissionOnce(t *testing.T) {
 	}
 	g.Expect(clk.slept).To(HaveLen(slept))
 	g.Expect(a.Wait(ctx)).To(Succeed())
-	g.Expect(clk.slept).To(HaveLen(slept+1))
+	g.Expect(clk.slept).To(HaveLen(slept + 1))
 
 	// What left the minute is not merged back.
 	clk.now = clk.now.Add(2 * time.Minute)
