@@ -196,8 +196,9 @@ func RunFailover(ctx context.Context, o FailoverOptions) (FailoverReport, error)
 	w.c = w.env.Client
 
 	// Cloud SQL at its quota, with operations slow enough that instances
-	// stay busy (polled every second) through the disruptions.
-	w.emu = emulator.New(emulator.WithRequestBudget(o.Quota), emulator.WithDelays(10*time.Second, 5*time.Second, 5*time.Second))
+	// stay busy (polled every second, more than the budget lets through)
+	// through the disruptions.
+	w.emu = emulator.New(emulator.WithRequestBudget(o.Quota), emulator.WithDelays(30*time.Second, 15*time.Second, 15*time.Second))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return r, err
@@ -212,7 +213,7 @@ func RunFailover(ctx context.Context, o FailoverOptions) (FailoverReport, error)
 		return r, err
 	}
 
-	reps, err := newReplicas(w, fmt.Sprintf("[reconcile]\nobserve = \"get\"\npoll_interval = \"10s\"\nbusy_poll_interval = \"1s\"\n\n[cloudsql]\nrequests_per_minute = %d\n", o.Quota))
+	reps, err := newReplicas(w, fmt.Sprintf("[reconcile]\nobserve = \"get\"\npoll_interval = \"10s\"\nbusy_poll_interval = \"1s\"\nmax_reconcile_rate = 10\n\n[cloudsql]\nrequests_per_minute = %d\n", o.Quota))
 	if err != nil {
 		return r, err
 	}
@@ -530,13 +531,22 @@ func (r *replicas) disrupt(ctx context.Context, o FailoverOptions, mu *sync.Mute
 			go func() { p.Stop(); close(stopped) }()
 		}
 		t := Takeover{Signal: signal}
-		for deadline := at.Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
-			if h, acquired := r.holder(ctx); h != "" && h != old {
+		var released time.Duration
+		for deadline := at.Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
+			h, acquired := r.holder(ctx)
+			if h == "" && released == 0 {
+				released = time.Since(at)
+			}
+			if h != "" && h != old {
 				t.After = acquired.Sub(at)
 				break
 			}
 		}
-		r.w.logf("%s to the leader (replica %d): taken over after %s", signal, i, t.After.Round(100*time.Millisecond))
+		how := ""
+		if released > 0 {
+			how = fmt.Sprintf(" (released after about %s)", released.Round(100*time.Millisecond))
+		}
+		r.w.logf("%s to the leader (replica %d): taken over after %s%s", signal, i, t.After.Round(100*time.Millisecond), how)
 		mu.Lock()
 		rep.Takeovers = append(rep.Takeovers, t)
 		mu.Unlock()

@@ -36,7 +36,7 @@ func TestFailover(t *testing.T) {
 	}
 	g := NewWithT(t)
 	r, err := RunFailover(context.Background(), FailoverOptions{
-		Instances: 12, Quota: 180, Kills: 3, Every: 15 * time.Second,
+		Instances: 12, Quota: 180, Kills: 3, Every: 12 * time.Second,
 		Timeout: 3 * time.Minute, Log: os.Stderr,
 	})
 	r.Print(os.Stderr)
