@@ -52,8 +52,9 @@ const (
 const (
 	// leaderLease is the provider's leader-election Lease.
 	leaderLease = "crossplane-leader-election-provider-cloudsql-postgres"
-	// leadingLine is what a replica logs once it leads.
-	leadingLine = "Leading: the request budget counts what the previous leader spent"
+	// leadingLine is what client-go's leader election logs once a replica
+	// leads.
+	leadingLine = `"Successfully acquired lease"`
 	appNS       = "app"
 	podsOf      = "ha-pods"
 )
