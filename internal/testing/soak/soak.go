@@ -20,7 +20,10 @@ limitations under the License.
 // are created, changed, imported and deleted, and reports what went wrong:
 // duplicate creates, orphaned instances, passwords Cloud SQL does not accept,
 // the most requests Cloud SQL counted in any 60 seconds, 429s shown in
-// conditions, and secrets or finalizers left behind.
+// conditions, and secrets or finalizers left behind. RunFailover does the same
+// with two replicas and leader election: it kills and stops the leader, and
+// reports how long each takeover took, the busiest minute across both replicas
+// and whether annotated pods were admitted throughout.
 package soak
 
 import (
