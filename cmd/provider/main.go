@@ -60,6 +60,7 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -142,6 +143,18 @@ func commonFlags(fs *flag.FlagSet) *common {
 		namespace:    fs.String("namespace", "", "the provider's own namespace, where it elects a leader and keeps the request budget's record (a Lease) across restarts (default: the pod's namespace in a cluster, else "+defaultNamespace+")"),
 	}
 }
+
+// Leader election. A killed leader is replaced once its Lease expires for the
+// others, leaseDuration after they last saw it renewed: they look every
+// retryPeriod, jittered up to 2.2 times that (client-go), so within
+// 2.2 + 8 + 2.2 = 12.4 s of the kill. A leader that cannot renew gives up
+// within retryPeriod + renewDeadline (6 s) of its last renewal and the
+// process exits, 2 s before anyone else may take over (docs/operations.md).
+const (
+	leaseDuration = 8 * time.Second
+	renewDeadline = 5 * time.Second
+	retryPeriod   = time.Second
+)
 
 // workersPerReconcilePerSecond is how many reconciles may run at once for each
 // one that reconcile.max_reconcile_rate starts a second.
@@ -269,9 +282,16 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		LeaderElection:          *c.leaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: c.ownNamespace(),
-		Metrics:                 c.metricsOptions(s.log),
-		HealthProbeBindAddress:  *c.healthAddr,
-		PprofBindAddress:        *c.pprofAddr,
+		// A stopping leader hands over at once: the process ends when the
+		// manager does, and nothing it does after the controllers stopped
+		// (the webhooks, the budget's last save) needs leadership.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(leaseDuration),
+		RenewDeadline:                 ptr.To(renewDeadline),
+		RetryPeriod:                   ptr.To(retryPeriod),
+		Metrics:                       c.metricsOptions(s.log),
+		HealthProbeBindAddress:        *c.healthAddr,
+		PprofBindAddress:              *c.pprofAddr,
 	}
 	if serve {
 		hosts := strings.Split(*c.webhookHosts, ",")
@@ -403,13 +423,20 @@ func runProvider(args []string) error {
 	}
 
 	window := budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute)
-	// What the previous process spent of the quota counts in this one's first
-	// minute: a crash loop must not send a minute's requests at every start.
+	// Every replica shares what it spends of the quota (its admission lookups,
+	// the leader's controllers) through a Lease; a new leader counts what the
+	// previous one spent before its controllers send anything: neither a crash
+	// loop nor a change of leader may send a minute's requests twice.
 	keeper := budgetlease.New(mgr.GetAPIReader(), mgr.GetClient(), types.NamespacedName{Namespace: c.ownNamespace(), Name: budgetlease.DefaultName}, window, s.log)
-	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	keeper.Restore(rctx)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := keeper.Sync(sctx); err != nil {
+		s.log.Info("Starting without the other replicas' record of the request budget: this replica counts only its own requests until it can read it (check that the provider may read and write Leases in its namespace)", "error", err.Error())
+	}
 	cancel()
 	if err := mgr.Add(keeper); err != nil {
+		return errors.Wrap(err, errKeepBudget)
+	}
+	if err := mgr.Add(keeper.Leading()); err != nil {
 		return errors.Wrap(err, errKeepBudget)
 	}
 	transport := budget.NewTransport(nil, window, budget.WithObserver(providermetrics.ObserveCloudSQL))
@@ -429,7 +456,7 @@ func runProvider(args []string) error {
 			Gate:                    g.gate,
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
-		Transport:         transport,
+		Transport:         keeper.Gate(transport),
 		BusyPollInterval:  s.cfg.Reconcile.BusyPollInterval.Duration,
 		Timeout:           s.cfg.Reconcile.Timeout.Duration,
 		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
@@ -444,7 +471,8 @@ func runProvider(args []string) error {
 		return errors.Wrap(err, errSetupControllers)
 	}
 	if *instanceWebhook {
-		// The validator's Cloud SQL lookups share the controllers' request budget.
+		// The validator's Cloud SQL lookups share the controllers' request
+		// budget, and go on every replica, leader or not (not through the Gate).
 		instance.Setup(mgr, providerconfig.NewServiceCache(transport, auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
 			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),

@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -317,20 +318,28 @@ func (w *Window) Record() Record {
 	return r
 }
 
-// Restore counts in the window what a previous process admitted: its record,
-// and as many more as the burst bound lets a process admit in unrecorded (the
+// Merge counts in the window what another process admitted (its record, or
+// the record several processes share), each admission once: an admission time
+// that the window already holds (as often) is not counted again, so merging a
+// record that holds this window's own admissions, or the same record twice,
+// changes nothing. Admissions that left the period are ignored.
+func (w *Window) Merge(r Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.mergeLocked(w.now(), r.Admitted)
+}
+
+// Restore counts in the window what a previous process admitted (Merge), and
+// as many more as the burst bound lets a process admit in unrecorded (the
 // longest it may have run after the record was written), as if admitted just
 // now, since nobody knows when it stopped; without a burst bound, a whole
-// window. Call it before the window admits anything.
+// window. It merges with what the window holds already, so a replica that
+// takes over from another may call it at any time.
 func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	for _, t := range r.Admitted {
-		if now.Sub(t) < w.period && !t.After(now) {
-			w.pushLocked(t)
-		}
-	}
+	w.mergeLocked(now, r.Admitted)
 	more := w.limit
 	if w.burst > 0 {
 		more = w.burst * int(math.Ceil(unrecorded.Seconds()))
@@ -338,6 +347,46 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	for range min(more, w.limit) {
 		w.pushLocked(now)
 	}
+}
+
+// mergeLocked adds to the ring the times of in that it does not hold as often
+// already, and keeps the ring in order, oldest first from next, as admit
+// expects. Times are compared by their wall clock: a record read back holds
+// no monotonic reading.
+func (w *Window) mergeLocked(now time.Time, in []time.Time) {
+	held := map[int64]int{}
+	all := make([]time.Time, 0, w.limit+len(in))
+	for i := range w.limit {
+		t := w.ring[(w.next+i)%w.limit]
+		if !t.IsZero() && now.Sub(t) < w.period {
+			all = append(all, t)
+			held[t.UnixNano()]++
+		}
+	}
+	added := false
+	for _, t := range in {
+		// A time ahead of this clock (another node's) counts from its own
+		// time, which keeps it longer: never less than it should.
+		if t.IsZero() || now.Sub(t) >= w.period || t.Sub(now) >= w.period {
+			continue
+		}
+		if k := t.UnixNano(); held[k] > 0 {
+			held[k]--
+			continue
+		}
+		all = append(all, t.Round(0))
+		added = true
+	}
+	if !added {
+		return
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Before(all[j]) })
+	if len(all) > w.limit {
+		all = all[len(all)-w.limit:]
+	}
+	clear(w.ring)
+	copy(w.ring[w.limit-len(all):], all)
+	w.next = 0
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

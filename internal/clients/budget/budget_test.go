@@ -274,6 +274,66 @@ func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
 	}
 }
 
+// Two processes share one record: each merges the other's admissions, its own
+// coming back with them, and counts every admission once.
+func TestMergedWindowsCountEachAdmissionOnce(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	ctx := context.Background()
+	a := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep))
+	b := NewWindow(20, time.Minute, WithClock(clk.Now, clk.Sleep))
+	for range 10 {
+		g.Expect(a.Wait(ctx)).To(Succeed())
+	}
+	clk.now = clk.now.Add(time.Second)
+	b.Merge(a.Record())
+	b.Merge(a.Record())
+	g.Expect(b.Record().Admitted).To(HaveLen(10), "the same record merged twice counts once")
+	for range 5 {
+		g.Expect(b.Wait(ctx)).To(Succeed())
+	}
+	a.Merge(b.Record())
+	g.Expect(a.Record().Admitted).To(HaveLen(15), "a's own admissions, back in b's record, count once")
+	g.Expect(a.Record()).To(Equal(b.Record()))
+
+	// Both are five short of the limit: the next five wait for nobody, the
+	// sixth for the first admission to leave the minute.
+	slept := len(clk.slept)
+	for range 5 {
+		g.Expect(a.Wait(ctx)).To(Succeed())
+	}
+	g.Expect(clk.slept).To(HaveLen(slept))
+	g.Expect(a.Wait(ctx)).To(Succeed())
+	g.Expect(clk.slept).To(HaveLen(slept + 1))
+
+	// What left the minute is not merged back.
+	clk.now = clk.now.Add(2 * time.Minute)
+	b.Merge(a.Record())
+	g.Expect(b.Record().Admitted).To(BeEmpty())
+}
+
+// A replica that takes over restores the previous leader's record on top of
+// what its window holds (what it merged while it waited): nothing twice.
+func TestRestoreMergesWithWhatTheWindowHolds(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	ctx := context.Background()
+	leader := NewWindow(30, time.Minute, WithClock(clk.Now, clk.Sleep), WithBurst(5))
+	standby := NewWindow(30, time.Minute, WithClock(clk.Now, clk.Sleep), WithBurst(5))
+	for range 4 {
+		g.Expect(leader.Wait(ctx)).To(Succeed())
+	}
+	standby.Merge(leader.Record())
+	g.Expect(standby.WaitAdmission(ctx)).To(Succeed())
+	clk.now = clk.now.Add(time.Second)
+	for range 3 {
+		g.Expect(leader.Wait(ctx)).To(Succeed())
+	}
+	standby.Restore(leader.Record(), 2*time.Second)
+	// 7 of the leader's, its own 1, and 5 a second for 2 seconds.
+	g.Expect(standby.Record().Admitted).To(HaveLen(7 + 1 + 10))
+}
+
 // busiestMinute is the most events in any minute that begins at one of them.
 func busiestMinute(events []time.Time) int {
 	most := 0

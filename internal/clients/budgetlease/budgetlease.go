@@ -15,14 +15,19 @@ limitations under the License.
 */
 
 // Package budgetlease keeps the Cloud SQL request budget's record (what it
-// admitted in the last minute) in a Lease of the provider's namespace, so that
-// a provider that restarts, crashes or loses its leadership does not spend
-// again what the previous process already spent of the project's quota.
+// admitted in the last minute) in a Lease of the provider's namespace, shared
+// by every replica: each merges its admissions into the record and the others'
+// into its window, so that the leader's controllers and every replica's
+// admission lookups count against one quota, and a replica that becomes leader
+// (after a crash, a restart, a rolling update) does not spend again what the
+// previous leader already spent.
 package budgetlease
 
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -32,7 +37,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
@@ -44,23 +51,32 @@ const AnnotationRecord = v1alpha1.Group + "/budget-record"
 // DefaultName is the Lease's name.
 const DefaultName = "provider-cloudsql-postgres-budget"
 
-// saveEvery is how often the record is saved while the budget admits requests.
-const saveEvery = time.Second
+// syncEvery is how often each replica merges the record into its window and
+// its own admissions into the record.
+const syncEvery = time.Second
 
 // Unrecorded is how long a process may have sent requests after its last
 // saved record: a save a second, and one that takes as long again.
-const Unrecorded = 2 * saveEvery
+const Unrecorded = 2 * syncEvery
+
+// flushTimeout bounds the last save of a stopping process.
+const flushTimeout = 2 * time.Second
+
+// restoreTimeout bounds the restore of a new leader, which holds its
+// controllers' requests until it is done.
+const restoreTimeout = 10 * time.Second
 
 const (
 	errGet     = "cannot read the request budget's record from Lease %s"
 	errSave    = "cannot save the request budget's record in Lease %s"
-	errDecode  = "cannot decode the request budget's record in Lease %s (annotation %s)"
+	errDecode  = "cannot decode the request budget's record in Lease %s (annotation %s); the next save replaces it"
 	errEncode  = "cannot encode the request budget's record"
-	errRestore = "the request budget starts without the record of the previous process: it may send, in its first minute, requests that the previous one already counted against the quota"
+	errRestore = "the leader starts without the record of the previous one: it may send, in its first minute, requests that the previous leader already counted against the quota"
+	errSync    = "cannot share the request budget's record with the other replicas: their requests and this replica's are counted apart until it can"
 )
 
-// A Keeper restores the record into a window at start, and saves it while the
-// window admits requests.
+// A Keeper shares a window's record through a Lease with the other replicas,
+// and restores the previous leader's record when this replica becomes leader.
 type Keeper struct {
 	reader client.Reader
 	writer client.Client
@@ -68,85 +84,164 @@ type Keeper struct {
 	window *budget.Window
 	log    logging.Logger
 
-	// last is the newest admission of the last saved record.
-	last time.Time
+	// restored closes once this replica leads and has restored the record.
+	restored chan struct{}
+	once     sync.Once
 }
 
 // New returns a Keeper of window's record in the Lease key, read through
 // reader (uncached: the provider may read only its own namespace's leases) and
 // written through writer.
 func New(reader client.Reader, writer client.Client, key types.NamespacedName, window *budget.Window, log logging.Logger) *Keeper {
-	return &Keeper{reader: reader, writer: writer, key: key, window: window, log: log}
+	return &Keeper{reader: reader, writer: writer, key: key, window: window, log: log, restored: make(chan struct{})}
 }
 
-// Restore counts in the window what the previous process recorded (see
-// budget.Window.Restore). With no record, nothing is restored; when the record
-// cannot be read, it logs why and restores nothing, since the provider must
-// still start.
+// Restore counts in the window what the previous leader recorded, and what it
+// may have sent unrecorded (see budget.Window.Restore), on top of what the
+// window holds. When the record cannot be read, it logs why and counts only
+// what may have gone unrecorded, since the provider must still reconcile.
 func (k *Keeper) Restore(ctx context.Context) {
-	l := &coordinationv1.Lease{}
-	err := k.reader.Get(ctx, k.key, l)
-	if kerrors.IsNotFound(err) {
-		return
-	}
+	r, _, err := k.read(ctx)
 	if err != nil {
-		k.log.Info(errRestore, "error", errors.Wrapf(err, errGet, k.key).Error())
-		return
-	}
-	raw, ok := l.GetAnnotations()[AnnotationRecord]
-	if !ok {
-		return
-	}
-	var r budget.Record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
-		k.log.Info(errRestore, "error", errors.Wrapf(err, errDecode, k.key, AnnotationRecord).Error())
-		return
+		k.log.Info(errRestore, "error", err.Error())
 	}
 	k.window.Restore(r, Unrecorded)
 	k.log.Debug("Restored the request budget's record", "lease", k.key.String(), "requests", len(r.Admitted), "written", r.Written)
 }
 
-// Start saves the record every second in which the window admitted something,
-// until ctx ends. It implements manager.Runnable.
+// Sync merges the record into the window, then saves in the record what the
+// window admitted that the record lacks, with optimistic concurrency: a
+// replica never overwrites another's admissions, it merges with them.
+func (k *Keeper) Sync(ctx context.Context) error {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return kerrors.IsConflict(err) || kerrors.IsAlreadyExists(err)
+	}, func() error { return k.sync(ctx) })
+}
+
+// Start syncs every second until ctx ends, then once more, so that what this
+// replica admitted while stopping is counted by the one that takes over. Every
+// replica runs it (it implements manager.Runnable and needs no leadership):
+// the admission webhooks, served by every replica, spend the same quota.
 func (k *Keeper) Start(ctx context.Context) error {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		if err := k.save(ctx); err != nil {
-			k.log.Debug("Cannot save the request budget's record", "error", err)
+		if err := k.Sync(ctx); err != nil {
+			k.log.Debug(errSync, "error", err)
 		}
-	}, saveEvery)
+	}, syncEvery)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	if err := k.Sync(fctx); err != nil {
+		k.log.Debug(errSync, "error", err)
+	}
 	return nil
 }
 
-// NeedLeaderElection says that only the leader, which runs the controllers,
-// saves: a replica that only serves webhooks would overwrite its record.
-func (k *Keeper) NeedLeaderElection() bool { return true }
+// NeedLeaderElection says that every replica shares its record.
+func (k *Keeper) NeedLeaderElection() bool { return false }
 
-func (k *Keeper) save(ctx context.Context) error {
+// Leading is the runnable that, once this replica leads, restores the
+// previous leader's record and then lets the requests that Gate holds go.
+func (k *Keeper) Leading() manager.Runnable { return leading{k: k} }
+
+// Gate holds every request sent through next until this replica leads and has
+// restored the previous leader's record, so that the controllers, which start
+// once it leads (in no set order with Leading), cannot spend before that
+// record is counted. Admission lookups, which every replica makes, must not
+// go through it.
+func (k *Keeper) Gate(next http.RoundTripper) http.RoundTripper { return gate{k: k, next: next} }
+
+type leading struct{ k *Keeper }
+
+func (l leading) Start(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+	l.k.Restore(rctx)
+	cancel()
+	l.k.once.Do(func() { close(l.k.restored) })
+	l.k.log.Info("Leading: the request budget counts what the previous leader spent", "lease", l.k.key.String())
+	<-ctx.Done()
+	return nil
+}
+
+func (l leading) NeedLeaderElection() bool { return true }
+
+type gate struct {
+	k    *Keeper
+	next http.RoundTripper
+}
+
+func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-g.k.restored:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	return g.next.RoundTrip(req)
+}
+
+// read returns the record held by the Lease, and the Lease (nil when there is
+// none). A record that cannot be decoded is logged and taken as empty: the
+// next save replaces it.
+func (k *Keeper) read(ctx context.Context) (budget.Record, *coordinationv1.Lease, error) {
+	l := &coordinationv1.Lease{}
+	err := k.reader.Get(ctx, k.key, l)
+	if kerrors.IsNotFound(err) {
+		return budget.Record{}, nil, nil
+	}
+	if err != nil {
+		return budget.Record{}, nil, errors.Wrapf(err, errGet, k.key)
+	}
+	var r budget.Record
+	raw, ok := l.GetAnnotations()[AnnotationRecord]
+	if !ok {
+		return r, l, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		k.log.Info(errSync, "error", errors.Wrapf(err, errDecode, k.key, AnnotationRecord).Error())
+		return budget.Record{}, l, nil
+	}
+	return r, l, nil
+}
+
+func (k *Keeper) sync(ctx context.Context) error {
+	stored, l, err := k.read(ctx)
+	if err != nil {
+		return err
+	}
+	k.window.Merge(stored)
 	r := k.window.Record()
-	if len(r.Admitted) == 0 || !r.Admitted[len(r.Admitted)-1].After(k.last) {
+	if holds(stored, r) {
 		return nil
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return errors.Wrap(err, errEncode)
 	}
-	l := &coordinationv1.Lease{}
-	err = k.reader.Get(ctx, k.key, l)
-	switch {
-	case kerrors.IsNotFound(err):
+	if l == nil {
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: k.key.Namespace, Name: k.key.Name,
 			Annotations: map[string]string{AnnotationRecord: string(b)}}}
-		err = k.writer.Create(ctx, l)
-	case err == nil:
-		if l.Annotations == nil {
-			l.Annotations = map[string]string{}
+		return errors.Wrapf(k.writer.Create(ctx, l), errSave, k.key)
+	}
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[AnnotationRecord] = string(b)
+	// The Lease as read, resourceVersion included: a replica that saved in
+	// between makes this a conflict, and the next try merges its record.
+	return errors.Wrapf(k.writer.Update(ctx, l), errSave, k.key)
+}
+
+// holds reports whether stored holds every admission of r (as often).
+func holds(stored, r budget.Record) bool {
+	n := map[int64]int{}
+	for _, t := range stored.Admitted {
+		n[t.UnixNano()]++
+	}
+	for _, t := range r.Admitted {
+		k := t.UnixNano()
+		if n[k] == 0 {
+			return false
 		}
-		l.Annotations[AnnotationRecord] = string(b)
-		err = k.writer.Update(ctx, l)
+		n[k]--
 	}
-	if err != nil {
-		return errors.Wrapf(err, errSave, k.key)
-	}
-	k.last = r.Admitted[len(r.Admitted)-1]
-	return nil
+	return true
 }

@@ -67,11 +67,31 @@ const stopTimeout = 30 * time.Second
 // runs numbers the processes of a test binary, so that each has files of its own.
 var runs int
 
+// An Option changes how Start runs the provider.
+type Option func(*start)
+
+type start struct {
+	port int
+	args []string
+}
+
+// WithWebhookPort serves the webhooks on port instead of where env's API
+// server calls them, for several replicas behind one address.
+func WithWebhookPort(port int) Option { return func(s *start) { s.port = port } }
+
+// WithArgs adds command-line arguments (--leader-election, say).
+func WithArgs(args ...string) Option { return func(s *start) { s.args = append(s.args, args...) } }
+
 // Start runs bin with a configuration file holding settings (TOML) and the
 // [webhook] section that serves both webhooks where env's API server calls
 // them, and env's administrator kubeconfig. Its files go into dir.
-func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, error) {
+func Start(bin, dir string, env *controlplane.Env, settings string, o ...Option) (*Process, error) {
 	_, port, certDir := env.WebhookServing()
+	st := start{port: port}
+	for _, fn := range o {
+		fn(&st)
+	}
+	port = st.port
 	runs++
 	cfg := filepath.Join(dir, fmt.Sprintf("config-%d.toml", runs))
 	content := fmt.Sprintf("%s\n[webhook]\nport = %d\ncert_dir = %q\n", settings, port, certDir)
@@ -86,8 +106,8 @@ func Start(bin, dir string, env *controlplane.Env, settings string) (*Process, e
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(bin, "--config", cfg, "--kubeconfig", p.Kubeconfig,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	p.cmd = exec.Command(bin, append([]string{"--config", cfg, "--kubeconfig", p.Kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, st.args...)...)
 	p.cmd.Stdout, p.cmd.Stderr, p.logf = logf, logf, logf
 	if err := p.cmd.Start(); err != nil {
 		_ = logf.Close()
@@ -114,6 +134,18 @@ func (p *Process) Stop() {
 		_ = p.cmd.Process.Kill()
 		<-done
 	}
+	_ = p.logf.Close()
+	p.cmd = nil
+}
+
+// Kill kills the provider with SIGKILL, as a node failure or the OOM killer
+// would, and waits for it.
+func (p *Process) Kill() {
+	if p == nil || p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
 	_ = p.logf.Close()
 	p.cmd = nil
 }
