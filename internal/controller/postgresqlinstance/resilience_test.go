@@ -429,7 +429,9 @@ func TestRunsWithTheShippedRBAC(t *testing.T) {
 			applied++
 		}
 	}
-	g.Expect(applied).To(Equal(5))
+	// The service account, the provider's and the metrics reader's ClusterRoles, its binding, the
+	// Role and RoleBinding of its namespace.
+	g.Expect(applied).To(Equal(6))
 
 	for _, k := range []kind{cluster, teamA, teamB} {
 		t.Run(k.String(), func(t *testing.T) {
