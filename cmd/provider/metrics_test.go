@@ -20,10 +20,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,25 +46,8 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	c := env.Client
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: defaultNamespace}})).To(Succeed())
 
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig(), 0o600)).To(Succeed())
 	health, metrics := freeAddr(g), freeAddr(g)
-	prov := exec.Command(os.Args[0], "--kubeconfig", kubeconfig, "--namespace", defaultNamespace,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", health, "--instance-webhook=false", "--pod-injector=false")
-	prov.Env = append(os.Environ(), beProvider+"=1")
-	out, err := os.Create(filepath.Join(dir, "provider.log"))
-	g.Expect(err).NotTo(HaveOccurred())
-	prov.Stdout, prov.Stderr = out, out
-	g.Expect(prov.Start()).To(Succeed())
-	t.Cleanup(func() {
-		_ = prov.Process.Signal(syscall.SIGTERM)
-		_ = prov.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			t.Logf("provider log:\n%s", b)
-		}
-	})
+	startProvider(t, g, env, "", "--metrics-bind-address", metrics, "--health-probe-bind-address", health)
 
 	token := func(name string) string {
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: defaultNamespace, Name: name}}

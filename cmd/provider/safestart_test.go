@@ -76,35 +76,9 @@ func TestSafeStart(t *testing.T) {
 	emu := httptest.NewServer(emulator.New(emulator.WithDelays(time.Second, time.Second, time.Second)))
 	t.Cleanup(emu.Close)
 
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig(), 0o600)).To(Succeed())
-	cfg := filepath.Join(dir, "config.toml")
-	g.Expect(os.WriteFile(cfg, []byte("[reconcile]\npoll_interval = \"10s\"\nbusy_poll_interval = \"1s\"\n"), 0o600)).To(Succeed())
 	health, metrics := freeAddr(g), freeAddr(g)
-	out, err := os.Create(filepath.Join(dir, "provider.log"))
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			t.Logf("provider log:\n%s", b)
-		}
-	})
-	prov := exec.Command(os.Args[0], "--config", cfg, "--kubeconfig", kubeconfig, "--namespace", defaultNamespace,
-		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", health, "--instance-webhook=false", "--pod-injector=false")
-	prov.Env = append(os.Environ(), beProvider+"=1")
-	prov.Stdout, prov.Stderr = out, out
-	g.Expect(prov.Start()).To(Succeed())
-	exited := make(chan error, 1)
-	go func() { exited <- prov.Wait() }()
-	t.Cleanup(func() {
-		_ = prov.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = prov.Process.Kill()
-		}
-	})
+	prov := startProvider(t, g, env, "[reconcile]\npoll_interval = \"10s\"\nbusy_poll_interval = \"1s\"\n",
+		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", health)
 
 	// No CRD of the provider's: it starts, stays up and says it is healthy.
 	g.Eventually(func() (int, error) {
@@ -115,7 +89,7 @@ func TestSafeStart(t *testing.T) {
 		defer resp.Body.Close()
 		return resp.StatusCode, nil
 	}, 30*time.Second, 200*time.Millisecond).Should(Equal(http.StatusOK))
-	g.Consistently(exited, 5*time.Second).ShouldNot(Receive(), "the provider must wait for its CRDs, not exit")
+	g.Consistently(prov.done, 5*time.Second).ShouldNot(BeClosed(), "the provider must wait for its CRDs, not exit")
 	g.Expect(startedControllers(g, metrics)).To(ConsistOf("crd-gate"), "no controller but the CRD gate may start before its kinds are served")
 
 	crds := filepath.Join(controlplane.RepoRoot(), "package", "crds")
@@ -136,7 +110,7 @@ func TestSafeStart(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(pc), pc)
 		return pc.GetFinalizers(), err
 	}, 30*time.Second, 200*time.Millisecond).ShouldNot(BeEmpty(), "the ProviderConfig controller did not start once its CRDs were established")
-	g.Expect(exited).NotTo(Receive(), "the provider must keep waiting for the PostgresqlInstance CRD")
+	g.Expect(prov.done).NotTo(BeClosed(), "the provider must keep waiting for the PostgresqlInstance CRD")
 	g.Expect(startedControllers(g, metrics)).To(ConsistOf(append(namespacedControllers, "providerconfig/providerconfig.cloudsql.travelaudience.com")))
 
 	// The PostgresqlInstance kind: its controller starts, and an instance
@@ -156,8 +130,9 @@ func TestSafeStart(t *testing.T) {
 	g.Expect(startedControllers(g, metrics)).To(ContainElement("managed/postgresqlinstance.cloudsql.travelaudience.com"))
 
 	// A signal still stops it cleanly.
-	g.Expect(prov.Process.Signal(syscall.SIGTERM)).To(Succeed())
-	g.Eventually(exited, 30*time.Second).Should(Receive(BeNil()))
+	g.Expect(prov.proc.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Eventually(prov.done, 30*time.Second).Should(BeClosed())
+	g.Expect(prov.err).To(BeNil())
 }
 
 // namespacedControllers are the controllers that run once the namespaced
@@ -227,6 +202,48 @@ func startedControllers(g Gomega, metrics string) []string {
 	}
 	g.Expect(sc.Err()).NotTo(HaveOccurred())
 	return started
+}
+
+// A providerProcess is the provider's main running as a process of its own.
+type providerProcess struct {
+	proc *os.Process
+	// done is closed when it has exited, with err.
+	done chan struct{}
+	err  error
+}
+
+// startProvider runs the provider against env, with the configuration file
+// config and args beyond the kubeconfig and namespace, serving no webhooks,
+// until the test ends; its log is printed when the test fails.
+func startProvider(t *testing.T, g Gomega, env *controlplane.Env, config string, args ...string) *providerProcess {
+	t.Helper()
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig(), 0o600)).To(Succeed())
+	cfg := filepath.Join(dir, "config.toml")
+	g.Expect(os.WriteFile(cfg, []byte(config), 0o600)).To(Succeed())
+	out, err := os.Create(filepath.Join(dir, "provider.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	prov := exec.Command(os.Args[0], append([]string{"--config", cfg, "--kubeconfig", kubeconfig, "--namespace", defaultNamespace,
+		"--instance-webhook=false", "--pod-injector=false"}, args...)...)
+	prov.Env = append(os.Environ(), beProvider+"=1")
+	prov.Stdout, prov.Stderr = out, out
+	g.Expect(prov.Start()).To(Succeed())
+	p := &providerProcess{proc: prov.Process, done: make(chan struct{})}
+	go func() { p.err = prov.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = p.proc.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			_ = p.proc.Kill()
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("provider log:\n%s", b)
+		}
+	})
+	return p
 }
 
 func freeAddr(g Gomega) string {
