@@ -20,10 +20,12 @@ import (
 	"context"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/spf13/afero"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +40,7 @@ const (
 	errTrackUsage        = "cannot track ProviderConfig usage"
 	errNoProviderConfig  = "spec.providerConfigRef is not set: name the ProviderConfig that holds the project and credentials"
 	errGetProviderConfig = "cannot get ProviderConfig %q named by spec.providerConfigRef"
+	errGetNamespace      = "cannot read namespace %s to decide whether its deletion keeps the Cloud SQL instance: check that the provider may get namespaces (cluster/deploy/provider.yaml and examples/install/provider.yaml grant it)"
 )
 
 // A connector turns a provider configuration into a Cloud SQL Admin API client.
@@ -84,6 +87,69 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 }
 
 func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	goes, err := c.goesWithNamespace(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	if goes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
+		return released[T]{}, nil
+	}
+	ext, err := c.connectConfigured(ctx, mg)
+	if goes && kerrors.IsNotFound(errors.Cause(err)) {
+		// Its configuration (or key) went first, with the namespace:
+		// nothing can delete the Cloud SQL instance now, and the namespace
+		// must not wait for ever.
+		return released[T]{}, nil
+	}
+	return ext, err
+}
+
+// goesWithNamespace reports whether mg is a namespaced PostgresqlInstance being
+// deleted because its namespace is. The deletion guard lets such deletions
+// through without the allow-deletion annotation so that the namespace does not
+// stay Terminating for ever; an unannotated one then lets go of its Cloud SQL
+// instance (kept, with its data, to be imported again), exactly as the guard
+// would have kept it. Neither its configuration nor its usage of it is needed
+// for that: the namespace controller may have deleted both already.
+func (c *connector[T]) goesWithNamespace(ctx context.Context, mg T) (bool, error) {
+	if !meta.WasDeleted(mg) || mg.GetNamespace() == "" {
+		return false, nil
+	}
+	n := &corev1.Namespace{}
+	// Read live: only deleted objects ask, and a cache of every namespace is
+	// not worth it for them.
+	err := c.secrets.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, n)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return false, errors.Wrapf(err, errGetNamespace, mg.GetNamespace())
+	}
+	return err == nil && n.DeletionTimestamp != nil, nil
+}
+
+// released is the client of a PostgresqlInstance that lets go of its Cloud SQL
+// instance (see goesWithNamespace): there is nothing to observe, so the managed
+// reconciler removes the object without a Cloud SQL request.
+type released[T instance] struct{}
+
+func (released[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+func (released[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+func (released[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, nil
+}
+
+func (released[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (released[T]) Disconnect(context.Context) error { return nil }
+
+// connectConfigured connects mg through the configuration it names.
+func (c *connector[T]) connectConfigured(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 	cfg, err := c.config(ctx, mg)
 	if err != nil {
 		return nil, err
@@ -105,13 +171,6 @@ func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternal
 		observer: c.observer,
 		source:   pc.Name,
 		noImport: cfg.noImport,
-		terminating: func(ctx context.Context, ns string) (bool, error) {
-			n := &corev1.Namespace{}
-			// Read live: only deleted objects ask, and a cache of every
-			// namespace is not worth it for them.
-			err := c.secrets.Get(ctx, types.NamespacedName{Name: ns}, n)
-			return err == nil && n.DeletionTimestamp != nil, client.IgnoreNotFound(err)
-		},
 	}, nil
 }
 

@@ -56,9 +56,8 @@ const (
 		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
-	errNotImported  = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
-	msgState        = "Cloud SQL reports the instance as %s"
-	errGetNamespace = "cannot read namespace %s to decide whether its deletion keeps the Cloud SQL instance"
+	errNotImported = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
+	msgState       = "Cloud SQL reports the instance as %s"
 )
 
 // Cloud SQL instance states the controller acts on.
@@ -82,8 +81,6 @@ type external[T instance] struct {
 	observer *observer.Observer
 	// source names the ProviderConfig, whose listing of the project is shared.
 	source string
-	// terminating reports whether a namespace is being deleted (see keeps).
-	terminating func(ctx context.Context, ns string) (bool, error)
 	// noImport, when not nil, forbids observing or taking over a Cloud SQL
 	// instance that no PostgresqlInstance created, and says why.
 	noImport error
@@ -98,10 +95,6 @@ type external[T instance] struct {
 // write, and either a share of one instances.list page (observe = list) or one
 // instances.get.
 func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
-	if keep, err := e.keeps(ctx, mg); err != nil || keep {
-		// The object goes; its Cloud SQL instance stays, unread and untouched.
-		return managed.ExternalObservation{ResourceExists: false}, err
-	}
 	name := cloudsql.InstanceName(mg)
 	e.pacing.observing(objectKey(mg))
 	inst, readAt, err := e.read(ctx, mg, name)
@@ -502,21 +495,6 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		return managed.ExternalDelete{}, nil
 	}
 	return managed.ExternalDelete{}, errors.Wrapf(err, errDeleteInstance, name, e.project)
-}
-
-// keeps reports whether deleting mg must leave its Cloud SQL instance in place:
-// a namespaced PostgresqlInstance without the allow-deletion annotation that
-// goes because its namespace is being deleted. The deletion guard lets such
-// deletions through so that the namespace does not stay Terminating for ever;
-// the instance and its data are kept (orphaned), exactly as the guard would
-// have kept them, and can be imported again.
-func (e *external[T]) keeps(ctx context.Context, mg instance) (bool, error) {
-	if !meta.WasDeleted(mg) || mg.GetNamespace() == "" || e.terminating == nil ||
-		mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
-		return false, nil
-	}
-	t, err := e.terminating(ctx, mg.GetNamespace())
-	return t, errors.Wrapf(err, errGetNamespace, mg.GetNamespace())
 }
 
 // Disconnect implements managed.TypedExternalClient; clients are shared and kept.

@@ -20,6 +20,7 @@ import (
 	"context"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,15 @@ func (c *Core) SetupNamespaced(mgr ctrl.Manager) error {
 // may import.
 func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfig.ResolveOption) func(context.Context, *nsv1alpha1.PostgresqlInstance) (configuration, error) {
 	usage := resource.NewProviderConfigUsageTracker(kube, &nsv1alpha1.ProviderConfigUsage{})
+	track := func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) error {
+		if meta.WasDeleted(mg) {
+			// Recorded while it lived. Once deleted it records nothing new:
+			// in a namespace being deleted nothing can be created, and the
+			// usage may be gone with it.
+			return nil
+		}
+		return errors.Wrap(usage.Track(ctx, mg), errTrackUsage)
+	}
 	return func(ctx context.Context, mg *nsv1alpha1.PostgresqlInstance) (configuration, error) {
 		ref := mg.GetProviderConfigReference()
 		if ref == nil || ref.Name == "" {
@@ -59,8 +69,8 @@ func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfi
 			if err != nil {
 				return configuration{}, err
 			}
-			if err := usage.Track(ctx, mg); err != nil {
-				return configuration{}, errors.Wrap(err, errTrackUsage)
+			if err := track(ctx, mg); err != nil {
+				return configuration{}, err
 			}
 			cfg := configuration{pc: providerconfig.FromClusterConfig(cpc)}
 			if !providerconfig.ImportAllowed(cpc) {
@@ -68,8 +78,8 @@ func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfi
 			}
 			return cfg, nil
 		}
-		if err := usage.Track(ctx, mg); err != nil {
-			return configuration{}, errors.Wrap(err, errTrackUsage)
+		if err := track(ctx, mg); err != nil {
+			return configuration{}, err
 		}
 		pc, err := providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref, o...)
 		return configuration{pc: pc}, err

@@ -143,28 +143,55 @@ func TestClusterProviderConfigNotLentIsRefused(t *testing.T) {
 // A namespaced PostgresqlInstance deleted with its namespace, without the
 // allow-deletion annotation, lets go of its Cloud SQL instance: the object goes
 // (so that the namespace can finish terminating), the instance and its data
-// stay, and nothing deletes it. With the annotation, it is deleted as usual.
+// stay, and nothing deletes it, even though the namespace controller has
+// deleted the configuration's usages already. With the annotation, it is
+// deleted as usual; an annotated one whose configuration went first lets go of
+// its instance too, since nothing can delete it any more.
 func TestNamespaceDeletionKeepsUnannotatedInstances(t *testing.T) {
-	h := newHarness(t)
-	// Its own namespace: envtest never finishes deleting one (no namespace
-	// controller), so it stays Terminating for the rest of the run.
-	k := namespacedKind{team: "gone"}
-	a := h.of(k)
-	ns := k.namespace(h)
-	a.create(a.instance("kept"))
-	a.create(a.instance("deleted", func(p object) {
-		meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
-	}))
+	for _, k := range []namespacedKind{{team: "gone"}, {team: "gone-local", local: true}} {
+		t.Run(k.String(), func(t *testing.T) {
+			h := newHarness(t)
+			// A namespace of its own: envtest never finishes deleting one
+			// (no namespace controller), so it stays Terminating.
+			a := h.of(k)
+			ns := k.namespace(h)
+			annotated := func(p object) {
+				meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+			}
+			a.create(a.instance("kept"))
+			a.create(a.instance("deleted", annotated))
+			a.create(a.instance("stranded", annotated))
 
-	h.g.Expect(env.Client.Delete(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	// What the namespace controller does next: delete every object in it.
-	for _, name := range []string{"kept", "deleted"} {
-		h.g.Expect(env.Client.Delete(h.ctx, a.get(name))).To(Succeed())
+			h.g.Expect(env.Client.Delete(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			// What the namespace controller does next: delete every object
+			// in it, in no particular order.
+			h.g.Expect(env.Client.DeleteAllOf(h.ctx, &nsv1alpha1.ProviderConfigUsage{}, client.InNamespace(ns))).To(Succeed())
+			for _, name := range []string{"kept", "deleted"} {
+				h.g.Expect(env.Client.Delete(h.ctx, a.get(name))).To(Succeed())
+			}
+			a.waitGone("kept")
+			h.g.Eventually(func() int { return h.calls("instances.delete", "deleted") }, 30*time.Second, 50*time.Millisecond).Should(Equal(1))
+			a.waitGone("deleted")
+			h.g.Expect(h.calls("instances.delete", "kept")).To(Equal(0), "the Cloud SQL instance of an unannotated object was deleted with its namespace")
+			_, err := h.svc().Instances.Get(h.project, "kept").Do()
+			h.g.Expect(err).ToNot(HaveOccurred(), "the Cloud SQL instance is gone")
+
+			if k.local {
+				// The namespace's own configuration goes before the last
+				// instance: that one cannot delete its Cloud SQL instance.
+				pc := &nsv1alpha1.ProviderConfig{}
+				h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Namespace: ns, Name: h.pc}, pc)).To(Succeed())
+				pc.Finalizers = nil
+				h.g.Expect(env.Client.Update(h.ctx, pc)).To(Succeed())
+				h.g.Expect(client.IgnoreNotFound(env.Client.Delete(h.ctx, pc))).To(Succeed())
+			}
+			h.g.Expect(env.Client.Delete(h.ctx, a.get("stranded"))).To(Succeed())
+			a.waitGone("stranded")
+			if k.local {
+				h.g.Expect(h.calls("instances.delete", "stranded")).To(Equal(0))
+			} else {
+				h.g.Expect(h.calls("instances.delete", "stranded")).To(Equal(1))
+			}
+		})
 	}
-	a.waitGone("kept")
-	h.g.Eventually(func() int { return h.calls("instances.delete", "deleted") }, 30*time.Second, 50*time.Millisecond).Should(Equal(1))
-	a.waitGone("deleted")
-	h.g.Expect(h.calls("instances.delete", "kept")).To(Equal(0), "the Cloud SQL instance of an unannotated object was deleted with its namespace")
-	_, err := h.svc().Instances.Get(h.project, "kept").Do()
-	h.g.Expect(err).ToNot(HaveOccurred(), "the Cloud SQL instance is gone")
 }
