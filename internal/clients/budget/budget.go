@@ -292,6 +292,17 @@ func (w *Window) pushLocked(t time.Time) {
 	}
 }
 
+// idle reports whether the window admitted nothing within its period: it then
+// admits as a new one would.
+func (w *Window) idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// The newest admission is the last before next, times merged from
+	// another clock included (ahead of this one, they keep it busy).
+	newest := w.ring[(w.next+w.limit-1)%w.limit]
+	return newest.IsZero() || w.now().Sub(newest) >= w.period
+}
+
 // A Record is what a Window admitted in its last period, kept so that a new
 // process (after a crash, a restart, a new leader) does not spend again what
 // the previous one spent (Restore).
