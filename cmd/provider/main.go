@@ -440,6 +440,13 @@ func runProvider(args []string) error {
 		return errors.Wrap(err, errKeepBudget)
 	}
 	transport := budget.NewTransport(nil, window, budget.WithObserver(providermetrics.ObserveCloudSQL))
+	// Each namespaced ProviderConfig spends its team's own quota, in a window
+	// of its own that its reconciles and admission lookups share, so that no
+	// team can spend the platform's budget or another team's. These windows
+	// have no record in the Lease and so need no Gate: a new leader or a
+	// restarted process starts them empty (see docs/operations.md).
+	tenants := budget.NewWindows(func() *budget.Window { return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute) },
+		budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
 	o := postgresqlinstance.Options{
@@ -457,6 +464,7 @@ func runProvider(args []string) error {
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
 		Transport:         keeper.Gate(transport),
+		TenantTransport:   tenants.Transport,
 		BusyPollInterval:  s.cfg.Reconcile.BusyPollInterval.Duration,
 		Timeout:           s.cfg.Reconcile.Timeout.Duration,
 		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
@@ -472,8 +480,11 @@ func runProvider(args []string) error {
 	}
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request
-		// budget, and go on every replica, leader or not (not through the Gate).
-		instance.Setup(mgr, providerconfig.NewServiceCache(transport, auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
+		// budgets (the platform's, each tenant configuration's), and go on
+		// every replica, leader or not (not through the Gate).
+		instance.Setup(mgr, providerconfig.NewServiceCache(transport,
+			providerconfig.WithAuth(auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
+			providerconfig.WithTenantTransport(tenants.Transport)),
 			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))

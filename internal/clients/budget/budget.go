@@ -15,7 +15,9 @@ limitations under the License.
 */
 
 // Package budget keeps the provider's calls to the Cloud SQL Admin API within a
-// per-minute request budget shared by every reconcile, and retries the answers that
+// per-minute request budget for each quota they spend (one Window that the
+// platform's configurations share, one per tenant configuration: Windows),
+// and retries the answers that
 // say "try again later" (429 and 5xx) with exponential backoff and jitter, so that
 // short storms never surface to users and long ones never exhaust the project's quota.
 package budget
@@ -290,6 +292,17 @@ func (w *Window) pushLocked(t time.Time) {
 		w.recent[w.rnext] = t
 		w.rnext = (w.rnext + 1) % w.burst
 	}
+}
+
+// idle reports whether the window admitted nothing within its period: it then
+// admits as a new one would.
+func (w *Window) idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// The newest admission is the last before next, times merged from
+	// another clock included (ahead of this one, they keep it busy).
+	newest := w.ring[(w.next+w.limit-1)%w.limit]
+	return newest.IsZero() || w.now().Sub(newest) >= w.period
 }
 
 // A Record is what a Window admitted in its last period, kept so that a new

@@ -28,8 +28,10 @@ import (
 // Transport is an http.RoundTripper that passes every request, retries included,
 // through a shared Window, and retries 429 and 5xx answers and connection errors.
 type Transport struct {
-	base     http.RoundTripper
-	window   *Window
+	base http.RoundTripper
+	// acquire is the window that admits the next attempt, and what to call
+	// once it has (Windows counts the attempts waiting for a window).
+	acquire  func() (*Window, func())
 	attempts int
 	backoff  time.Duration
 	max      time.Duration
@@ -63,10 +65,14 @@ func WithObserver(fn func(req *http.Request, code int, err error)) TransportOpti
 // NewTransport sends requests through base (http.DefaultTransport when nil) within
 // window. By default a request is tried 5 times with backoffs from 1s up to 30s.
 func NewTransport(base http.RoundTripper, window *Window, o ...TransportOption) *Transport {
+	return newTransport(base, func() (*Window, func()) { return window, func() {} }, o...)
+}
+
+func newTransport(base http.RoundTripper, acquire func() (*Window, func()), o ...TransportOption) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &Transport{base: base, window: window, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx}
+	t := &Transport{base: base, acquire: acquire, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx}
 	for _, fn := range o {
 		fn(t)
 	}
@@ -79,15 +85,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A body that cannot be replayed is sent once: retrying it would send nothing.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
-		admitted := t.window.Wait
+		window, release := t.acquire()
+		admitted := window.Wait
 		by, admission := ctx.Value(admissionKey{}).(string)
 		switch {
 		case admission:
-			admitted = func(ctx context.Context) error { return t.window.WaitAdmissionBy(ctx, by) }
+			admitted = func(ctx context.Context) error { return window.WaitAdmissionBy(ctx, by) }
 		case req.Method == http.MethodGet:
-			admitted = t.window.WaitRead
+			admitted = window.WaitRead
 		}
-		if err := admitted(ctx); err != nil {
+		err := admitted(ctx)
+		release()
+		if err != nil {
 			return nil, err
 		}
 		r := req

@@ -120,6 +120,7 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 // concurrent use.
 type ServiceCache struct {
 	transport http.RoundTripper
+	tenant    func(key string) http.RoundTripper
 	auth      []auth.Option
 
 	mu       sync.Mutex
@@ -131,12 +132,34 @@ type cachedService struct {
 	svc         *sqladmin.Service
 }
 
-// NewServiceCache returns a cache whose clients send their requests through
-// transport (typically the shared request budget); nil means
-// http.DefaultTransport. The clients are built with o (for example
+// A ServiceCacheOption configures a ServiceCache.
+type ServiceCacheOption func(*ServiceCache)
+
+// WithAuth builds the clients with o (for example
 // auth.WithExternalAccountSources).
-func NewServiceCache(transport http.RoundTripper, o ...auth.Option) *ServiceCache {
-	return &ServiceCache{transport: transport, auth: o, services: map[string]cachedService{}}
+func WithAuth(o ...auth.Option) ServiceCacheOption {
+	return func(c *ServiceCache) { c.auth = append(c.auth, o...) }
+}
+
+// WithTenantTransport sends the requests of each tenant configuration (Tenant:
+// a namespaced ProviderConfig's, which spends its team's own quota) through
+// fn(key), key being the configuration's name (ProviderConfig/<ns>/<name>),
+// rather than through the platform's transport: typically
+// budget.Windows.Transport, a request budget of its own, so that a team
+// cannot spend the platform's budget or another team's.
+func WithTenantTransport(fn func(key string) http.RoundTripper) ServiceCacheOption {
+	return func(c *ServiceCache) { c.tenant = fn }
+}
+
+// NewServiceCache returns a cache whose clients send their requests through
+// transport (typically the platform's request budget); nil means
+// http.DefaultTransport.
+func NewServiceCache(transport http.RoundTripper, o ...ServiceCacheOption) *ServiceCache {
+	c := &ServiceCache{transport: transport, services: map[string]cachedService{}}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
 }
 
 // Get returns the cached client for pc, or builds one when there is none or the
@@ -153,7 +176,11 @@ func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) 
 	if cs, ok := c.services[pc.Name]; ok && cs.fingerprint == fp {
 		return cs.svc, nil
 	}
-	svc, err := auth.NewService(creds, pc.Spec.Endpoint, c.transport, c.auth...)
+	transport := c.transport
+	if c.tenant != nil && Tenant(pc) {
+		transport = c.tenant(pc.Name)
+	}
+	svc, err := auth.NewService(creds, pc.Spec.Endpoint, transport, c.auth...)
 	if err != nil {
 		return nil, errors.Wrapf(err, errNewService, Display(pc))
 	}

@@ -147,3 +147,47 @@ func TestSecretKeyWithTheEmulatorsTokenURI(t *testing.T) {
 		MatchRegexp(`^/sql/v1beta4/projects/my-project-123/instances Bearer emulator-\S+$`),
 	))
 }
+
+// countingTransport counts the requests it carries to the emulator.
+type countingTransport struct {
+	mu   sync.Mutex
+	n    int
+	keys []string
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// A tenant configuration's requests go through its own transport, keyed by its
+// name; the platform's through the platform's.
+func TestServiceCacheSendsTenantsThroughTheirOwnTransport(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(emulator.New(emulator.WithRequestBudget(0)))
+	t.Cleanup(srv.Close)
+	platform, tenants := &countingTransport{}, &countingTransport{}
+	c := NewServiceCache(platform, WithTenantTransport(func(key string) http.RoundTripper {
+		tenants.keys = append(tenants.keys, key)
+		return tenants
+	}))
+	creds := auth.Credentials{Source: xpv2.CredentialsSourceNone}
+
+	platformPC := pc("platform", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{})
+	platformPC.Spec.Endpoint = srv.URL + "/"
+	tenantPC := pc(ConfigPrefix+"team-a/own", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{})
+	tenantPC.Spec.Endpoint = srv.URL + "/"
+	tenantPC.Annotations = map[string]string{AnnotationTenant: "true"}
+
+	for _, p := range []*v1alpha1.ProviderConfig{platformPC, tenantPC, tenantPC} {
+		svc, err := c.Get(p, auth.Credentials{Source: creds.Source, Tenant: Tenant(p)})
+		g.Expect(err).ToNot(HaveOccurred())
+		_, err = svc.Instances.List("my-project-123").Do()
+		g.Expect(err).ToNot(HaveOccurred())
+	}
+	g.Expect(platform.n).To(Equal(1))
+	g.Expect(tenants.n).To(Equal(2))
+	g.Expect(tenants.keys).To(Equal([]string{"ProviderConfig/team-a/own"}), "one client for the tenant's configuration, keyed by its name")
+}

@@ -233,6 +233,9 @@ func (h *harness) startManager() {
 		},
 		Transport: budget.NewTransport(nil, budget.PerMinute(cfg.rpm),
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)),
+		// As cmd/provider: each namespaced ProviderConfig spends a window of its own.
+		TenantTransport: budget.NewWindows(func() *budget.Window { return budget.PerMinute(cfg.rpm) },
+			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)).Transport,
 		BusyPollInterval:  cfg.busyPoll,
 		Timeout:           30 * time.Second,
 		ObserveByList:     cfg.observe == configfile.ObserveList,

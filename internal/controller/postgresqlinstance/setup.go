@@ -68,8 +68,14 @@ const (
 type Options struct {
 	controller.Options
 
-	// Transport carries every Cloud SQL request (the shared request budget).
+	// Transport carries the Cloud SQL requests of the platform's
+	// configurations (cluster-scoped ProviderConfigs, ClusterProviderConfigs),
+	// within the request budget they share.
 	Transport http.RoundTripper
+	// TenantTransport, when set, carries those of each tenant configuration
+	// (a namespaced ProviderConfig, keyed by its name) within a budget of its
+	// own (budget.Windows.Transport); else Transport carries them too.
+	TenantTransport func(key string) http.RoundTripper
 	// BusyPollInterval is how soon an instance is looked at again while an
 	// operation of the provider's is under way.
 	BusyPollInterval time.Duration
@@ -79,7 +85,10 @@ type Options struct {
 	// project (configfile.ObserveList) instead of an instances.get each.
 	ObserveByList bool
 	// RequestsPerMinute is the request budget, which observations are spaced to
-	// fit; zero does not space them.
+	// fit; zero does not space them. Each tenant configuration's budget is as
+	// large as the platform's, and observations are spaced for the whole
+	// fleet as if one budget served it: no budget is overspent, though
+	// each may be underused.
 	RequestsPerMinute int
 	// MaxReconcileRate is how many reconciles a second the global rate limiter
 	// starts, which observations are also spaced to fit; zero does not.
@@ -113,7 +122,7 @@ type Core struct {
 func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c := &Core{
 		o:        o,
-		services: providerconfig.NewServiceCache(o.Transport, auth.WithExternalAccountSources(o.ExternalAccountSources)),
+		services: providerconfig.NewServiceCache(o.Transport, serviceCacheOptions(o)...),
 		fleet:    &fleet{},
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
@@ -150,6 +159,15 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		return nil, errors.Wrap(err, errObserver)
 	}
 	return c, nil
+}
+
+// serviceCacheOptions are the Cloud SQL clients' options that o gives.
+func serviceCacheOptions(o Options) []providerconfig.ServiceCacheOption {
+	so := []providerconfig.ServiceCacheOption{providerconfig.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources))}
+	if o.TenantTransport != nil {
+		so = append(so, providerconfig.WithTenantTransport(o.TenantTransport))
+	}
+	return so
 }
 
 // Setup adds the controller of the cluster-scoped PostgresqlInstance kind

@@ -17,6 +17,7 @@ limitations under the License.
 package postgresqlinstance_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -89,4 +90,46 @@ func TestTenantExternalAccountKeyIsRefused(t *testing.T) {
 		)),
 	))
 	h.g.Expect(h.requests()).To(Equal(0))
+}
+
+// A team whose namespaced ProviderConfig spends its whole request budget does
+// not delay the platform's instances: each tenant configuration has a window
+// of its own (budget.Windows; TestWindowsKeepEachKeyApart shows that teams'
+// windows are apart too).
+func TestTenantSpendingLeavesThePlatformsBudgetAlone(t *testing.T) {
+	// 20 a minute: reads stop at 16, writes at 18, one a second at most.
+	h := newHarness(t, withBudget(20))
+	busy := h.of(namespacedKind{team: "busy", local: true})
+	var names []string
+	// One insert each is more than the window's 18 writes.
+	for i := range 24 {
+		name := fmt.Sprintf("busy-%d", i)
+		names = append(names, name)
+		h.g.Expect(env.Client.Create(h.ctx, busy.instance(name))).To(Succeed())
+	}
+	// The busy team's creates take more than its window holds: they stop
+	// (so far every request is theirs) until it moves on, a minute after
+	// their first.
+	last, since := -1, time.Now()
+	h.g.Eventually(func() time.Duration {
+		if n := h.requests(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since)
+	}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 3*time.Second))
+	t.Logf("the busy team sent %d requests, then waited for its window", last)
+	h.g.Expect(last).To(BeNumerically(">=", 12))
+
+	start := time.Now()
+	h.create(h.instance("platform"))
+	h.g.Expect(time.Since(start)).To(BeNumerically("<", 25*time.Second), "the platform's instance waits for no one's budget but the platform's")
+	t.Logf("the platform's instance was Ready %s after the busy team spent its window", time.Since(start).Round(100*time.Millisecond))
+
+	ready := 0
+	for _, n := range names {
+		if busy.condition(n, xpv2.TypeReady).Status == corev1.ConditionTrue {
+			ready++
+		}
+	}
+	h.g.Expect(ready).To(BeNumerically("<", len(names)), "the busy team's window was spent meanwhile")
 }

@@ -460,8 +460,8 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 	o = append(o, instance.WithNamespacedEndpoints(endpoints))
 	// Token requests for Google's endpoint are answered by the emulator's,
 	// so that tenants' keys, whose tokens only ever go to Google, work here.
-	services := providerconfig.NewServiceCache(nil, auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
-		auth.WithExternalAccountSources(a.world.externalSources))
+	services := providerconfig.NewServiceCache(nil, providerconfig.WithAuth(auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
+		auth.WithExternalAccountSources(a.world.externalSources)))
 	v := instance.New(pcs, secrets, s, services, o...)
 
 	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: a.op, DryRun: ptr.To(a.dryRun)}
