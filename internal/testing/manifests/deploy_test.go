@@ -28,20 +28,20 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 )
 
-// deployDir is cluster/deploy of this repository.
-func deployDir(t *testing.T) string {
+// repoDir is dir of this repository.
+func repoDir(t *testing.T, dir ...string) string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("cannot locate the repository")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "cluster", "deploy")
+	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, dir...)...)
 }
 
-// The NetworkPolicy beside the Deployment selects its pods, and admits to the
-// webhook port one source alone (the API server's addresses), and nothing to
-// it from pods or namespaces.
+// The NetworkPolicy beside the Deployment of cluster/deploy selects its pods,
+// and admits to the webhook port one source alone (the API server's
+// addresses), and nothing to it from pods or namespaces.
 func TestNetworkPolicyGuardsTheWebhookPort(t *testing.T) {
-	dir := deployDir(t)
+	dir := repoDir(t, "cluster", "deploy")
 	var d *appsv1.Deployment
 	objs, err := ReadFile(filepath.Join(dir, "provider.yaml"))
 	if err != nil {
@@ -58,29 +58,53 @@ func TestNetworkPolicyGuardsTheWebhookPort(t *testing.T) {
 	if d == nil {
 		t.Fatal("provider.yaml holds no Deployment")
 	}
-	objs, err = ReadFile(filepath.Join(dir, "networkpolicy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) != 1 || objs[0].GetKind() != "NetworkPolicy" {
-		t.Fatalf("networkpolicy.yaml: want one NetworkPolicy, got %d objects", len(objs))
-	}
-	np := &networkingv1.NetworkPolicy{}
-	if err := kruntime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, np); err != nil {
-		t.Fatal(err)
-	}
-	if np.Namespace != d.Namespace {
-		t.Errorf("the NetworkPolicy is in namespace %q, the Deployment in %q", np.Namespace, d.Namespace)
-	}
-	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
-	if err != nil || sel.Empty() || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-		t.Errorf("the NetworkPolicy's podSelector %v does not select the Deployment's pods (%v)", np.Spec.PodSelector, d.Spec.Template.Labels)
-	}
 	ports := map[string]bool{}
 	for _, c := range d.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
 			ports[p.Name] = true
 		}
+	}
+	checkWebhookPolicy(t, readPolicy(t, filepath.Join(dir, "networkpolicy.yaml")), d.Namespace, d.Spec.Template.Labels, ports, "webhook")
+}
+
+// The NetworkPolicy of the Crossplane install example guards the pods that
+// Crossplane's package manager runs: labelled with the package's name, serving
+// the webhooks on 9443 and, as the example's runtime configuration says,
+// metrics on 8080.
+func TestInstallNetworkPolicyGuardsTheWebhookPort(t *testing.T) {
+	np := readPolicy(t, repoDir(t, "examples", "install", "networkpolicy.yaml"))
+	checkWebhookPolicy(t, np, "crossplane-system", map[string]string{"pkg.crossplane.io/provider": "provider-cloudsql-postgres"},
+		map[string]bool{"9443": true, "8080": true}, "9443")
+}
+
+// readPolicy reads the one NetworkPolicy of file.
+func readPolicy(t *testing.T, file string) *networkingv1.NetworkPolicy {
+	t.Helper()
+	objs, err := ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "NetworkPolicy" {
+		t.Fatalf("%s: want one NetworkPolicy, got %d objects", file, len(objs))
+	}
+	np := &networkingv1.NetworkPolicy{}
+	if err := kruntime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, np); err != nil {
+		t.Fatal(err)
+	}
+	return np
+}
+
+// checkWebhookPolicy checks that np, in namespace ns, selects pods labelled
+// podLabels, names only ports the pods have, and admits to webhookPort only
+// ipBlocks (the API server's addresses).
+func checkWebhookPolicy(t *testing.T, np *networkingv1.NetworkPolicy, ns string, podLabels map[string]string, ports map[string]bool, webhookPort string) {
+	t.Helper()
+	if np.Namespace != ns {
+		t.Errorf("the NetworkPolicy is in namespace %q, the provider's pods in %q", np.Namespace, ns)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(podLabels)) {
+		t.Errorf("the NetworkPolicy's podSelector %v does not select the provider's pods (%v)", np.Spec.PodSelector, podLabels)
 	}
 	webhookRules := 0
 	for _, r := range np.Spec.Ingress {
@@ -88,7 +112,7 @@ func TestNetworkPolicyGuardsTheWebhookPort(t *testing.T) {
 			if p.Port == nil || !ports[p.Port.String()] {
 				t.Errorf("an ingress rule names port %v, which the provider's container does not have", p.Port)
 			}
-			if p.Port == nil || p.Port.String() != "webhook" {
+			if p.Port == nil || p.Port.String() != webhookPort {
 				continue
 			}
 			webhookRules++
