@@ -38,7 +38,7 @@ const (
 	errNotLent = "%s does not admit namespace %s: %s. Ask the platform team to add %s to the ClusterProviderConfig's " +
 		"spec.namespaces.names%s, or name a ProviderConfig of namespace %s in spec.providerConfigRef"
 	errBadLendSelector = "%s: spec.namespaces.selector is invalid (%v), so it admits no namespace by label; the platform team must fix it"
-	errGetNamespace    = "cannot read the labels of namespace %s to match them against spec.namespaces.selector of %s"
+	errGetNamespace    = "cannot read the labels of namespace %s to match them against spec.namespaces.selector of %s: check that the provider may get namespaces (cluster/deploy/provider.yaml and examples/install/provider.yaml grant it)"
 	errImportDenied    = "%s does not allow importing a Cloud SQL instance that no PostgresqlInstance created " +
 		"(its spec.importPolicy is %s): give this PostgresqlInstance a name that is not taken (spec.forProvider.name or metadata.name), " +
 		"or ask the platform team to set spec.importPolicy: Allow on the ClusterProviderConfig"
