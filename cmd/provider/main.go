@@ -466,6 +466,7 @@ func runProvider(args []string) error {
 		// may read: the webhooks below obey the same.
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,
 		ExternalAccountSources: s.cfg.Credentials.AllowExternalAccountSources,
+		KeyTokenURI:            s.cfg.Credentials.AllowKeyTokenURI,
 	}
 	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
 		return errors.Wrap(err, errSetupControllers)
@@ -473,7 +474,8 @@ func runProvider(args []string) error {
 	if *instanceWebhook {
 		// The validator's Cloud SQL lookups share the controllers' request
 		// budget, and go on every replica, leader or not (not through the Gate).
-		instance.Setup(mgr, providerconfig.NewServiceCache(transport, auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
+		instance.Setup(mgr, providerconfig.NewServiceCache(transport, auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources),
+			auth.WithKeyTokenURI(s.cfg.Credentials.AllowKeyTokenURI)),
 			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))

@@ -40,7 +40,8 @@ import (
 const Scope = sqladmin.SqlserviceAdminScope
 
 // TokenURL is Google's OAuth 2.0 token endpoint, the only one to which the
-// provider sends a tenant's key.
+// provider sends a service-account key's assertions unless WithKeyTokenURI
+// lets the platform's keys use their own token_uri (a tenant's never may).
 const TokenURL = google.JWTTokenURL
 
 const (
@@ -80,6 +81,7 @@ type Option func(*options)
 
 type options struct {
 	externalSources bool
+	keyTokenURI     bool
 	tokenTransport  http.RoundTripper
 }
 
@@ -89,6 +91,16 @@ type options struct {
 // Tenants' keys never may.
 func WithExternalAccountSources(allowed bool) Option {
 	return func(o *options) { o.externalSources = allowed }
+}
+
+// WithKeyTokenURI lets the service-account keys of platform-owned
+// configurations get their tokens from the token_uri they hold (an emulator, a
+// private endpoint). Without it every service-account key gets its tokens from
+// Google's endpoint (TokenURL): a key Secret that someone else can write would
+// otherwise make the provider send signed assertions to a URL of their choosing
+// and show its answers in messages. Tenants' keys never may.
+func WithKeyTokenURI(allowed bool) Option {
+	return func(o *options) { o.keyTokenURI = allowed }
 }
 
 // WithTokenTransport is how token requests are sent (http.DefaultTransport
@@ -250,12 +262,16 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ..
 // tokenSource is the token source of a key: a tenant's is read as a
 // service-account key and sends its assertions to Google's token endpoint
 // whatever token_uri it holds; a platform's is read as the type it has,
-// service_account or external_account, never another.
+// service_account or external_account, never another, and a platform's
+// service-account key uses Google's token endpoint too unless WithKeyTokenURI
+// allows its own.
 func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.TokenSource, error) {
 	if err := CheckKey(creds.JSON, creds.Tenant, WithExternalAccountSources(opts.externalSources)); err != nil {
 		return nil, located(err, creds.Where)
 	}
-	if creds.Tenant {
+	var k keyFile
+	_ = json.Unmarshal(creds.JSON, &k)
+	if creds.Tenant || (k.Type == string(google.ServiceAccount) && !opts.keyTokenURI) {
 		cfg, err := google.JWTConfigFromJSON(creds.JSON, Scope)
 		if err != nil {
 			return nil, errors.Wrap(err, errCredentialsFor)
@@ -263,8 +279,6 @@ func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.T
 		cfg.TokenURL = TokenURL
 		return cfg.TokenSource(ctx), nil
 	}
-	var k keyFile
-	_ = json.Unmarshal(creds.JSON, &k)
 	t := google.ServiceAccount
 	if k.Type == string(google.ExternalAccount) {
 		t = google.ExternalAccount

@@ -91,6 +91,10 @@ type Options struct {
 	// external_account keys with a credential_source ([credentials]
 	// allow_external_account_sources).
 	ExternalAccountSources bool
+	// KeyTokenURI lets the platform's service-account keys get their tokens
+	// from their own token_uri rather than Google's ([credentials]
+	// allow_key_token_uri).
+	KeyTokenURI bool
 }
 
 // Core is what the controllers of both PostgresqlInstance kinds share: the
@@ -113,7 +117,7 @@ type Core struct {
 func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c := &Core{
 		o:        o,
-		services: providerconfig.NewServiceCache(o.Transport, auth.WithExternalAccountSources(o.ExternalAccountSources)),
+		services: providerconfig.NewServiceCache(o.Transport, auth.WithExternalAccountSources(o.ExternalAccountSources), auth.WithKeyTokenURI(o.KeyTokenURI)),
 		fleet:    &fleet{},
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},

@@ -459,9 +459,11 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 	}
 	o = append(o, instance.WithNamespacedEndpoints(endpoints))
 	// Token requests for Google's endpoint are answered by the emulator's,
-	// so that tenants' keys, whose tokens only ever go to Google, work here.
+	// so that tenants' keys, whose tokens only ever go to Google, work here;
+	// platform keys keep their token_uri ([credentials] allow_key_token_uri),
+	// so that one whose token_uri gives no token can be tested.
 	services := providerconfig.NewServiceCache(nil, auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
-		auth.WithExternalAccountSources(a.world.externalSources))
+		auth.WithExternalAccountSources(a.world.externalSources), auth.WithKeyTokenURI(true))
 	v := instance.New(pcs, secrets, s, services, o...)
 
 	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: a.op, DryRun: ptr.To(a.dryRun)}
