@@ -276,7 +276,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 				// Only secrets' metadata is cached (for the injector's
 				// refreshers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
-				&corev1.Secret{}: {Transform: podinject.TransformSecretMetadata},
+				&corev1.Secret{}: podinject.SecretCacheOptions(),
 			},
 		},
 		LeaderElection:          *c.leaderElection,
