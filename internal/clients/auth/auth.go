@@ -56,6 +56,8 @@ const (
 	errDefaultCreds   = "cannot find the provider pod's own Google credentials (InjectedIdentity): is Workload Identity set up for its service account?"
 	errUnknownSource  = "credentials source %q is not supported"
 	errCredentialsFor = "cannot use the credentials"
+	errRedirects      = "the endpoint redirected 10 times: the provider stopped following it"
+	errRedirect       = "the endpoint at %s redirected to another host, %s: a namespaced ProviderConfig's endpoint is called only at its own host; set its spec.endpoint to the URL that answers"
 )
 
 // Credentials are what a ProviderConfig resolved to: the source, and the key JSON
@@ -252,7 +254,14 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ..
 	default:
 		return nil, errors.Errorf(errUnknownSource, creds.Source)
 	}
-	svcOpts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
+	hc := &http.Client{Transport: rt}
+	if creds.Tenant {
+		// A tenant's endpoint that redirects elsewhere would have the
+		// provider call, and show the answers of, an internal URL that no
+		// rule about endpoints names.
+		hc.CheckRedirect = sameHost
+	}
+	svcOpts := []option.ClientOption{option.WithHTTPClient(hc)}
 	if endpoint != "" {
 		svcOpts = append(svcOpts, option.WithEndpoint(baseURL(endpoint)))
 	}
@@ -288,6 +297,17 @@ func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.T
 		return nil, errors.Wrap(err, errCredentialsFor)
 	}
 	return c.TokenSource, nil
+}
+
+// sameHost refuses a redirect to a host other than the first request's.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) > 0 && req.URL.Host != via[0].URL.Host {
+		return errors.Errorf(errRedirect, via[0].URL.Host, req.URL.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New(errRedirects)
+	}
+	return nil
 }
 
 // located is err, a sentence without its subject, about the key at where.

@@ -394,3 +394,27 @@ func TestNewServiceKeepsTheEndpointsPath(t *testing.T) {
 		})
 	}
 }
+
+// A tenant's endpoint that redirects to another host does not get the
+// provider to call it.
+func TestTenantEndpointRedirects(t *testing.T) {
+	g := NewWithT(t)
+	elsewhere := newCounter(t)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/computeMetadata/v1/token", http.StatusFound)
+	}))
+	defer redirecting.Close()
+
+	tenant := Credentials{Source: xpv2.CredentialsSourceNone, Tenant: true}
+	svc, err := NewService(tenant, redirecting.URL, nil)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = svc.Instances.List("auth-project").Do()
+	g.Expect(err).To(MatchError(ContainSubstring("redirected to another host, " + strings.TrimPrefix(elsewhere.URL, "http://"))))
+	g.Expect(elsewhere.received()).To(BeEmpty(), "the tenant's endpoint cannot send the provider elsewhere")
+
+	// The platform's configurations are the platform's to point anywhere.
+	svc, err = NewService(Credentials{Source: xpv2.CredentialsSourceNone}, redirecting.URL, nil)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, _ = svc.Instances.List("auth-project").Do()
+	g.Expect(elsewhere.received()).To(HaveLen(1))
+}
