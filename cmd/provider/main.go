@@ -276,7 +276,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 				// Only secrets' metadata is cached (for the injector's
 				// refreshers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
-				&corev1.Secret{}: {Transform: podinject.TransformSecretMetadata},
+				&corev1.Secret{}: podinject.SecretCacheOptions(),
 			},
 		},
 		LeaderElection:          *c.leaderElection,
@@ -474,6 +474,7 @@ func runProvider(args []string) error {
 		// may read: the webhooks below obey the same.
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,
 		ExternalAccountSources: s.cfg.Credentials.AllowExternalAccountSources,
+		KeyTokenURI:            s.cfg.Credentials.AllowKeyTokenURI,
 	}
 	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
 		return errors.Wrap(err, errSetupControllers)
@@ -483,7 +484,8 @@ func runProvider(args []string) error {
 		// budgets (the platform's, each tenant configuration's), and go on
 		// every replica, leader or not (not through the Gate).
 		instance.Setup(mgr, providerconfig.NewServiceCache(transport,
-			providerconfig.WithAuth(auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources)),
+			providerconfig.WithAuth(auth.WithExternalAccountSources(s.cfg.Credentials.AllowExternalAccountSources),
+				auth.WithKeyTokenURI(s.cfg.Credentials.AllowKeyTokenURI)),
 			providerconfig.WithTenantTransport(tenants.Transport)),
 			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),

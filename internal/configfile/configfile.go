@@ -162,6 +162,14 @@ type Credentials struct {
 	// to the key's token_url. Namespaced ProviderConfigs never may: their keys
 	// are service-account keys only.
 	AllowExternalAccountSources bool `toml:"allow_external_account_sources"`
+	// AllowKeyTokenURI lets the service-account keys of the platform's
+	// configurations get their tokens from the token_uri the key holds (an
+	// emulator, a private endpoint). Off, every service-account key gets its
+	// tokens from Google's endpoint: a key Secret that someone else can write
+	// could otherwise make the provider send signed assertions to, and show
+	// the answers of, a URL of their choosing. Namespaced ProviderConfigs'
+	// keys always use Google's endpoint.
+	AllowKeyTokenURI bool `toml:"allow_key_token_uri"`
 }
 
 // Tenancy configures what namespaced ProviderConfigs, which the teams of
@@ -236,6 +244,23 @@ func (c Config) Warnings() []string {
 		w = append(w, `[injection] default_allowed_namespaces is ["*"]: pods of every namespace may request every cluster-scoped `+
 			`PostgresqlInstance without spec.injection, and receive its postgres password; set it to [] (or to the namespaces `+
 			`that may) and give each instance spec.injection.allowedNamespaces or spec.injection.namespaceSelector`)
+	}
+	if c.Credentials.AllowExternalAccountSources {
+		w = append(w, `[credentials] allow_external_account_sources is true: an external_account key of a cluster-scoped ProviderConfig or `+
+			`ClusterProviderConfig makes the provider read the file, URL, program or cloud metadata it names (its own Kubernetes token, `+
+			`the metadata server) and send it to the key's token_url, so whoever can write such a key Secret can take the provider's `+
+			`identity; set it to false unless every such Secret lives in a namespace only the platform team writes`)
+	}
+	if c.Credentials.AllowKeyTokenURI {
+		w = append(w, `[credentials] allow_key_token_uri is true: a service-account key of a cluster-scoped ProviderConfig or `+
+			`ClusterProviderConfig sends signed assertions to the token_uri it holds, and the answers show in conditions, so whoever `+
+			`can write such a key Secret can make the provider call and read internal URLs; set it to false (Google's token endpoint) `+
+			`unless every such Secret lives in a namespace only the platform team writes`)
+	}
+	if slices.Contains(c.Tenancy.NamespacedEndpoints, "*") {
+		w = append(w, `[tenancy] namespaced_endpoints contains "*": a namespaced ProviderConfig may name any URL as its endpoint, so `+
+			`a namespace's team can make the provider (and its namespace's proxies) call internal URLs and read up to 1 KiB of their `+
+			`answers in conditions; set it to the Cloud SQL Admin API endpoints that tenants may use, or [] for Google's only`)
 	}
 	return w
 }

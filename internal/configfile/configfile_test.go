@@ -39,6 +39,7 @@ func TestDefaultsAreClosed(t *testing.T) {
 	g := NewWithT(t)
 	c := Defaults()
 	g.Expect(c.Credentials.AllowExternalAccountSources).To(BeFalse(), "platform keys read no file, URL or program unless allowed")
+	g.Expect(c.Credentials.AllowKeyTokenURI).To(BeFalse(), "platform keys get their tokens from Google unless allowed")
 	g.Expect(c.Tenancy.NamespacedEndpoints).To(BeEmpty(), "namespaced ProviderConfigs use Google's endpoint unless allowed")
 }
 
@@ -92,9 +93,10 @@ func TestParse(t *testing.T) {
 		"Quantity":     {text: "[proxy]\ncpu_request = \"lots\"\n", wantErr: []string{`proxy.cpu_request: "lots" is not a Kubernetes quantity`}},
 		"Namespace":    {text: "[injection]\ndefault_allowed_namespaces = [\"Team_A\"]\n", wantErr: []string{`injection.default_allowed_namespaces: "Team_A" is neither a namespace name nor "*"`}},
 		"TenancyAndCredentials": {
-			text: "[credentials]\nallow_external_account_sources = true\n[tenancy]\nnamespaced_endpoints = [\"https://sqladmin.example.com/\", \"http://emulator.cloudsql:8080\"]\n",
+			text: "[credentials]\nallow_external_account_sources = true\nallow_key_token_uri = true\n[tenancy]\nnamespaced_endpoints = [\"https://sqladmin.example.com/\", \"http://emulator.cloudsql:8080\"]\n",
 			want: func(c *Config) {
 				c.Credentials.AllowExternalAccountSources = true
+				c.Credentials.AllowKeyTokenURI = true
 				c.Tenancy.NamespacedEndpoints = []string{"https://sqladmin.example.com/", "http://emulator.cloudsql:8080"}
 			},
 		},
@@ -104,6 +106,7 @@ func TestParse(t *testing.T) {
 		"EndpointScheme":    {text: "[tenancy]\nnamespaced_endpoints = [\"file:///etc/passwd\"]\n", wantErr: []string{`tenancy.namespaced_endpoints: "file:///etc/passwd"`}},
 		"EndpointStarMixed": {text: "[tenancy]\nnamespaced_endpoints = [\"*\", \"https://x.example.com\"]\n", wantErr: []string{"tenancy.namespaced_endpoints: '*' allows every endpoint and must stand alone"}},
 		"SourcesNotBool":    {text: "[credentials]\nallow_external_account_sources = \"yes\"\n", wantErr: []string{"allow_external_account_sources"}},
+		"TokenURINotBool":   {text: "[credentials]\nallow_key_token_uri = \"yes\"\n", wantErr: []string{"allow_key_token_uri"}},
 		"SeveralWrong":      {text: "[reconcile]\nmax_reconcile_rate = 0\n[webhook]\nport = 0\n", wantErr: []string{"reconcile.max_reconcile_rate", "webhook.port"}},
 	}
 	for name, tc := range cases {
@@ -132,10 +135,24 @@ func TestWarnings(t *testing.T) {
 		reason string
 		text   string
 		want   []string
+		// says and fix are in every warning: what it lets a tenant do, and
+		// what to set instead.
+		says, fix string
 	}{
 		"Defaults": {reason: "the defaults allow no namespace and warn of nothing", text: ""},
 		"Names":    {reason: "a list of namespaces is what the key is for", text: "[injection]\ndefault_allowed_namespaces = [\"team-a\"]\n"},
-		"EveryOne": {reason: `"*" hands every instance without spec.injection to every namespace`, text: "[injection]\ndefault_allowed_namespaces = [\"*\"]\n", want: []string{`[injection] default_allowed_namespaces is ["*"]`}},
+		"EveryOne": {reason: `"*" hands every instance without spec.injection to every namespace`, text: "[injection]\ndefault_allowed_namespaces = [\"*\"]\n",
+			want: []string{`[injection] default_allowed_namespaces is ["*"]`}, says: "spec.injection", fix: "set it to []"},
+		"ExternalSources": {reason: "a platform key Secret that a tenant can write hands over the provider's identity",
+			text: "[credentials]\nallow_external_account_sources = true\n",
+			want: []string{"[credentials] allow_external_account_sources is true"}, says: "can take the provider's identity", fix: "set it to false"},
+		"KeyTokenURI": {reason: "a platform key Secret that a tenant can write points the provider at internal URLs",
+			text: "[credentials]\nallow_key_token_uri = true\n",
+			want: []string{"[credentials] allow_key_token_uri is true"}, says: "call and read internal URLs", fix: "set it to false"},
+		"AnyEndpoint": {reason: `"*" lets a tenant's configuration name any URL`,
+			text: "[tenancy]\nnamespaced_endpoints = [\"*\"]\n",
+			want: []string{`[tenancy] namespaced_endpoints contains "*"`}, says: "call internal URLs", fix: "or [] for Google's only"},
+		"SpecificEndpoint": {reason: "listing endpoints is what the key is for", text: "[tenancy]\nnamespaced_endpoints = [\"https://sqladmin.example.com/\"]\n"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -145,7 +162,7 @@ func TestWarnings(t *testing.T) {
 			w := c.Warnings()
 			g.Expect(w).To(HaveLen(len(tc.want)), tc.reason)
 			for i, s := range tc.want {
-				g.Expect(w[i]).To(And(ContainSubstring(s), ContainSubstring("spec.injection"), ContainSubstring("set it to []")), tc.reason)
+				g.Expect(w[i]).To(And(ContainSubstring(s), ContainSubstring(tc.says), ContainSubstring(tc.fix)), tc.reason)
 			}
 		})
 	}

@@ -187,7 +187,7 @@ func run(m *testing.M) (int, error) {
 		// is cached, without the last applied configuration.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Transform: podinject.TransformSecretMetadata},
+			&corev1.Secret{}: podinject.SecretCacheOptions(),
 		}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

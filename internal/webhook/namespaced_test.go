@@ -18,6 +18,7 @@ package webhook_test
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,10 +32,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
@@ -357,6 +360,65 @@ func TestNamespacedInstanceOfAConfigNotLentGivesNothing(t *testing.T) {
 	cpc.Spec.Namespaces.Names = []string{"someone-else", "unlent"}
 	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, annotatedPod("unlent", "web", "db"))).To(Succeed())
+}
+
+// A lending decided from a cache that has not seen a ClusterProviderConfig's
+// spec.namespaces shrink yet is confirmed against the API server before the
+// pod gets anything; a lending that cannot be read at all is an error the API
+// server may retry, not a denial that says the configuration lends nothing.
+func TestStaleLendingIsConfirmedLive(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "stale-lent", nil)
+	def := &nsv1alpha1.ClusterProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: pcProxyKey}, def)).To(Succeed())
+	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "stale-lending"}, Spec: def.Spec}
+	cpc.Spec.Namespaces = &nsv1alpha1.NamespaceSelection{Names: []string{"stale-lent"}}
+	g.Expect(env.Client.Create(ctx, cpc)).To(Succeed())
+	pi := readyNamespacedInstance(t, "stale-lent", "db", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "stale-lending"}
+	})
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc)).To(Succeed())
+
+	// The cache keeps the configuration as it was; the API server has it
+	// lent to another namespace only.
+	old := cpc.DeepCopy()
+	cpc.Spec.Namespaces.Names = []string{"someone-else"}
+	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
+	stale := fake.NewClientBuilder().WithScheme(env.Scheme).WithObjects(old, pi).WithStatusSubresource(pi).Build()
+
+	resp := admit(g, injector(g, stale), "stale-lent", annotatedPod("", "web", "db"))
+	g.Expect(resp.Allowed).To(BeFalse(), "a namespace no longer named gets nothing")
+	g.Expect(resp.Result.Message).To(ContainSubstring(`ClusterProviderConfig "stale-lending" does not admit namespace stale-lent`))
+	g.Expect(absent("stale-lent", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
+
+	// Neither the cache nor the API server can be read: an error, which
+	// says what could not be read, not a denial.
+	failing := cpcReadFails{Reader: stale}
+	cfg, err := podinject.ConfigFrom(configfile.Defaults(), true)
+	g.Expect(err).ToNot(HaveOccurred())
+	inj := podinject.NewInjector(failing, cpcReadFails{Reader: env.Client}, env.Client, env.Scheme, cfg)
+	resp = admit(g, inj, "stale-lent", annotatedPod("", "web", "db"))
+	g.Expect(resp.Allowed).To(BeFalse())
+	g.Expect(resp.Result.Code).To(Equal(int32(http.StatusInternalServerError)))
+	g.Expect(resp.Result.Message).To(And(
+		ContainSubstring(`pod stale-lent/web: cannot decide whether ClusterProviderConfig "stale-lending", which PostgresqlInstance "db" of namespace stale-lent`),
+		ContainSubstring("is lent to namespace stale-lent"),
+		ContainSubstring("the API server is unavailable"),
+		Not(ContainSubstring("gets nothing"))))
+}
+
+// cpcReadFails is a reader whose reads of ClusterProviderConfigs fail, as
+// they would while the API server is unavailable.
+type cpcReadFails struct{ client.Reader }
+
+func (r cpcReadFails) Get(ctx context.Context, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
+	if _, ok := obj.(*nsv1alpha1.ClusterProviderConfig); ok {
+		return kerrors.NewServiceUnavailable("the API server is unavailable")
+	}
+	return r.Reader.Get(ctx, key, obj, o...)
 }
 
 // A namespace that its ClusterProviderConfig stops admitting loses its copy of

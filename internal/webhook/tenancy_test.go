@@ -113,15 +113,29 @@ func TestTenantEndpointIsRefused(t *testing.T) {
 		ContainSubstring("[tenancy] namespaced_endpoints"),
 	)))
 
-	// An instance that only observes is not checked at admission; a pod
-	// that asks for it is denied the endpoint.
+	// An instance that only observes is read at that endpoint too: refused.
+	observing := pi.DeepCopy()
+	observing.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	g.Expect(env.Client.Create(ctx, observing, client.DryRunAll)).To(MatchError(
+		ContainSubstring(`spec.endpoint "http://169.254.169.254/" is not allowed`)))
+
+	// A configuration that names the endpoint after its instance was
+	// admitted: a pod that asks for the instance is denied the endpoint.
+	later := &nsv1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-endpoint", Name: "later"},
+		Spec: nsv1alpha1.ProviderConfigSpec{Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint},
+			Credentials: nsv1alpha1.LocalCredentials{Source: xpv2.CredentialsSourceNone}},
+	}
+	g.Expect(env.Client.Create(ctx, later)).To(Succeed())
 	readyNamespacedInstance(t, "tenant-endpoint", "observed", func(pi *nsv1alpha1.PostgresqlInstance) {
-		pi.Spec.ProviderConfigReference = ref
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ProviderConfigKind, Name: "later"}
 		pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
 		pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "observed-postgres"}
 	})
+	later.Spec.Endpoint = "http://169.254.169.254/"
+	g.Expect(env.Client.Update(ctx, later)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, annotatedPod("tenant-endpoint", "web", "observed"))).To(MatchError(And(
 		ContainSubstring(`spec.endpoint "http://169.254.169.254/" is not allowed for namespaced ProviderConfigs`),
-		ContainSubstring(`ProviderConfig "elsewhere" of namespace tenant-endpoint`),
+		ContainSubstring(`ProviderConfig "later" of namespace tenant-endpoint`),
 	)))
 }

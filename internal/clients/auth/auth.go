@@ -40,7 +40,8 @@ import (
 const Scope = sqladmin.SqlserviceAdminScope
 
 // TokenURL is Google's OAuth 2.0 token endpoint, the only one to which the
-// provider sends a tenant's key.
+// provider sends a service-account key's assertions unless WithKeyTokenURI
+// lets the platform's keys use their own token_uri (a tenant's never may).
 const TokenURL = google.JWTTokenURL
 
 const (
@@ -55,6 +56,8 @@ const (
 	errDefaultCreds   = "cannot find the provider pod's own Google credentials (InjectedIdentity): is Workload Identity set up for its service account?"
 	errUnknownSource  = "credentials source %q is not supported"
 	errCredentialsFor = "cannot use the credentials"
+	errRedirects      = "the endpoint redirected 10 times: the provider stopped following it"
+	errRedirect       = "the endpoint at %s redirected to another host, %s: a namespaced ProviderConfig's endpoint is called only at its own host; set its spec.endpoint to the URL that answers"
 )
 
 // Credentials are what a ProviderConfig resolved to: the source, and the key JSON
@@ -80,6 +83,7 @@ type Option func(*options)
 
 type options struct {
 	externalSources bool
+	keyTokenURI     bool
 	tokenTransport  http.RoundTripper
 }
 
@@ -89,6 +93,16 @@ type options struct {
 // Tenants' keys never may.
 func WithExternalAccountSources(allowed bool) Option {
 	return func(o *options) { o.externalSources = allowed }
+}
+
+// WithKeyTokenURI lets the service-account keys of platform-owned
+// configurations get their tokens from the token_uri they hold (an emulator, a
+// private endpoint). Without it every service-account key gets its tokens from
+// Google's endpoint (TokenURL): a key Secret that someone else can write would
+// otherwise make the provider send signed assertions to a URL of their choosing
+// and show its answers in messages. Tenants' keys never may.
+func WithKeyTokenURI(allowed bool) Option {
+	return func(o *options) { o.keyTokenURI = allowed }
 }
 
 // WithTokenTransport is how token requests are sent (http.DefaultTransport
@@ -240,7 +254,14 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ..
 	default:
 		return nil, errors.Errorf(errUnknownSource, creds.Source)
 	}
-	svcOpts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}
+	hc := &http.Client{Transport: rt}
+	if creds.Tenant {
+		// A tenant's endpoint that redirects elsewhere would have the
+		// provider call, and show the answers of, an internal URL that no
+		// rule about endpoints names.
+		hc.CheckRedirect = sameHost
+	}
+	svcOpts := []option.ClientOption{option.WithHTTPClient(hc)}
 	if endpoint != "" {
 		svcOpts = append(svcOpts, option.WithEndpoint(baseURL(endpoint)))
 	}
@@ -250,12 +271,16 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ..
 // tokenSource is the token source of a key: a tenant's is read as a
 // service-account key and sends its assertions to Google's token endpoint
 // whatever token_uri it holds; a platform's is read as the type it has,
-// service_account or external_account, never another.
+// service_account or external_account, never another, and a platform's
+// service-account key uses Google's token endpoint too unless WithKeyTokenURI
+// allows its own.
 func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.TokenSource, error) {
 	if err := CheckKey(creds.JSON, creds.Tenant, WithExternalAccountSources(opts.externalSources)); err != nil {
 		return nil, located(err, creds.Where)
 	}
-	if creds.Tenant {
+	var k keyFile
+	_ = json.Unmarshal(creds.JSON, &k)
+	if creds.Tenant || (k.Type == string(google.ServiceAccount) && !opts.keyTokenURI) {
 		cfg, err := google.JWTConfigFromJSON(creds.JSON, Scope)
 		if err != nil {
 			return nil, errors.Wrap(err, errCredentialsFor)
@@ -263,8 +288,6 @@ func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.T
 		cfg.TokenURL = TokenURL
 		return cfg.TokenSource(ctx), nil
 	}
-	var k keyFile
-	_ = json.Unmarshal(creds.JSON, &k)
 	t := google.ServiceAccount
 	if k.Type == string(google.ExternalAccount) {
 		t = google.ExternalAccount
@@ -274,6 +297,17 @@ func tokenSource(ctx context.Context, creds Credentials, opts options) (oauth2.T
 		return nil, errors.Wrap(err, errCredentialsFor)
 	}
 	return c.TokenSource, nil
+}
+
+// sameHost refuses a redirect to a host other than the first request's.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) > 0 && req.URL.Host != via[0].URL.Host {
+		return errors.Errorf(errRedirect, via[0].URL.Host, req.URL.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New(errRedirects)
+	}
+	return nil
 }
 
 // located is err, a sentence without its subject, about the key at where.

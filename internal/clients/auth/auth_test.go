@@ -194,7 +194,9 @@ func TestTenantExternalAccountReadsNothing(t *testing.T) {
 
 			svc, err := NewService(Credentials{Source: xpv2.CredentialsSourceSecret, JSON: k, Tenant: true, Where: `key "k" of secret team-x/s`}, srv.URL, nil)
 			if err == nil {
-				// Today's code builds a client: using it is what sends the token.
+				// Should a client be built, using it is what would send the
+				// provider's token: the test makes that call so that a
+				// key accepted here shows up as a request below.
 				_, err = svc.Instances.Get("p", "i").Do()
 			}
 			g.Expect(tokenURL.received()).To(BeEmpty(), "the tenant's token_url receives nothing")
@@ -255,30 +257,48 @@ func (r *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// A tenant's service-account key whose token_uri names a server of the
-// tenant's signs its assertions for Google's token endpoint, and only there.
-func TestTenantKeyTokensGoToGoogle(t *testing.T) {
-	g := NewWithT(t)
-	theirs := newCounter(t)
-	tokens := &tokenRecorder{}
-	api := &authRecorder{next: emulator.New()}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
+// A service-account key whose token_uri names another server signs its
+// assertions for Google's token endpoint, and only there: a tenant's always, a
+// platform's unless the configuration file allows keys their own token_uri
+// (whoever can write a platform key's Secret could otherwise point the
+// provider at an internal URL and read its answer).
+func TestKeyTokensGoToGoogle(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		tenant  bool
+		allowed bool
+		google  bool
+	}{
+		"Tenant":          {reason: "A tenant's key uses Google's token endpoint.", tenant: true, google: true},
+		"TenantAllowed":   {reason: "allow_key_token_uri does not apply to tenants.", tenant: true, allowed: true, google: true},
+		"Platform":        {reason: "A platform's key uses Google's token endpoint unless allowed otherwise.", google: true},
+		"PlatformAllowed": {reason: "A platform's key keeps its token_uri (a private endpoint, an emulator) when allowed.", allowed: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			theirs := newCounter(t)
+			tokens := &tokenRecorder{}
+			api := &authRecorder{next: emulator.New()}
+			srv := httptest.NewServer(api)
+			defer srv.Close()
 
-	svc, err := NewService(Credentials{Source: xpv2.CredentialsSourceSecret, JSON: key(t, theirs.URL+"/token", nil), Tenant: true}, srv.URL, nil, WithTokenTransport(tokens))
-	g.Expect(err).ToNot(HaveOccurred())
-	_, err = svc.Instances.List("auth-project").Do()
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(theirs.received()).To(BeEmpty(), "the key's token_uri receives nothing")
-	g.Expect(tokens.urls).To(Equal([]string{"https://oauth2.googleapis.com/token"}))
-	g.Expect(api.seen).To(Equal([]string{"Bearer google-token"}))
-
-	// A platform's key keeps its token_uri (a private endpoint, an emulator).
-	svc, err = NewService(Credentials{Source: xpv2.CredentialsSourceSecret, JSON: key(t, theirs.URL+"/token", nil)}, srv.URL, nil)
-	g.Expect(err).ToNot(HaveOccurred())
-	_, err = svc.Instances.List("auth-project").Do()
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(theirs.received()).To(HaveLen(1))
+			creds := Credentials{Source: xpv2.CredentialsSourceSecret, JSON: key(t, theirs.URL+"/token", nil), Tenant: tc.tenant}
+			svc, err := NewService(creds, srv.URL, nil, WithTokenTransport(tokens), WithKeyTokenURI(tc.allowed))
+			g.Expect(err).ToNot(HaveOccurred())
+			_, err = svc.Instances.List("auth-project").Do()
+			g.Expect(err).ToNot(HaveOccurred())
+			// The token transport answers every token request itself: where
+			// it was sent is what the test looks at.
+			want := "https://oauth2.googleapis.com/token"
+			if !tc.google {
+				want = theirs.URL + "/token"
+			}
+			g.Expect(tokens.urls).To(Equal([]string{want}), tc.reason)
+			g.Expect(theirs.received()).To(BeEmpty())
+			g.Expect(api.seen).To(Equal([]string{"Bearer google-token"}), tc.reason)
+		})
+	}
 }
 
 // A tenant's configuration may not lend the provider's own identity, however
@@ -317,7 +337,8 @@ func TestNewServiceWithKeyAuthenticates(t *testing.T) {
 	api := httptest.NewServer(rec)
 	defer api.Close()
 
-	svc, err := NewService(Credentials{Source: xpv2.CredentialsSourceSecret, JSON: key(t, tokens.URL, nil)}, api.URL+"/", http.DefaultTransport)
+	// The configuration file lets the platform's keys keep their token_uri.
+	svc, err := NewService(Credentials{Source: xpv2.CredentialsSourceSecret, JSON: key(t, tokens.URL, nil)}, api.URL+"/", http.DefaultTransport, WithKeyTokenURI(true))
 	g.Expect(err).ToNot(HaveOccurred())
 	_, err = svc.Instances.List("auth-project").Do()
 	g.Expect(err).ToNot(HaveOccurred())
@@ -372,4 +393,28 @@ func TestNewServiceKeepsTheEndpointsPath(t *testing.T) {
 			g.Expect(paths).To(Equal([]string{want}))
 		})
 	}
+}
+
+// A tenant's endpoint that redirects to another host does not get the
+// provider to call it.
+func TestTenantEndpointRedirects(t *testing.T) {
+	g := NewWithT(t)
+	elsewhere := newCounter(t)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/computeMetadata/v1/token", http.StatusFound)
+	}))
+	defer redirecting.Close()
+
+	tenant := Credentials{Source: xpv2.CredentialsSourceNone, Tenant: true}
+	svc, err := NewService(tenant, redirecting.URL, nil)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = svc.Instances.List("auth-project").Do()
+	g.Expect(err).To(MatchError(ContainSubstring("redirected to another host, " + strings.TrimPrefix(elsewhere.URL, "http://"))))
+	g.Expect(elsewhere.received()).To(BeEmpty(), "the tenant's endpoint cannot send the provider elsewhere")
+
+	// The platform's configurations are the platform's to point anywhere.
+	svc, err = NewService(Credentials{Source: xpv2.CredentialsSourceNone}, redirecting.URL, nil)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, _ = svc.Instances.List("auth-project").Do()
+	g.Expect(elsewhere.received()).To(HaveLen(1))
 }

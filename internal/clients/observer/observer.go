@@ -43,9 +43,17 @@ import (
 // default and the most that keeps an answer small (its maximum is 1,000).
 const PageSize = 500
 
+// MaxPages bounds the pages of one listing. Each page is bounded in size (see
+// package sizelimit), but an endpoint that always sends a nextPageToken would
+// otherwise be listed forever, into memory. Cloud SQL allows a project a few
+// thousand instances, a few pages of PageSize: 100 pages (50,000 instances) is
+// far above any real project.
+const MaxPages = 100
+
 const (
-	errList   = "cannot list the Cloud SQL instances of project %s"
-	errDecode = "cannot read Cloud SQL instance %s from a listing of its project"
+	errList         = "cannot list the Cloud SQL instances of project %s"
+	errDecode       = "cannot read Cloud SQL instance %s from a listing of its project"
+	errTooManyPages = "the listing through provider configuration %q at %s went on past %d pages of %d instances, more than Cloud SQL holds for any project: the provider stopped it; check that the configuration's spec.endpoint names a Cloud SQL Admin API"
 )
 
 // retryAfter is how long a failed listing answers for the listings it would
@@ -386,6 +394,9 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 	pages, complete := 0, true
 	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
+		if pages > MaxPages {
+			return errors.Errorf(errTooManyPages, k.source, svc.BasePath, MaxPages, PageSize)
+		}
 		if len(page.Warnings) > 0 {
 			complete = false
 		}

@@ -19,6 +19,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -287,4 +288,39 @@ func listing(o *Observer, source string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.refreshing != nil
+}
+
+// An endpoint that always sends a nextPageToken is listed for MaxPages pages,
+// not forever: the listing fails with an error that names the configuration,
+// the endpoint and the bound, and keeps nothing of what it read.
+func TestListingStopsAfterMaxPages(t *testing.T) {
+	g := NewWithT(t)
+	var mu sync.Mutex
+	pages := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pages++
+		n := pages
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"items":[{"name":"db-%d"}],"nextPageToken":"page-%d"}`, n, n+1)
+	}))
+	defer srv.Close()
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	o := New()
+	_, err = o.Instance(ctx, svc, "team-a/endless", project, "db-1", time.Time{}, time.Minute)
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`provider configuration "team-a/endless"`),
+		ContainSubstring(srv.URL),
+		ContainSubstring(fmt.Sprintf("past %d pages", MaxPages)),
+		ContainSubstring("spec.endpoint"))))
+	g.Expect(ctx.Err()).NotTo(HaveOccurred(), "the listing ended by itself")
+	g.Expect(o.Pages("team-a/endless", project)).To(BeZero(), "a failed listing keeps nothing")
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(pages).To(Equal(MaxPages + 1))
 }

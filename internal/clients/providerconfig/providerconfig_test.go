@@ -110,8 +110,9 @@ func TestDisplay(t *testing.T) {
 }
 
 // A ProviderConfig whose credentials are a secret holding a key with the
-// emulator's token_uri works as a key from Google does: the provider's client
-// gets its access token from that token_uri and calls the API with it.
+// emulator's token_uri works as a key from Google does when the configuration
+// file lets platform keys keep their token_uri: the provider's client gets its
+// access token from that token_uri and calls the API with it.
 func TestSecretKeyWithTheEmulatorsTokenURI(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -138,7 +139,7 @@ func TestSecretKeyWithTheEmulatorsTokenURI(t *testing.T) {
 
 	creds, err := Credentials(ctx, kube, nil, p)
 	g.Expect(err).ToNot(HaveOccurred())
-	svc, err := NewServiceCache(nil).Get(p, creds)
+	svc, err := NewServiceCache(nil, WithAuth(auth.WithKeyTokenURI(true))).Get(p, creds)
 	g.Expect(err).ToNot(HaveOccurred())
 	_, err = svc.Instances.List("my-project-123").Context(ctx).Do()
 	g.Expect(err).ToNot(HaveOccurred())

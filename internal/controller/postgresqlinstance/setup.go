@@ -100,6 +100,10 @@ type Options struct {
 	// external_account keys with a credential_source ([credentials]
 	// allow_external_account_sources).
 	ExternalAccountSources bool
+	// KeyTokenURI lets the platform's service-account keys get their tokens
+	// from their own token_uri rather than Google's ([credentials]
+	// allow_key_token_uri).
+	KeyTokenURI bool
 }
 
 // Core is what the controllers of both PostgresqlInstance kinds share: the
@@ -163,7 +167,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 
 // serviceCacheOptions are the Cloud SQL clients' options that o gives.
 func serviceCacheOptions(o Options) []providerconfig.ServiceCacheOption {
-	so := []providerconfig.ServiceCacheOption{providerconfig.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources))}
+	so := []providerconfig.ServiceCacheOption{providerconfig.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources), auth.WithKeyTokenURI(o.KeyTokenURI))}
 	if o.TenantTransport != nil {
 		so = append(so, providerconfig.WithTenantTransport(o.TenantTransport))
 	}

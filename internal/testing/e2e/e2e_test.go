@@ -299,6 +299,11 @@ busy_poll_interval = "1s"
 
 [proxy]
 sidecar_mode = %q
+
+# The with-proxy-key ProviderConfig's service-account key gets its tokens from the
+# emulator's token_uri, not Google's.
+[credentials]
+allow_key_token_uri = true
 `, sidecarMode))
 	NewWithT(w.t).Expect(err).NotTo(HaveOccurred())
 }

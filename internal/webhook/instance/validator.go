@@ -114,6 +114,7 @@ const (
 	errTooLong         = "PostgresqlInstance %s: Cloud SQL instance name %s (%d characters) and project ID %s (%d characters) of %s add up to %d characters, more than the %d Cloud SQL allows: choose a shorter spec.forProvider.name"
 	errTaken           = "PostgresqlInstance %s: a Cloud SQL instance named %s already exists in project %s (%s): choose another spec.forProvider.name; to manage the existing instance instead, create the PostgresqlInstance with spec.managementPolicies [\"Observe\"] and widen them once it is observed"
 	errNoDeletion      = "PostgresqlInstance %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
+	msgObserveOnly     = "the provider may not create this instance, so an existing one is expected"
 	msgNamespaceGoes   = "namespace %s is being deleted: the PostgresqlInstance goes, and Cloud SQL instance %s is kept (it is deleted only with the allow-deletion annotation)"
 	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%s); if it does, the controller reports the conflict on the instance"
@@ -377,22 +378,28 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 			return *r
 		}
 	}
-	if !mayCreate(s) {
-		return admission.Allowed("the provider may not create this instance, so an existing one is expected")
-	}
+	// An instance the provider may not create is meant to observe an
+	// existing one: Cloud SQL is not asked whether its name is free. Its
+	// configuration, endpoint and key are judged all the same (they make no
+	// Cloud SQL call): the controller would use them to read the instance, so
+	// a tenant's external_account key or a disallowed endpoint is refused here
+	// too. A configuration that is missing or cannot be read is the
+	// controller's to report.
+	observeOnly := !mayCreate(s)
 
 	pc, pcName, err := s.config(ctx)
-	if kerrors.IsNotFound(err) {
-		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, s.ref, pcName, name))
-	}
-	if providerconfig.IsRefused(err) {
+	switch {
+	case providerconfig.IsRefused(err):
 		return refused(s, err)
-	}
-	if err != nil {
+	case err != nil && observeOnly:
+		return admission.Allowed(msgObserveOnly)
+	case kerrors.IsNotFound(err):
+		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnNoPC, s.ref, pcName, name))
+	case err != nil:
 		return v.unchecked(s, name, "?", err)
 	}
 	project := pc.Spec.ProjectID
-	if n := len(name) + len(project); n > MaxNameAndProject {
+	if n := len(name) + len(project); n > MaxNameAndProject && !observeOnly {
 		return admission.Denied(fmt.Sprintf(errTooLong, s.ref, name, len(name), project, len(project), pcName, n, MaxNameAndProject))
 	}
 
@@ -401,11 +408,17 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 		return refused(s, err)
 	}
 	if err != nil {
+		if observeOnly {
+			return admission.Allowed(msgObserveOnly)
+		}
 		return v.unchecked(s, name, project, err)
 	}
 	svc, err := v.services.Get(pc, creds)
 	if providerconfig.IsRefused(err) {
 		return refused(s, err)
+	}
+	if observeOnly {
+		return admission.Allowed(msgObserveOnly)
 	}
 	if err != nil {
 		return v.unchecked(s, name, project, err)

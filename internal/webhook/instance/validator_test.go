@@ -357,8 +357,10 @@ type args struct {
 	// object is nil.
 	object client.Object
 	raw    []byte
-	dryRun bool
-	world  world
+	// namespace is the request's namespace, when not object's.
+	namespace *string
+	dryRun    bool
+	world     world
 }
 
 // seed puts an instance named name in project p, as if made outside Kubernetes.
@@ -459,9 +461,11 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 	}
 	o = append(o, instance.WithNamespacedEndpoints(endpoints))
 	// Token requests for Google's endpoint are answered by the emulator's,
-	// so that tenants' keys, whose tokens only ever go to Google, work here.
+	// so that tenants' keys, whose tokens only ever go to Google, work here;
+	// platform keys keep their token_uri ([credentials] allow_key_token_uri),
+	// so that one whose token_uri gives no token can be tested.
 	services := providerconfig.NewServiceCache(nil, providerconfig.WithAuth(auth.WithTokenTransport(googleTokensTo(srv.URL+emulator.TokenPath)),
-		auth.WithExternalAccountSources(a.world.externalSources)))
+		auth.WithExternalAccountSources(a.world.externalSources), auth.WithKeyTokenURI(true)))
 	v := instance.New(pcs, secrets, s, services, o...)
 
 	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: a.op, DryRun: ptr.To(a.dryRun)}
@@ -471,6 +475,9 @@ func handle(t *testing.T, a args) (admission.Response, int) {
 		gvk := a.object.GetObjectKind().GroupVersionKind()
 		req.Kind = metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
 		req.Name, req.Namespace = a.object.GetName(), a.object.GetNamespace()
+	}
+	if a.namespace != nil {
+		req.Namespace = *a.namespace
 	}
 	if a.kind != nil {
 		req.Kind = *a.kind
@@ -724,6 +731,11 @@ func TestHandleDelete(t *testing.T) {
 			args:   args{op: admissionv1.Delete, object: nsInstance("orders", policies(xpv2.ManagementActionAll))},
 			want:   deletes("team-x/orders", "orders", nsCmd),
 		},
+		"DeleteObjectOfAnotherNamespace": {
+			reason: "A deletion whose object is of another namespace than the request's was not sent by the API server: denied, whatever the object says.",
+			args:   args{op: admissionv1.Delete, object: nsInstance("orders", allowDeletion()), namespace: ptr.To("team-y")},
+			want:   denied(0, `the PostgresqlInstance's metadata.namespace "team-x" differs from the admission request's namespace "team-y"`),
+		},
 		"DeleteReadsNothing": {
 			reason: "Deciding a deletion reads no ProviderConfig and asks Cloud SQL nothing: readers that fail change nothing.",
 			args: args{op: admissionv1.Delete, object: clusterInstance("orders", allowDeletion()), world: world{
@@ -919,6 +931,12 @@ func TestHandleCreateAccess(t *testing.T) {
 				kube: []fixture{selecting, namespaceLabelled(ns, map[string]string{"cloudsql": "private"})},
 			}},
 			want: denied(0, "it admits only spec.namespaces.names [team-y] and spec.namespaces.selector cloudsql=shared", "or label the namespace to match spec.namespaces.selector"),
+		},
+		"ObjectOfAnotherNamedNamespace": {
+			reason: "So is one that names another namespace than its object's, which would have the object judged by that namespace's access.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders"), namespace: ptr.To("team-y"),
+				world: world{kube: defaultPC, taken: []string{"orders"}}},
+			want: denied(0, `the PostgresqlInstance's metadata.namespace "team-x" differs from the admission request's namespace "team-y"`),
 		},
 		"ObjectOfAnotherNamespace": {
 			reason: "A request whose object is of another namespace than the request's was not sent by the API server: denied before anything is read.",
@@ -1333,6 +1351,36 @@ func TestHandleCreateRefused(t *testing.T) {
 			reason: "The platform's configurations name any endpoint.",
 			args:   args{op: admissionv1.Create, object: nsInstance("orders"), world: world{kube: defaultCPC(), endpoints: []string{}}},
 			want:   allowed(1),
+		},
+		"TenantExternalAccountObserveOnly": {
+			reason: "An instance that only observes is read with its configuration's key: a namespaced ProviderConfig's external_account key is denied for it too.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC, policies(xpv2.ManagementActionObserve)), world: world{kube: []fixture{
+				namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), dataSecret(ns, "gcp", "key.json", external),
+			}}},
+			want: denied(0, `PostgresqlInstance team-x/orders is denied: ProviderConfig "team" of namespace team-x: key "key.json" of secret team-x/gcp has type "external_account"`),
+		},
+		"TenantEndpointNotAllowedObserveOnly": {
+			reason: "An instance that only observes is read at its configuration's endpoint: one [tenancy] namespaced_endpoints does not allow is denied for it too.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC, policies(xpv2.ManagementActionObserve)), world: world{
+				kube:      []fixture{namespacedProviderConfig(ns, "team", atURL("http://metadata.google.internal/"))},
+				endpoints: []string{"https://sqladmin.example.com"},
+			}},
+			want: denied(0, `PostgresqlInstance team-x/orders is denied: ProviderConfig "team" of namespace team-x: spec.endpoint "http://metadata.google.internal/" is not allowed for namespaced ProviderConfigs`),
+		},
+		"PlatformExternalSourceObserveOnly": {
+			reason: "A platform's external_account key with a credential_source is denied for an instance that only observes too.",
+			args: args{op: admissionv1.Create, object: clusterInstance("orders", policies(xpv2.ManagementActionObserve)), world: world{kube: []fixture{
+				providerConfig("default", keyInSecret(secretNS, "wif", "config.json")), dataSecret(secretNS, "wif", "config.json", external),
+			}}},
+			want: denied(0, `key "config.json" of secret crossplane-system/wif is an external_account configuration whose credential_source reads a file`),
+		},
+		"TenantServiceAccountObserveOnly": {
+			reason: "A namespaced ProviderConfig's service-account key is fine for an instance that only observes, which Cloud SQL is not asked about.",
+			args: args{op: admissionv1.Create, object: nsInstance("orders", tenantPC, policies(xpv2.ManagementActionObserve)), world: world{
+				kube:  []fixture{namespacedProviderConfig(ns, "team", keyInSecret(ns, "gcp", "key.json")), keySecret(ns, "gcp", "key.json", "/not-a-token-endpoint")},
+				taken: []string{"orders"},
+			}},
+			want: allowed(0, mayNotCreate),
 		},
 		"PlatformExternalSource": {
 			reason: "A platform's external_account key with a credential_source is denied unless the configuration file allows it.",

@@ -67,6 +67,7 @@ const (
 	errNotAllowed           = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
 	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
 	errNotLent              = "pod %s: %s gets nothing from the configuration it names: %v"
+	errLendCheck            = "pod %s: cannot decide whether ClusterProviderConfig %q, which %s names, is lent to namespace %s (the pod is refused until it can be read; try again)"
 	errNotReady             = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
 	errNoSecretRef          = "pod %s: %s has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
 	errUnconfirmed          = "pod %s: the provider is setting a new password for %s and Cloud SQL has not confirmed it yet: create the pod again in a minute"
@@ -301,9 +302,20 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 		}
 		// A namespaced instance whose ClusterProviderConfig is not lent to its
 		// namespace gives its pods nothing: no proxy key, no password.
+		// Only a decision that it is not lent is a denial; one that could
+		// not be made (a read that failed) is an error the API server may
+		// retry, not an answer about the configuration.
+		lent := false
 		if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
-			if err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, npi.GetProviderConfigReference()); err != nil {
+			pcRef := npi.GetProviderConfigReference()
+			lent = pcRef != nil && pcRef.Kind == nsv1alpha1.ClusterProviderConfigKind
+			err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
+			switch {
+			case providerconfig.IsNotLent(err):
 				deny = admission.Denied(fmt.Sprintf(errNotLent, ref, t, err))
+				continue
+			case err != nil:
+				deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errLendCheck, ref, pcRef.Name, t, ns))
 				continue
 			}
 		}
@@ -311,8 +323,9 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, t, why, t.kubectlGet()))
 			continue
 		}
-		if t.cluster != nil && r != i.live {
-			// The cache may not have seen spec.injection shrink yet: the
+		if (t.cluster != nil || lent) && r != i.live {
+			// The cache may not have seen spec.injection, or a
+			// ClusterProviderConfig's spec.namespaces, shrink yet: the
 			// password goes to the namespace only once the API server agrees.
 			continue
 		}

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -332,11 +333,18 @@ func indexCopies(mgr ctrl.Manager) error {
 	return nil
 }
 
-// TransformSecretMetadata is the cache transform of secrets: it drops what the
-// refreshers never read and what should not sit in the provider's memory, the
-// managed fields and the last applied configuration (kubectl apply keeps a
-// secret's whole data there).
-func TransformSecretMetadata(o any) (any, error) {
+// SecretCacheOptions is how the manager's cache must hold secrets, which only
+// the refreshers read from it (metadata): without the managed fields and the
+// last applied configuration, which holds the whole data of a secret applied
+// with kubectl and should not sit in the provider's memory. The provider and
+// its tests take it from here, so that they cannot differ.
+func SecretCacheOptions() cache.ByObject {
+	return cache.ByObject{Transform: transformSecretMetadata}
+}
+
+// transformSecretMetadata is the cache transform of secrets (see
+// SecretCacheOptions).
+func transformSecretMetadata(o any) (any, error) {
 	if m, ok := o.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a != nil {
