@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -116,20 +117,30 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 }
 
 // A ServiceCache keeps one Cloud SQL Admin API client per ProviderConfig and
-// reuses it until the ProviderConfig or its credentials change. It is safe for
+// reuses it until the ProviderConfig or its credentials change. Clients unused
+// for IdleService are dropped, so that configurations that are gone (a team's
+// throwaway ProviderConfigs, say) do not stay in memory. It is safe for
 // concurrent use.
 type ServiceCache struct {
 	transport http.RoundTripper
 	tenant    func(key string) http.RoundTripper
 	auth      []auth.Option
+	now       func() time.Time
 
 	mu       sync.Mutex
 	services map[string]cachedService
 }
 
+// IdleService is how long a ServiceCache keeps a client that no reconcile or
+// admission asked for: far longer than any poll interval in use, so that only
+// configurations nothing uses any more are dropped (a dropped one is rebuilt
+// when needed again, at the cost of one token).
+const IdleService = time.Hour
+
 type cachedService struct {
 	fingerprint [32]byte
 	svc         *sqladmin.Service
+	used        time.Time
 }
 
 // A ServiceCacheOption configures a ServiceCache.
@@ -155,7 +166,7 @@ func WithTenantTransport(fn func(key string) http.RoundTripper) ServiceCacheOpti
 // transport (typically the platform's request budget); nil means
 // http.DefaultTransport.
 func NewServiceCache(transport http.RoundTripper, o ...ServiceCacheOption) *ServiceCache {
-	c := &ServiceCache{transport: transport, services: map[string]cachedService{}}
+	c := &ServiceCache{transport: transport, services: map[string]cachedService{}, now: time.Now}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -173,8 +184,16 @@ func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) 
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.now()
 	if cs, ok := c.services[pc.Name]; ok && cs.fingerprint == fp {
+		cs.used = now
+		c.services[pc.Name] = cs
 		return cs.svc, nil
+	}
+	for name, cs := range c.services {
+		if now.Sub(cs.used) > IdleService {
+			delete(c.services, name)
+		}
 	}
 	transport := c.transport
 	if c.tenant != nil && Tenant(pc) {
@@ -184,6 +203,6 @@ func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) 
 	if err != nil {
 		return nil, errors.Wrapf(err, errNewService, Display(pc))
 	}
-	c.services[pc.Name] = cachedService{fingerprint: fp, svc: svc}
+	c.services[pc.Name] = cachedService{fingerprint: fp, svc: svc, used: now}
 	return svc, nil
 }

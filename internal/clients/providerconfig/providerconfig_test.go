@@ -22,6 +22,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
@@ -95,6 +96,35 @@ func TestServiceCacheReusesClientsUntilTheConfigChanges(t *testing.T) {
 
 	_, err = c.Get(pc("bad", xpv2.CredentialsSourceSecret, xpv2.CommonCredentialSelectors{}), auth.Credentials{Source: xpv2.CredentialsSourceSecret, JSON: []byte("{}")})
 	g.Expect(err).To(MatchError(ContainSubstring("ProviderConfig \"bad\": cannot create a Cloud SQL Admin API client")))
+}
+
+// Clients that nothing asked for during IdleService are dropped when another
+// is built: configurations that are gone do not stay in memory, those in use
+// keep their clients.
+func TestServiceCacheDropsIdleClients(t *testing.T) {
+	g := NewWithT(t)
+	c := NewServiceCache(nil)
+	now := time.Now()
+	c.now = func() time.Time { return now }
+	creds := auth.Credentials{Source: xpv2.CredentialsSourceNone}
+	used, gone := pc("used", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{}), pc("gone", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{})
+	kept, err := c.Get(used, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = c.Get(gone, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+
+	now = now.Add(IdleService / 2)
+	_, err = c.Get(used, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	now = now.Add(IdleService/2 + time.Second)
+	_, err = c.Get(pc("new", xpv2.CredentialsSourceNone, xpv2.CommonCredentialSelectors{}), creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(c.services).To(HaveKey("used"))
+	g.Expect(c.services).To(HaveKey("new"))
+	g.Expect(c.services).ToNot(HaveKey("gone"), "a client unused for an hour is kept")
+	again, err := c.Get(used, creds)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(again).To(BeIdenticalTo(kept))
 }
 
 func TestDisplay(t *testing.T) {
