@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -314,6 +315,17 @@ type Record struct {
 	// Admitted are the admission times within a period before Written, oldest
 	// first.
 	Admitted []time.Time `json:"admitted"`
+	// Lookups are the admission lookups among them, with the namespace each
+	// was for, so that every replica that merges the record keeps the
+	// admission reserve and each namespace's share of it across all of them.
+	Lookups []Lookup `json:"lookups,omitempty"`
+}
+
+// A Lookup is an admission lookup in a Record: when it was admitted, and for
+// which key (a namespace; empty for a cluster-scoped object).
+type Lookup struct {
+	At  time.Time `json:"at"`
+	Key string    `json:"key,omitempty"`
 }
 
 // Record returns what the window admitted within its period.
@@ -328,6 +340,11 @@ func (w *Window) Record() Record {
 			r.Admitted = append(r.Admitted, t)
 		}
 	}
+	for _, e := range w.admissions {
+		if now.Sub(e.at) < w.period {
+			r.Lookups = append(r.Lookups, Lookup{At: e.at, Key: e.key})
+		}
+	}
 	return r
 }
 
@@ -339,7 +356,35 @@ func (w *Window) Record() Record {
 func (w *Window) Merge(r Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.mergeLocked(w.now(), r.Admitted)
+	now := w.now()
+	w.mergeLocked(now, r.Admitted)
+	w.mergeLookupsLocked(now, r.Lookups)
+}
+
+// mergeLookupsLocked adds to the admission lookups those of in that it does
+// not hold as often already (the same time and key), in time order, as
+// mergeLocked does for admissions.
+func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
+	held := map[admissionEvent]int{}
+	for _, e := range w.admissions {
+		held[admissionEvent{at: time.Unix(0, e.at.UnixNano()), key: e.key}]++
+	}
+	added := false
+	for _, l := range in {
+		e := admissionEvent{at: time.Unix(0, l.At.UnixNano()), key: l.Key}
+		if now.Sub(l.At) >= w.period {
+			continue
+		}
+		if held[e] > 0 {
+			held[e]--
+			continue
+		}
+		w.admissions = append(w.admissions, e)
+		added = true
+	}
+	if added {
+		slices.SortStableFunc(w.admissions, func(a, b admissionEvent) int { return a.at.Compare(b.at) })
+	}
 }
 
 // Restore counts in the window what a previous process admitted (Merge), and
@@ -353,6 +398,7 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	defer w.mu.Unlock()
 	now := w.now()
 	w.mergeLocked(now, r.Admitted)
+	w.mergeLookupsLocked(now, r.Lookups)
 	more := w.limit
 	if w.burst > 0 {
 		more = w.burst * int(math.Ceil(unrecorded.Seconds()))

@@ -414,6 +414,39 @@ func TestAdmissionLookupsAreSharedBetweenNamespaces(t *testing.T) {
 	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)))
 }
 
+// Replicas that share one record keep the admission reserve and each
+// namespace's share of it across all of them: the lookups one served count in
+// the other's, with their namespaces, once each however often merged.
+func TestReplicasShareTheAdmissionShares(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	ctx := context.Background()
+	opts := []WindowOption{WithClock(clk.Now, clk.Sleep), WithAdmissionReserve(0.1), WithAdmissionPerKey(0.3)}
+	a, b := NewWindow(100, time.Minute, opts...), NewWindow(100, time.Minute, opts...)
+	for range 3 {
+		g.Expect(a.WaitAdmissionBy(ctx, "team-a")).To(Succeed())
+	}
+	for range 4 {
+		g.Expect(a.WaitAdmission(ctx)).To(Succeed())
+	}
+	clk.now = clk.now.Add(time.Second)
+	r := a.Record()
+	g.Expect(r.Lookups).To(HaveLen(7))
+	b.Merge(r)
+	b.Merge(r)
+	a.Merge(b.Record())
+	g.Expect(b.Record().Lookups).To(HaveLen(7), "the same record merged twice counts once")
+	g.Expect(a.Record().Lookups).To(HaveLen(7), "a's own lookups, back in b's record, count once")
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	g.Expect(b.WaitAdmissionBy(short, "team-a")).To(MatchError(ErrSpent), "team-a spent its share at the other replica")
+	for range 3 {
+		g.Expect(b.WaitAdmissionBy(ctx, "team-b")).To(Succeed())
+	}
+	g.Expect(b.WaitAdmissionBy(short, "team-c")).To(MatchError(ErrSpent), "the reserve is spent across both replicas")
+}
+
 func TestPerMinuteSharesTheAdmissionReserve(t *testing.T) {
 	g := NewWithT(t)
 	w := PerMinute(180)
