@@ -128,6 +128,22 @@ func (refusedError) Refused() bool { return true }
 
 func (e refusedError) Unwrap() error { return e.error }
 
+// Refusal marks err as a refusal (see IsRefused); nil stays nil.
+func Refusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return refusedError{err}
+}
+
+// Restate is as, another wording of err, marked as a refusal when err is one.
+func Restate(err, as error) error {
+	if IsRefused(err) {
+		return Refusal(as)
+	}
+	return as
+}
+
 // IsRefused reports whether err says that a configuration may not use its
 // credentials or endpoint (any error in err's chain with a Refused method that
 // says so), as opposed to credentials that are broken or an API that cannot be
@@ -315,11 +331,7 @@ func located(err error, where string) error {
 	if where == "" {
 		return err
 	}
-	e := errors.New(where + " " + err.Error())
-	if IsRefused(err) {
-		return refusedError{e}
-	}
-	return e
+	return Restate(err, errors.New(where+" "+err.Error()))
 }
 
 // baseURL is endpoint with a trailing slash. The client resolves its request

@@ -30,6 +30,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 )
 
 const (
@@ -175,7 +176,7 @@ func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.
 			return nil, errors.Wrapf(err, errGetNamespacedConfig, ref.Name, ns)
 		}
 		if !r.endpointAllowed(pc.Spec.Endpoint) {
-			return nil, refusedError{errors.Errorf(errEndpointNotAllowed, Named(nsv1alpha1.ProviderConfigKind, pc.Name, pc.Namespace), pc.Spec.Endpoint, r.allowed())}
+			return nil, auth.Refusal(errors.Errorf(errEndpointNotAllowed, Named(nsv1alpha1.ProviderConfigKind, pc.Name, pc.Namespace), pc.Spec.Endpoint, r.allowed()))
 		}
 		return asClusterConfig(pc), nil
 	default:

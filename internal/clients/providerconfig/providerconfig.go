@@ -50,15 +50,6 @@ const (
 	errTenantSource    = "%s: credentials source %s cannot be used by a namespaced ProviderConfig: use Secret with a service-account key, or a ClusterProviderConfig that the platform team owns"
 )
 
-// A refusedError is a configuration's use of credentials or of an endpoint
-// that the provider refuses (see auth.IsRefused, which IsRefused is).
-type refusedError struct{ error }
-
-// Refused marks the error as a refusal.
-func (refusedError) Refused() bool { return true }
-
-func (e refusedError) Unwrap() error { return e.error }
-
 // IsRefused reports whether err says that a configuration may not use its
 // credentials or endpoint: a key of a kind it may not hold, an endpoint the
 // configuration file does not allow it. Retrying does not help; admission
@@ -76,7 +67,7 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 	case creds.Tenant && cd.Source != xpv2.CredentialsSourceSecret && cd.Source != xpv2.CredentialsSourceNone:
 		// The CRD allows neither; a configuration read some other way must
 		// not lend a tenant the provider's own identity, environment or files.
-		return creds, refusedError{errors.Errorf(errTenantSource, Display(pc), cd.Source)}
+		return creds, auth.Refusal(errors.Errorf(errTenantSource, Display(pc), cd.Source))
 	case cd.Source == xpv2.CredentialsSourceNone, cd.Source == xpv2.CredentialsSourceInjectedIdentity:
 		return creds, nil
 	case cd.Source == xpv2.CredentialsSourceSecret:
@@ -107,11 +98,7 @@ func Credentials(ctx context.Context, secrets client.Reader, fs afero.Fs, pc *v1
 	// credential_source is the client's to say (auth.WithExternalAccountSources);
 	// everything else about the key is said here, naming where it is.
 	if err := auth.CheckKey(creds.JSON, creds.Tenant, auth.WithExternalAccountSources(true)); err != nil {
-		e := errors.Errorf(errBadKey, Display(pc), where+" "+err.Error())
-		if auth.IsRefused(err) {
-			e = refusedError{e}
-		}
-		return creds, e
+		return creds, auth.Restate(err, errors.Errorf(errBadKey, Display(pc), where+" "+err.Error()))
 	}
 	return creds, nil
 }

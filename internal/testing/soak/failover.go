@@ -283,39 +283,11 @@ func (w *world) failoverPhases(ctx context.Context) error {
 	if err := w.waitFor(ctx, "every instance Ready", func() (bool, error) { return w.allReady(ctx, names) }); err != nil {
 		return err
 	}
-	changed := names[:len(names)/2]
-	w.logf("changing the tier of %d instances", len(changed))
-	for _, n := range changed {
-		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Resources.InstanceType = changedTo }); err != nil {
-			return err
-		}
-	}
-	if err := w.waitFor(ctx, "every change made and every password known", func() (bool, error) {
-		for _, n := range changed {
-			if db, err := w.emu.Instance(project, n); err != nil || db.Settings.Tier != changedTo {
-				return false, nil
-			}
-		}
-		bad, err := w.badPasswords(ctx, w.all)
-		return bad == 0, err
-	}); err != nil {
+	if err := w.changeTiers(ctx, names[:len(names)/2], w.all); err != nil {
 		return err
 	}
-	w.logf("deleting %d instances", len(names))
-	for _, n := range names {
-		pi := &v1alpha1.PostgresqlInstance{}
-		pi.SetName(n)
-		if err := w.c.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	return w.waitFor(ctx, "every deleted object gone", func() (bool, error) {
-		l := &v1alpha1.PostgresqlInstanceList{}
-		if err := w.c.List(ctx, l); err != nil {
-			return false, err
-		}
-		return len(l.Items) == 1, nil
-	})
+	// The instance of the pods (podsOf) stays.
+	return w.deleteAll(ctx, names, 1)
 }
 
 // admitPods creates an annotated pod (a dry run, through the pod injector of

@@ -381,22 +381,7 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 		}
 	}
 
-	changed := names[:len(names)/3]
-	w.logf("changing the tier of %d instances", len(changed))
-	for _, n := range changed {
-		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Resources.InstanceType = changedTo }); err != nil {
-			return err
-		}
-	}
-	if err := w.waitFor(ctx, "every change made and every password known", func() (bool, error) {
-		for _, n := range changed {
-			if db, err := w.emu.Instance(project, n); err != nil || db.Settings.Tier != changedTo {
-				return false, nil
-			}
-		}
-		bad, err := w.badPasswords(ctx, append(names, imports...))
-		return bad == 0, err
-	}); err != nil {
+	if err := w.changeTiers(ctx, names[:len(names)/3], append(names, imports...)); err != nil {
 		return err
 	}
 	bad, err := w.badPasswords(ctx, append(names, imports...))
@@ -405,20 +390,46 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	}
 	r.BadPasswords = bad
 
-	w.logf("deleting every instance")
-	for _, n := range append(names, imports...) {
+	return w.deleteAll(ctx, append(names, imports...), 0)
+}
+
+// changeTiers changes the tier of the instances named changed, and waits until
+// Cloud SQL holds every change and the password of each of all is known.
+func (w *world) changeTiers(ctx context.Context, changed, all []string) error {
+	w.logf("changing the tier of %d instances", len(changed))
+	for _, n := range changed {
+		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Resources.InstanceType = changedTo }); err != nil {
+			return err
+		}
+	}
+	return w.waitFor(ctx, "every change made and every password known", func() (bool, error) {
+		for _, n := range changed {
+			if db, err := w.emu.Instance(project, n); err != nil || db.Settings.Tier != changedTo {
+				return false, nil
+			}
+		}
+		bad, err := w.badPasswords(ctx, all)
+		return bad == 0, err
+	})
+}
+
+// deleteAll deletes the instances named names and waits until only remain
+// PostgresqlInstances are left.
+func (w *world) deleteAll(ctx context.Context, names []string, remain int) error {
+	w.logf("deleting %d instances", len(names))
+	for _, n := range names {
 		pi := &v1alpha1.PostgresqlInstance{}
 		pi.SetName(n)
 		if err := w.c.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
-	return w.waitFor(ctx, "every object gone", func() (bool, error) {
+	return w.waitFor(ctx, "every deleted object gone", func() (bool, error) {
 		l := &v1alpha1.PostgresqlInstanceList{}
 		if err := w.c.List(ctx, l); err != nil {
 			return false, err
 		}
-		return len(l.Items) == 0, nil
+		return len(l.Items) == remain, nil
 	})
 }
 

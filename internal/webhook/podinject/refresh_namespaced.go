@@ -114,6 +114,11 @@ func (r *NamespacedRefresher) instancesUsing(ctx context.Context, config string)
 		r.log.Info("Cannot find the namespaced instances of a changed ClusterProviderConfig", "clusterproviderconfig", config, "error", err)
 		return nil
 	}
+	return requestsFor(pis)
+}
+
+// requestsFor are the reconcile requests of pis.
+func requestsFor(pis *nsv1alpha1.PostgresqlInstanceList) []reconcile.Request {
 	reqs := make([]reconcile.Request, 0, len(pis.Items))
 	for _, pi := range pis.Items {
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pi.Namespace, Name: pi.Name}})
@@ -128,11 +133,7 @@ func (r *NamespacedRefresher) instancesIn(ctx context.Context, ns client.Object)
 		r.log.Info("Cannot find the namespaced instances of a changed namespace", "namespace", ns.GetName(), "error", err)
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(pis.Items))
-	for _, pi := range pis.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pi.Namespace, Name: pi.Name}})
-	}
-	return reqs
+	return requestsFor(pis)
 }
 
 // instancesOf maps a secret to the instances whose copies it may concern: the
