@@ -163,12 +163,17 @@ test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint
 	@# -count=1: go test's cache does not see OBSERVE, which a package variable reads.
 	OBSERVE=get $(GO) test -count=1 $(GO_TEST_FLAGS) ./internal/controller/...
 	$(GO) test -race $(GO_TEST_FLAGS) ./internal/emulator/... ./internal/clients/...
+	$(MAKE) --no-print-directory conformance
 	$(MAKE) --no-print-directory e2e
 	@if ! why=$$($(GO) run ./hack/nodecheck); then \
 	  echo "node-e2e (injected pods on a real kubelet) does not run on this machine: $$why"; \
 	elif ! $(MAKE) --no-print-directory node-deps; then \
 	  echo "node-e2e (injected pods on a real kubelet) does not run on this machine: its packages are missing (see above)"; \
 	else $(MAKE) --no-print-directory node-e2e; fi
+
+.PHONY: conformance
+conformance: ## Replay the recorded real Cloud SQL traffic (../shared/cloudsql-recorded) against the emulator and print how it compares.
+	$(GO) test -count=1 -v -run '^TestRecordedTraffic$$' $(GO_TEST_FLAGS) ./internal/emulator/conformance/
 
 .PHONY: e2e
 e2e: control-plane cloud-sql-proxy postgres ## The injected pod connects: provider, webhooks, emulator with PostgreSQL, the real proxy and psql.

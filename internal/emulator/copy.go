@@ -110,11 +110,15 @@ func mergePatch(dst, patch map[string]any) {
 }
 
 // settingsEqual reports whether two settings are the same apart from their
-// version.
+// version and from which false or zero fields they answer.
 func settingsEqual(a, b *sqladmin.Settings) bool {
-	ac, bc := *a, *b
+	ac, errA := copySettings(a)
+	bc, errB := copySettings(b)
+	if errA != nil || errB != nil {
+		return false
+	}
 	ac.SettingsVersion, bc.SettingsVersion = 0, 0
-	aj, errA := json.Marshal(&ac)
-	bj, errB := json.Marshal(&bc)
+	aj, errA := json.Marshal(ac)
+	bj, errB := json.Marshal(bc)
 	return errA == nil && errB == nil && string(aj) == string(bj)
 }

@@ -657,7 +657,7 @@ func handshakeAndRead(addr string, conf *tls.Config) error {
 func TestDataPlaneSettlesOnConnectionAndCloses(t *testing.T) {
 	t.Parallel()
 	const delay = 300 * time.Millisecond
-	e := newDataEnv(t, emulator.WithDelays(0, delay, 0))
+	e := newDataEnv(t, emulator.WithUserOperationDelay(delay))
 	g := NewWithT(t)
 	e.insert(g, instance("closing", withPrivateNetwork(e.project, true)))
 

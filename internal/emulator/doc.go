@@ -60,21 +60,33 @@ limitations under the License.
 // CREATE operation is DONE (and have no ipAddresses until then), then
 // RUNNABLE. Patch and update take effect when their UPDATE operation is
 // DONE, and settings.settingsVersion (1 at creation) increases then if the
-// settings changed. A delete makes the instance PENDING_DELETE; when the
+// settings changed. User operations (CREATE_USER, UPDATE_USER, DELETE_USER)
+// are answered DONE, as Cloud SQL answers them, unless
+// WithUserOperationDelay gives them a duration. A delete makes the instance PENDING_DELETE; when the
 // DELETE operation is DONE the instance is gone and its name is reserved for
-// the reservation period. User operations (CREATE_USER, UPDATE_USER,
-// DELETE_USER) take the update delay. While any operation on an instance
+// the reservation period. While any operation on an instance
 // runs, every other mutation of it is answered 409 operationInProgress, and
 // so is every mutation while the instance is in MAINTENANCE. An operation
 // failed by an injected fault ends DONE with an error and no effect (a
 // failed create leaves the instance FAILED).
 //
-// Defaults follow the real API: region us-central1, zone <region>-b, disk
+// Defaults follow the real API: region us-central1, zone <region>-a, disk
 // 10 GB PD_SSD with auto-resize, ZONAL, PER_USE, ALWAYS, backups starting at
 // 12:00, public IP on unless ipv4Enabled is sent as false, and edition
 // ENTERPRISE_PLUS for POSTGRES_16 and later, ENTERPRISE before (as Cloud SQL
-// for PostgreSQL does). rootPassword is never returned; it becomes the
-// password of the postgres user.
+// for PostgreSQL does). Enterprise keeps 7 backups and 7 days of
+// transaction logs; Enterprise Plus 15 and 14, with a data cache on, and an
+// instance moved to Enterprise Plus takes those unless it set its own.
+// rootPassword is never returned; it becomes the password of the postgres
+// user.
+//
+// Answers carry what real Cloud SQL's carry, as its recorded traffic shows
+// (see package conformance, which replays it): fields whose value is false,
+// 0 or "0" where Cloud SQL answers them (deletionProtectionEnabled,
+// storageAutoResizeLimit, backupConfiguration.enabled, ipv4Enabled,
+// requireSsl, geminiConfig, ...), an etag that changes with the instance,
+// upgradableDatabaseVersions, and no maintenanceWindow unless one was set.
+// Users carry an etag, iamStatus and a passwordPolicy with its status.
 //
 // Errors come in Google's envelope, so (*googleapi.Error).Code and
 // .Errors[0].Reason carry them: 404 instanceDoesNotExist,
@@ -82,7 +94,9 @@ limitations under the License.
 // name or reserved name), operationInProgress, userAlreadyExists; 412
 // staleData; 400 invalid, required, invalidFlagValue, parseError; 429
 // rateLimitExceeded (RESOURCE_EXHAUSTED) once a project spent its
-// per-minute budget; 500/503 backendError when injected.
+// per-minute budget; 500/503 backendError when injected. Errors of Cloud
+// SQL's own (the instance*, operation* and user* reasons) carry no "status"
+// in the envelope, as Cloud SQL's do; those of the API front end do.
 //
 // # Admin surface
 //

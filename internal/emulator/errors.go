@@ -46,10 +46,15 @@ const (
 
 // Canonical status strings of Google's error envelope.
 const (
+	// statusCloudSQL is the status of the errors Cloud SQL itself answers
+	// with a reason of its own (instanceDoesNotExist, operationInProgress,
+	// ...): none. Recorded real traffic shows instanceDoesNotExist without
+	// one, while errors of the API front end (notFound, parse errors,
+	// quota) carry it.
+	statusCloudSQL = ""
+
 	statusInvalidArgument    = "INVALID_ARGUMENT"
 	statusNotFound           = "NOT_FOUND"
-	statusAlreadyExists      = "ALREADY_EXISTS"
-	statusAborted            = "ABORTED"
 	statusFailedPrecondition = "FAILED_PRECONDITION"
 	statusResourceExhausted  = "RESOURCE_EXHAUSTED"
 	statusInternal           = "INTERNAL"
@@ -104,7 +109,7 @@ type envelopeError struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`
 	Errors  []envelopeItem `json:"errors"`
-	Status  string         `json:"status"`
+	Status  string         `json:"status,omitempty"`
 }
 
 type envelopeItem struct {
@@ -137,28 +142,28 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 func errInstanceNotFound() error {
-	return &apiError{http.StatusNotFound, statusNotFound, ReasonInstanceDoesNotExist, msgInstanceDoesNotExist}
+	return &apiError{http.StatusNotFound, statusCloudSQL, ReasonInstanceDoesNotExist, msgInstanceDoesNotExist}
 }
 
 func errInstanceExists() error {
-	return &apiError{http.StatusConflict, statusAlreadyExists, ReasonInstanceAlreadyExists, msgInstanceAlreadyExists}
+	return &apiError{http.StatusConflict, statusCloudSQL, ReasonInstanceAlreadyExists, msgInstanceAlreadyExists}
 }
 
 func errNameReserved(name string, until time.Time) error {
-	return &apiError{http.StatusConflict, statusAlreadyExists, ReasonInstanceAlreadyExists,
+	return &apiError{http.StatusConflict, statusCloudSQL, ReasonInstanceAlreadyExists,
 		fmt.Sprintf(msgNameReserved, name, formatTime(until))}
 }
 
 func errOperationInProgress() error {
-	return &apiError{http.StatusConflict, statusAborted, ReasonOperationInProgress, msgOperationInProgress}
+	return &apiError{http.StatusConflict, statusCloudSQL, ReasonOperationInProgress, msgOperationInProgress}
 }
 
 func errInMaintenance() error {
-	return &apiError{http.StatusConflict, statusAborted, ReasonOperationInProgress, msgInstanceInMaintenance}
+	return &apiError{http.StatusConflict, statusCloudSQL, ReasonOperationInProgress, msgInstanceInMaintenance}
 }
 
 func errOperationNotFound() error {
-	return &apiError{http.StatusNotFound, statusNotFound, ReasonOperationDoesNotExist, msgOperationDoesNotExist}
+	return &apiError{http.StatusNotFound, statusCloudSQL, ReasonOperationDoesNotExist, msgOperationDoesNotExist}
 }
 
 func errStaleData() error {
@@ -200,11 +205,11 @@ func errMethodNotFound() error {
 }
 
 func errUserNotFound() error {
-	return &apiError{http.StatusNotFound, statusNotFound, ReasonUserDoesNotExist, msgUserDoesNotExist}
+	return &apiError{http.StatusNotFound, statusCloudSQL, ReasonUserDoesNotExist, msgUserDoesNotExist}
 }
 
 func errUserExists() error {
-	return &apiError{http.StatusConflict, statusAlreadyExists, ReasonUserAlreadyExists, msgUserAlreadyExists}
+	return &apiError{http.StatusConflict, statusCloudSQL, ReasonUserAlreadyExists, msgUserAlreadyExists}
 }
 
 func errDeletionProtected() error {

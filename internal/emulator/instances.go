@@ -17,7 +17,11 @@ limitations under the License.
 package emulator
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"regexp"
 	"sort"
 	"strings"
@@ -175,7 +179,7 @@ func newInstance(project string, in *sqladmin.DatabaseInstance, raw map[string]a
 		return nil, err
 	}
 	rawSettings, _ := raw["settings"].(map[string]any)
-	normalizeSettings(settings, rawSettings, true, in.DatabaseVersion, region)
+	normalizeSettings(settings, rawSettings, true, false, in.DatabaseVersion, region)
 	if err := validateSettings(settings, nil, region); err != nil {
 		return nil, err
 	}
@@ -186,6 +190,11 @@ func newInstance(project string, in *sqladmin.DatabaseInstance, raw map[string]a
 		DatabaseVersion: in.DatabaseVersion,
 		Region:          region,
 		Settings:        settings,
+	}
+	if dec := in.DiskEncryptionConfiguration; dec != nil && dec.KmsKeyName != "" {
+		db.DiskEncryptionConfiguration = &sqladmin.DiskEncryptionConfiguration{
+			Kind: "sql#diskEncryptionConfiguration", KmsKeyName: dec.KmsKeyName,
+		}
 	}
 	fillServerFields(db, project)
 	return db, nil
@@ -201,13 +210,33 @@ func fillServerFields(db *sqladmin.DatabaseInstance, project string) {
 	db.BackendType = "SECOND_GEN"
 	db.InstanceType = "CLOUD_SQL_INSTANCE"
 	db.DatabaseInstalledVersion = installedVersion(db.DatabaseVersion)
-	db.MaintenanceVersion = db.DatabaseInstalledVersion + maintenanceSuffix
+	db.MaintenanceVersion = maintenanceVersion(db.DatabaseVersion)
 	db.ServiceAccountEmailAddress = serviceAccount(project)
 	db.SqlNetworkArchitecture = "NEW_NETWORK_ARCHITECTURE"
+	db.SatisfiesPzi = true
+	// Gemini features are off for PostgreSQL instances, and answered so.
+	db.GeminiConfig = &sqladmin.GeminiInstanceConfig{ForceSendFields: []string{
+		"ActiveQueryEnabled", "Entitled", "GoogleVacuumMgmtEnabled", "IndexAdvisorEnabled", "OomSessionCancelEnabled",
+	}}
+	db.UpgradableDatabaseVersions = upgradableVersions(db.DatabaseVersion)
 	db.RootPassword = ""
 	if db.Settings != nil && db.Settings.LocationPreference != nil {
 		db.GceZone = db.Settings.LocationPreference.Zone
 	}
+}
+
+// stampEtag sets the instance's etag from what changes when the instance
+// does: its state, settings version, database and maintenance versions and
+// addresses. Callers hold s.mu.
+func stampEtag(db *sqladmin.DatabaseInstance) {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s|%s|%s|%s|%s|%d", db.Name, db.CreateTime, db.State, db.DatabaseVersion, db.MaintenanceVersion, len(db.IpAddresses))
+	if db.Settings != nil {
+		_, _ = fmt.Fprintf(h, "|%d", db.Settings.SettingsVersion)
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	db.Etag = base64.StdEncoding.EncodeToString(b[:])
 }
 
 func (s *Server) instancesGet(req *apiRequest) (any, error) {
@@ -219,6 +248,7 @@ func (s *Server) instancesGet(req *apiRequest) (any, error) {
 	if !ok {
 		return nil, errInstanceNotFound()
 	}
+	stampEtag(inst.db)
 	b, err := json.Marshal(inst.db)
 	return json.RawMessage(b), err
 }
@@ -251,6 +281,7 @@ func (s *Server) instancesList(req *apiRequest) (any, error) {
 			return nil, err
 		}
 		if ok {
+			stampEtag(db)
 			matched = append(matched, db)
 		}
 	}

@@ -53,7 +53,7 @@ func TestInsertFillsServerFieldsAndDefaults(t *testing.T) {
 	e.g.Expect(db.State).To(Equal(emulator.StateRunnable))
 	e.g.Expect(db.Project).To(Equal(project))
 	e.g.Expect(db.ConnectionName).To(Equal("test-project:europe-west1:orders"))
-	e.g.Expect(db.GceZone).To(Equal("europe-west1-b"))
+	e.g.Expect(db.GceZone).To(Equal("europe-west1-a"))
 	e.g.Expect(db.SelfLink).To(Equal("https://sqladmin.googleapis.com/sql/v1beta4/projects/test-project/instances/orders"))
 	e.g.Expect(db.BackendType).To(Equal("SECOND_GEN"))
 	e.g.Expect(db.InstanceType).To(Equal("CLOUD_SQL_INSTANCE"))
@@ -74,7 +74,7 @@ func TestInsertFillsServerFieldsAndDefaults(t *testing.T) {
 	e.g.Expect(st.ActivationPolicy).To(Equal("ALWAYS"))
 	e.g.Expect(st.StorageAutoResize).To(HaveValue(BeTrue()))
 	e.g.Expect(st.BackupConfiguration.StartTime).To(Equal("12:00"))
-	e.g.Expect(st.LocationPreference.Zone).To(Equal("europe-west1-b"))
+	e.g.Expect(st.LocationPreference.Zone).To(Equal("europe-west1-a"))
 	e.g.Expect(st.IpConfiguration.Ipv4Enabled).To(BeTrue())
 
 	e.g.Expect(ipTypes(db)).To(Equal([]string{"PRIMARY", "OUTGOING"}))
@@ -185,7 +185,10 @@ func TestInsertAcceptsValidTiers(t *testing.T) {
 			e.insert("db", mutators...)
 			db := e.get("db")
 			e.g.Expect(db.State).To(Equal(emulator.StateRunnable))
-			e.g.Expect(db.DatabaseInstalledVersion).To(HavePrefix(db.DatabaseVersion + "_"))
+			// Cloud SQL reports POSTGRES_9_6 installed, without its minor
+			// version; the others with it.
+			e.g.Expect(db.DatabaseInstalledVersion).To(MatchRegexp("^" + db.DatabaseVersion + "(_[0-9]+)?$"))
+			e.g.Expect(db.MaintenanceVersion).To(MatchRegexp(`^POSTGRES_[0-9_]+\.R[0-9]{8}\.[0-9]{2}_[0-9]{2}$`))
 		})
 	}
 }

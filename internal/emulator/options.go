@@ -43,11 +43,14 @@ type Option func(*Server)
 type Delays struct {
 	// Create is the duration of instances.insert.
 	Create time.Duration
-	// Update is the duration of instances.patch, instances.update and of
-	// the users.insert/update/delete operations.
+	// Update is the duration of instances.patch and instances.update.
 	Update time.Duration
 	// Delete is the duration of instances.delete.
 	Delete time.Duration
+	// User is the duration of users.insert, users.update and users.delete:
+	// zero unless WithUserOperationDelay says otherwise, since Cloud SQL
+	// answers them DONE.
+	User time.Duration
 }
 
 // WithClock makes the emulator read time from c instead of the wall clock.
@@ -64,8 +67,15 @@ func WithClock(c Clock) Option {
 // Negative durations count as zero.
 func WithDelays(create, update, del time.Duration) Option {
 	return func(s *Server) {
-		s.delays = Delays{Create: max(create, 0), Update: max(update, 0), Delete: max(del, 0)}
+		s.delays.Create, s.delays.Update, s.delays.Delete = max(create, 0), max(update, 0), max(del, 0)
 	}
+}
+
+// WithUserOperationDelay makes users.insert, users.update and users.delete
+// take d instead of finishing at once, for tests of what a client sees
+// while a user change is under way.
+func WithUserOperationDelay(d time.Duration) Option {
+	return func(s *Server) { s.delays.User = max(d, 0) }
 }
 
 // WithNameReservation sets how long the name of a deleted instance can't be

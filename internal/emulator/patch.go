@@ -17,6 +17,7 @@ limitations under the License.
 package emulator
 
 import (
+	"strings"
 	"time"
 
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -67,12 +68,23 @@ func (s *Server) instancesPatch(req *apiRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	normalizeSettings(next, nil, false, version, inst.db.Region)
+	raiseToEditionDefaults(next, cur)
+	normalizeSettings(next, merged, false, true, version, inst.db.Region)
 	if err := validateSettings(next, cur, inst.db.Region); err != nil {
 		return nil, err
 	}
+	maintenance, err := nextMaintenanceVersion(inst.db, version, in.MaintenanceVersion)
+	if err != nil {
+		return nil, err
+	}
+	apply := s.applyUpdate(inst, next, version)
 	op := s.startOperation(p, req.project, inst, OpUpdate, s.delays.Update, req.failOp,
-		s.applyUpdate(inst, next, version), nil)
+		func(end time.Time) {
+			apply(end)
+			if maintenance != "" {
+				inst.db.MaintenanceVersion = maintenance
+			}
+		}, nil)
 	return op.render(now), nil
 }
 
@@ -108,13 +120,28 @@ func (s *Server) instancesUpdate(req *apiRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	normalizeSettings(next, rawSettings, true, version, inst.db.Region)
+	raiseToEditionDefaults(next, inst.db.Settings)
+	normalizeSettings(next, rawSettings, true, true, version, inst.db.Region)
 	if err := validateSettings(next, inst.db.Settings, inst.db.Region); err != nil {
 		return nil, err
 	}
 	op := s.startOperation(p, req.project, inst, OpUpdate, s.delays.Update, req.failOp,
 		s.applyUpdate(inst, next, version), nil)
 	return op.render(now), nil
+}
+
+// nextMaintenanceVersion is the maintenance version a patch asks for ("":
+// none), which must be one of the instance's database version: Cloud SQL
+// applies it with the UPDATE operation (recorded real traffic).
+func nextMaintenanceVersion(db *sqladmin.DatabaseInstance, version, requested string) (string, error) {
+	if requested == "" || requested == db.MaintenanceVersion {
+		return "", nil
+	}
+	major := strings.TrimSuffix(version, "_") + "_"
+	if version != db.DatabaseVersion || !strings.HasPrefix(requested, major) || !strings.Contains(requested, ".R") {
+		return "", errInvalid("Invalid maintenance version %q for an instance of %s: use one such as %s.", requested, db.DatabaseVersion, db.MaintenanceVersion)
+	}
+	return requested, nil
 }
 
 // nextVersion is the database version after a patch or update that asked
@@ -142,7 +169,8 @@ func (s *Server) applyUpdate(inst *instanceState, next *sqladmin.Settings, versi
 		if version != db.DatabaseVersion {
 			db.DatabaseVersion = version
 			db.DatabaseInstalledVersion = installedVersion(version)
-			db.MaintenanceVersion = db.DatabaseInstalledVersion + maintenanceSuffix
+			db.MaintenanceVersion = maintenanceVersion(version)
+			db.UpgradableDatabaseVersions = upgradableVersions(version)
 		}
 		db.GceZone = next.LocationPreference.Zone
 		s.refreshIPAddresses(inst, db)

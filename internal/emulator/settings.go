@@ -39,9 +39,12 @@ const (
 	defaultBackupStartTime  = "12:00"
 	defaultLogRetentionDays = 7
 	defaultRetainedBackups  = 7
-	defaultSSLMode          = "ALLOW_UNENCRYPTED_AND_ENCRYPTED"
-	defaultConnectorEnforce = "NOT_REQUIRED"
-	defaultZoneSuffix       = "-b"
+	// Enterprise Plus keeps more: 15 backups and 14 days of logs.
+	enterprisePlusRetainedBackups  = 15
+	enterprisePlusLogRetentionDays = 14
+	defaultSSLMode                 = "ALLOW_UNENCRYPTED_AND_ENCRYPTED"
+	defaultConnectorEnforce        = "NOT_REQUIRED"
+	defaultZoneSuffix              = "-a"
 )
 
 // Cloud SQL editions, as settings.edition spells them.
@@ -55,15 +58,19 @@ var (
 	privateNetworkRE = regexp.MustCompile(`^(https://www\.googleapis\.com/compute/v1/)?projects/[a-z0-9-]+/global/networks/[a-zA-Z0-9_-]+$`)
 )
 
-// normalizeSettings fills in defaults. replace is true for insert and update
-// (PUT), where settings are given whole and an omitted ipv4Enabled means the
-// default (public IP on); for patch the settings were merged onto the stored
-// ones and nothing is implied. raw is the request's settings object, used to
-// tell an omitted field from a false one.
+// normalizeSettings fills in defaults and decides which fields are answered
+// when their value is false, 0 or empty, as Cloud SQL does (recorded real
+// traffic shows it: see internal/emulator/conformance). replace is true for
+// insert and update (PUT), where settings are given whole and an omitted
+// ipv4Enabled means the default (public IP on); for patch the settings were
+// merged onto the stored ones and nothing is implied. existing is true for
+// patch and update. raw is the request's settings object (for patch, the
+// merged one), used to tell an omitted field from a false one.
 //
 // The edition defaults to ENTERPRISE_PLUS for POSTGRES_16 and later and to
-// ENTERPRISE before, which is what Cloud SQL does for PostgreSQL.
-func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace bool, version, region string) {
+// ENTERPRISE before, which is what Cloud SQL does for PostgreSQL; backups
+// and transaction logs are then kept by the edition's defaults.
+func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace, existing bool, version, region string) {
 	st.Kind = "sql#settings"
 	if st.Edition == "" {
 		st.Edition = defaultEdition(version)
@@ -93,7 +100,69 @@ func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace bool, 
 		on := true
 		st.StorageAutoResize = &on
 	}
+	st.ForceSendFields = []string{"DeletionProtectionEnabled", "StorageAutoResizeLimit"}
 
+	normalizeBackups(st, raw, existing)
+	normalizeIPConfiguration(st, raw, replace)
+
+	if st.LocationPreference == nil {
+		st.LocationPreference = &sqladmin.LocationPreference{}
+	}
+	st.LocationPreference.Kind = "sql#locationPreference"
+	if st.LocationPreference.Zone == "" {
+		st.LocationPreference.Zone = region + defaultZoneSuffix
+	}
+	// Cloud SQL answers a maintenance window only when one was set, and
+	// then with its day and hour even when they are 0 (any day, midnight).
+	if mw := st.MaintenanceWindow; mw != nil {
+		if mw.Day == 0 && mw.Hour == 0 && mw.UpdateTrack == "" &&
+			!hasPath(raw, "maintenanceWindow", "day") && !hasPath(raw, "maintenanceWindow", "hour") {
+			st.MaintenanceWindow = nil
+		} else {
+			mw.Kind = "sql#maintenanceWindow"
+			mw.ForceSendFields = []string{"Day", "Hour"}
+		}
+	}
+	if ic := st.InsightsConfig; ic != nil {
+		ic.ForceSendFields = []string{"QueryPlansPerMinute"}
+	}
+	if pp := st.PasswordValidationPolicy; pp != nil {
+		pp.ForceSendFields = []string{"EnablePasswordPolicy"}
+	}
+	// Enterprise Plus has a data cache, on unless asked otherwise; an
+	// Enterprise instance has none, and answers none.
+	switch {
+	case st.Edition != EditionEnterprisePlus:
+		st.DataCacheConfig = nil
+	case st.DataCacheConfig == nil:
+		st.DataCacheConfig = &sqladmin.DataCacheConfig{DataCacheEnabled: true}
+	default:
+		st.DataCacheConfig.ForceSendFields = []string{"DataCacheEnabled"}
+	}
+}
+
+// raiseToEditionDefaults prepares settings that move an instance from
+// Enterprise to Enterprise Plus: backup and log retention still at
+// Enterprise's defaults take Enterprise Plus's instead, as Cloud SQL does
+// (recorded real traffic).
+func raiseToEditionDefaults(next, cur *sqladmin.Settings) {
+	if cur.Edition == EditionEnterprisePlus || next.Edition != EditionEnterprisePlus || next.BackupConfiguration == nil {
+		return
+	}
+	bc := next.BackupConfiguration
+	if bc.TransactionLogRetentionDays == defaultLogRetentionDays {
+		bc.TransactionLogRetentionDays = 0
+	}
+	if rs := bc.BackupRetentionSettings; rs != nil && rs.RetentionUnit == "COUNT" && rs.RetainedBackups == defaultRetainedBackups {
+		bc.BackupRetentionSettings = nil
+	}
+}
+
+// normalizeBackups fills in the backup configuration's defaults: those of
+// the edition for retention and tier, and the fields Cloud SQL answers when
+// false. replicationLogArchivingEnabled appears once an instance has been
+// changed, or from its creation when point-in-time recovery was asked about.
+func normalizeBackups(st *sqladmin.Settings, raw map[string]any, existing bool) {
 	if st.BackupConfiguration == nil {
 		st.BackupConfiguration = &sqladmin.BackupConfiguration{}
 	}
@@ -102,13 +171,34 @@ func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace bool, 
 	if bc.StartTime == "" {
 		bc.StartTime = defaultBackupStartTime
 	}
+	logDays, backups := int64(defaultLogRetentionDays), int64(defaultRetainedBackups)
+	if st.Edition == EditionEnterprisePlus {
+		logDays, backups = enterprisePlusLogRetentionDays, enterprisePlusRetainedBackups
+	}
 	if bc.TransactionLogRetentionDays == 0 {
-		bc.TransactionLogRetentionDays = defaultLogRetentionDays
+		bc.TransactionLogRetentionDays = logDays
 	}
 	if bc.BackupRetentionSettings == nil {
-		bc.BackupRetentionSettings = &sqladmin.BackupRetentionSettings{RetentionUnit: "COUNT", RetainedBackups: defaultRetainedBackups}
+		bc.BackupRetentionSettings = &sqladmin.BackupRetentionSettings{RetentionUnit: "COUNT", RetainedBackups: backups}
 	}
+	if st.Edition == EditionEnterprisePlus && bc.BackupTier == "" {
+		bc.BackupTier = "STANDARD"
+	}
+	if bc.TransactionalLogStorageState == "" {
+		bc.TransactionalLogStorageState = "TRANSACTIONAL_LOG_STORAGE_STATE_UNSPECIFIED"
+	}
+	bc.ForceSendFields = []string{"Enabled"}
+	if bc.PointInTimeRecoveryEnabled || hasPath(raw, "backupConfiguration", "pointInTimeRecoveryEnabled") {
+		bc.ForceSendFields = append(bc.ForceSendFields, "PointInTimeRecoveryEnabled")
+	}
+	if existing || bc.PointInTimeRecoveryEnabled || hasPath(raw, "backupConfiguration", "pointInTimeRecoveryEnabled") ||
+		hasPath(raw, "backupConfiguration", "replicationLogArchivingEnabled") {
+		bc.ForceSendFields = append(bc.ForceSendFields, "ReplicationLogArchivingEnabled")
+	}
+}
 
+// normalizeIPConfiguration fills in the IP configuration's defaults.
+func normalizeIPConfiguration(st *sqladmin.Settings, raw map[string]any, replace bool) {
 	if st.IpConfiguration == nil {
 		st.IpConfiguration = &sqladmin.IpConfiguration{}
 	}
@@ -127,18 +217,10 @@ func normalizeSettings(st *sqladmin.Settings, raw map[string]any, replace bool, 
 			n.Kind = "sql#aclEntry"
 		}
 	}
-
-	if st.LocationPreference == nil {
-		st.LocationPreference = &sqladmin.LocationPreference{}
+	ipc.ForceSendFields = []string{"Ipv4Enabled", "RequireSsl"}
+	if ipc.PrivateNetwork != "" || hasPath(raw, "ipConfiguration", "enablePrivatePathForGoogleCloudServices") {
+		ipc.ForceSendFields = append(ipc.ForceSendFields, "EnablePrivatePathForGoogleCloudServices")
 	}
-	st.LocationPreference.Kind = "sql#locationPreference"
-	if st.LocationPreference.Zone == "" {
-		st.LocationPreference.Zone = region + defaultZoneSuffix
-	}
-	if st.MaintenanceWindow == nil {
-		st.MaintenanceWindow = &sqladmin.MaintenanceWindow{}
-	}
-	st.MaintenanceWindow.Kind = "sql#maintenanceWindow"
 }
 
 // hasPath reports whether the JSON object m has a value at the given keys.

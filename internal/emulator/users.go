@@ -18,6 +18,10 @@ package emulator
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
 	"sort"
 	"time"
 
@@ -33,18 +37,52 @@ const postgresUser = "postgres"
 type userState struct {
 	user     *sqladmin.User
 	password string
+	// rev counts the user's changes, for its etag.
+	rev int
 }
+
+// iamStatusUnspecified is the iamStatus Cloud SQL answers for users whose
+// IAM authentication is not configured: every BUILT_IN user.
+const iamStatusUnspecified = "IAM_STATUS_UNSPECIFIED"
 
 func newUserState(project, instance, name, password string) *userState {
 	return &userState{
 		user: &sqladmin.User{
-			Kind:     "sql#user",
-			Name:     name,
-			Instance: instance,
-			Project:  project,
+			Kind:           "sql#user",
+			Name:           name,
+			Instance:       instance,
+			Project:        project,
+			IamStatus:      iamStatusUnspecified,
+			PasswordPolicy: &sqladmin.UserPasswordValidationPolicy{Status: &sqladmin.PasswordStatus{}},
 		},
 		password: password,
 	}
+}
+
+// setPasswordPolicy takes a user's password policy from a request, as Cloud
+// SQL answers it: with a status, which says when the password expires if
+// the policy gives it a lifetime.
+func (u *userState) setPasswordPolicy(in *sqladmin.UserPasswordValidationPolicy, now time.Time) {
+	if in == nil {
+		return
+	}
+	pp := *in
+	pp.Status = &sqladmin.PasswordStatus{}
+	if d, err := time.ParseDuration(pp.PasswordExpirationDuration); err == nil && d > 0 {
+		pp.Status.PasswordExpirationTime = now.Add(d).UTC().Format(time.RFC3339)
+	}
+	u.user.PasswordPolicy = &pp
+}
+
+// rendered is the user as the API answers it.
+func (u *userState) rendered() *sqladmin.User {
+	out := *u.user
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s/%s/%s/%d", out.Project, out.Instance, out.Name, u.rev)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	out.Etag = base64.StdEncoding.EncodeToString(b[:])
+	return &out
 }
 
 // findInstance settles the project and returns the named instance, or 404.
@@ -87,8 +125,7 @@ func (s *Server) usersList(req *apiRequest) (any, error) {
 	sort.Strings(names)
 	resp := &sqladmin.UsersListResponse{Kind: "sql#usersList"}
 	for _, n := range names {
-		u := *inst.users[n].user
-		resp.Items = append(resp.Items, &u)
+		resp.Items = append(resp.Items, inst.users[n].rendered())
 	}
 	return resp, nil
 }
@@ -104,8 +141,7 @@ func (s *Server) usersGet(req *apiRequest) (any, error) {
 	if !ok {
 		return nil, errUserNotFound()
 	}
-	out := *u.user
-	return &out, nil
+	return u.rendered(), nil
 }
 
 // usersInsert creates a user once its CREATE_USER operation is DONE.
@@ -131,7 +167,8 @@ func (s *Server) usersInsert(req *apiRequest) (any, error) {
 		// BUILT_IN is the default, which the API leaves out of answers.
 		u.user.Type = in.Type
 	}
-	op := s.startOperation(p, req.project, inst, OpCreateUser, s.delays.Update, req.failOp,
+	u.setPasswordPolicy(in.PasswordPolicy, s.now())
+	op := s.startOperation(p, req.project, inst, OpCreateUser, s.delays.User, req.failOp,
 		func(time.Time) {
 			inst.users[in.Name] = u
 			s.dataPlaneTask(inst, task{what: "create role " + in.Name, run: func(ctx context.Context, b *backend) error {
@@ -162,8 +199,10 @@ func (s *Server) usersUpdate(req *apiRequest) (any, error) {
 	if !ok {
 		return nil, errUserNotFound()
 	}
-	op := s.startOperation(p, req.project, inst, OpUpdateUser, s.delays.Update, req.failOp,
-		func(time.Time) {
+	op := s.startOperation(p, req.project, inst, OpUpdateUser, s.delays.User, req.failOp,
+		func(end time.Time) {
+			u.rev++
+			u.setPasswordPolicy(in.PasswordPolicy, end)
 			if in.Password != "" {
 				u.password = in.Password
 				s.dataPlaneTask(inst, task{what: "set the password of " + name, run: func(ctx context.Context, b *backend) error {
@@ -190,7 +229,7 @@ func (s *Server) usersDelete(req *apiRequest) (any, error) {
 	if _, ok := inst.users[name]; !ok {
 		return nil, errUserNotFound()
 	}
-	op := s.startOperation(p, req.project, inst, OpDeleteUser, s.delays.Update, req.failOp,
+	op := s.startOperation(p, req.project, inst, OpDeleteUser, s.delays.User, req.failOp,
 		func(time.Time) {
 			delete(inst.users, name)
 			s.dataPlaneTask(inst, task{what: "drop role " + name, run: func(ctx context.Context, b *backend) error {

@@ -102,8 +102,26 @@ func TestUsers(t *testing.T) {
 	e.g.Expect(e.emu.PasswordIs(project, "nope", "postgres", rootPassword)).To(BeFalse())
 }
 
-func TestUserChangesWaitForTheirOperation(t *testing.T) {
+func TestUserChangesAreDoneAtOnce(t *testing.T) {
 	e := newEnv(t, emulator.WithDelays(0, time.Minute, 0))
+	e.insert("orders")
+	// Cloud SQL answers user operations DONE, whatever instance
+	// operations take.
+	op, err := e.svc.Users.Update(project, "orders", &sqladmin.User{Password: "rotated"}).Name("postgres").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(op.Status).To(Equal("DONE"))
+	e.g.Expect(op.EndTime).NotTo(BeEmpty())
+	e.g.Expect(e.emu.PasswordIs(project, "orders", "postgres", "rotated")).To(BeTrue())
+	op, err = e.svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(op.Status).To(Equal("DONE"))
+	op, err = e.svc.Users.Delete(project, "orders").Name("app").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(op.Status).To(Equal("DONE"))
+}
+
+func TestUserChangesWaitForTheirOperation(t *testing.T) {
+	e := newEnv(t, emulator.WithUserOperationDelay(time.Minute))
 	e.insert("orders")
 	op, err := e.svc.Users.Update(project, "orders", &sqladmin.User{Password: "rotated"}).Name("postgres").Do()
 	e.g.Expect(err).NotTo(HaveOccurred())

@@ -21,26 +21,29 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
 // postgresVersions maps every database version the emulator serves to the
-// minor version it reports as installed.
-var postgresVersions = map[string]string{
-	"POSTGRES_9_6": "POSTGRES_9_6_24",
-	"POSTGRES_10":  "POSTGRES_10_23",
-	"POSTGRES_11":  "POSTGRES_11_22",
-	"POSTGRES_12":  "POSTGRES_12_22",
-	"POSTGRES_13":  "POSTGRES_13_20",
-	"POSTGRES_14":  "POSTGRES_14_17",
-	"POSTGRES_15":  "POSTGRES_15_12",
-	"POSTGRES_16":  "POSTGRES_16_8",
-	"POSTGRES_17":  "POSTGRES_17_4",
-	"POSTGRES_18":  "POSTGRES_18_0",
+// databaseInstalledVersion and maintenanceVersion it reports. Those of 9.6,
+// 15 and 16 are what real Cloud SQL answered in the recorded traffic (9.6
+// reports no minor version as installed); the others follow their pattern.
+var postgresVersions = map[string]struct{ installed, maintenance string }{
+	"POSTGRES_9_6": {"POSTGRES_9_6", "POSTGRES_9_6_24.R20250302.00_31"},
+	"POSTGRES_10":  {"POSTGRES_10_23", "POSTGRES_10_23.R20250302.00_31"},
+	"POSTGRES_11":  {"POSTGRES_11_22", "POSTGRES_11_22.R20250302.00_31"},
+	"POSTGRES_12":  {"POSTGRES_12_22", "POSTGRES_12_22.R20250302.00_31"},
+	"POSTGRES_13":  {"POSTGRES_13_20", "POSTGRES_13_20.R20250302.00_31"},
+	"POSTGRES_14":  {"POSTGRES_14_17", "POSTGRES_14_17.R20250302.00_31"},
+	"POSTGRES_15":  {"POSTGRES_15_7", "POSTGRES_15_7.R20240514.00_12"},
+	"POSTGRES_16":  {"POSTGRES_16_3", "POSTGRES_16_3.R20240527.01_10"},
+	"POSTGRES_17":  {"POSTGRES_17_4", "POSTGRES_17_4.R20250302.00_31"},
+	"POSTGRES_18":  {"POSTGRES_18_0", "POSTGRES_18_0.R20250302.00_31"},
 }
 
-// maintenanceSuffix completes databaseInstalledVersion into a
-// maintenanceVersion such as POSTGRES_15_12.R20250302.00_03.
-const maintenanceSuffix = ".R20250302.00_03"
+// newestMajor is the newest major version the emulator serves.
+const newestMajor = 18
 
 func validateDatabaseVersion(v string) error {
 	if _, ok := postgresVersions[v]; !ok {
@@ -50,7 +53,29 @@ func validateDatabaseVersion(v string) error {
 }
 
 func installedVersion(v string) string {
-	return postgresVersions[v]
+	return postgresVersions[v].installed
+}
+
+func maintenanceVersion(v string) string {
+	return postgresVersions[v].maintenance
+}
+
+// upgradableVersions lists the major versions an instance of version v can
+// be upgraded to in place, as upgradableDatabaseVersions does. Cloud SQL
+// answered none for a POSTGRES_9_6 instance in the recorded traffic.
+func upgradableVersions(v string) []*sqladmin.AvailableDatabaseVersion {
+	from := majorVersion(v)
+	if from < 10 {
+		return nil
+	}
+	var out []*sqladmin.AvailableDatabaseVersion
+	for m := from + 1; m <= newestMajor; m++ {
+		name := fmt.Sprintf("POSTGRES_%d", m)
+		out = append(out, &sqladmin.AvailableDatabaseVersion{
+			MajorVersion: name, Name: name, DisplayName: fmt.Sprintf("PostgreSQL %d", m),
+		})
+	}
+	return out
 }
 
 // majorVersion is 9 for POSTGRES_9_6 and N for POSTGRES_N.
