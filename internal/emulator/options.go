@@ -41,10 +41,11 @@ type Option func(*Server)
 // An operation is PENDING for the first tenth of its delay, RUNNING until the
 // delay has passed, then DONE. Zero delays finish operations at once.
 type Delays struct {
-	// Create is the duration of instances.insert.
+	// Create is the duration of instances.insert and instances.clone.
 	Create time.Duration
 	// Update is the duration of instances.patch, instances.update and of
-	// the users.insert/update/delete operations.
+	// the users.insert/update/delete and databases.insert/patch/update/delete
+	// operations.
 	Update time.Duration
 	// Delete is the duration of instances.delete.
 	Delete time.Duration
