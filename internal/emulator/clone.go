@@ -39,6 +39,12 @@ const (
 // pointInTime is checked and otherwise ignored: the copy is of the present.
 // With a data plane, the clone's PostgreSQL is a copy of the source's, data
 // included (see dataPlane.clones).
+//
+// No recording shows a refused clone. The destination's name is judged as an
+// insert judges it (409 instanceAlreadyExists for a live or reserved name),
+// which is also how Config Connector's mock of Cloud SQL clones: by inserting
+// a copy of the source. A source that takes no mutation now (another
+// operation running, maintenance) answers 409 operationInProgress.
 func (s *Server) instancesClone(req *apiRequest) (any, error) {
 	var in sqladmin.InstancesCloneRequest
 	if err := decodeJSON(req.body, &in); err != nil {
