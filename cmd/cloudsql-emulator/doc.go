@@ -45,7 +45,7 @@ limitations under the License.
 //
 //	[delays]                   # how long operations take (default 0: at once)
 //	create = "30s"
-//	update = "10s"             # also users.insert/update/delete
+//	update = "10s"             # also users.* and databases.* changes
 //	delete = "20s"
 //
 //	[postgres]                 # the data plane (default off)

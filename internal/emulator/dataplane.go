@@ -117,6 +117,54 @@ type dataPlane struct {
 	next     uint32     // host number of the next address to try (see dataAddress)
 	backends map[*backend]bool
 	closed   bool
+	// clones maps instances made by instances.clone to the backend of their
+	// source, until their own backend starts as a copy of it.
+	clones map[*instanceState]cloneSource
+}
+
+// cloneSource is where a clone's data comes from: the source's backend once
+// it has run the tasks up to n, every change the API had reported done when
+// the clone was asked for.
+type cloneSource struct {
+	b *backend
+	n uint64
+}
+
+// cloneOf records that inst is a clone of src, whose server its own will
+// copy. Callers hold s.mu.
+func (dp *dataPlane) cloneOf(inst, src *instanceState) {
+	if src.data == nil {
+		return
+	}
+	src.data.mu.Lock()
+	n := src.data.queued
+	src.data.mu.Unlock()
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if dp.clones == nil {
+		dp.clones = map[*instanceState]cloneSource{}
+	}
+	dp.clones[inst] = cloneSource{b: src.data, n: n}
+}
+
+// forgetClone drops what cloneOf recorded, for a clone that failed.
+func (dp *dataPlane) forgetClone(inst *instanceState) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	delete(dp.clones, inst)
+}
+
+// copyServer starts a server called name as a copy of the source's, once the
+// source has run the tasks the clone must see.
+func (c cloneSource) copyServer(ctx context.Context, cfg postgres.Config, name string) (*postgres.Server, error) {
+	if _, err := c.b.ready(c.n, readyTimeout); err != nil {
+		return nil, err
+	}
+	src := c.b.postgres()
+	if src == nil {
+		return nil, errors.New(errGone)
+	}
+	return postgres.Clone(ctx, cfg, name, src)
 }
 
 // backend is one instance's data plane: its listeners and its PostgreSQL,
@@ -246,13 +294,36 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 		},
 	}
 	b.cond = sync.NewCond(&b.mu)
-	// The users as they are now; later changes arrive as tasks.
+	// The users and databases as they are now; later changes arrive as tasks.
 	users := map[string]string{}
 	for n, u := range inst.users {
 		users[n] = u.password
 	}
+	var databases []task
+	for n, d := range inst.dbs() {
+		if n != postgresDatabase {
+			databases = append(databases, createDatabaseTask(d))
+		}
+	}
+	from, cloned := dp.clones[inst]
+	delete(dp.clones, inst)
 	b.queue = append(b.queue, task{what: "start PostgreSQL", fatal: true, run: func(ctx context.Context, b *backend) error {
 		start := time.Now()
+		if cloned {
+			pg, err := from.copyServer(ctx, dp.cfg, project+"-"+name)
+			if err == nil {
+				b.mu.Lock()
+				b.pg = pg
+				b.mu.Unlock()
+				dp.log("instance %s:%s: PostgreSQL ready in %s as a copy of %s (socket %s)", project, name,
+					time.Since(start).Round(time.Millisecond), from.b.instance, pg.SocketPath())
+				return nil
+			}
+			// The source went away or cannot be copied: the clone gets the
+			// users and databases the API reports, without their data.
+			dp.log("instance %s:%s: cannot copy the server of %s, starting with its users and databases but none of its data: %v",
+				project, name, from.b.instance, err)
+		}
 		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser])
 		if err != nil {
 			return err
@@ -265,6 +336,11 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 				continue
 			}
 			if err := pg.CreateRole(ctx, n, pw); err != nil {
+				return err
+			}
+		}
+		for _, t := range databases {
+			if err := t.run(ctx, b); err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,7 @@ limitations under the License.
 //	PATCH  instances/{instance}                      instances.patch (JSON merge)
 //	PUT    instances/{instance}                      instances.update (replace settings)
 //	DELETE instances/{instance}                      instances.delete
+//	POST   instances/{instance}/clone                instances.clone
 //	GET    operations?instance=&maxResults=&pageToken=  operations.list
 //	GET    operations/{operation}                    operations.get
 //	GET    instances/{instance}/users                users.list
@@ -44,6 +45,12 @@ limitations under the License.
 //	POST   instances/{instance}/users                users.insert
 //	PUT    instances/{instance}/users?name=&host=    users.update
 //	DELETE instances/{instance}/users?name=&host=    users.delete
+//	GET    instances/{instance}/databases            databases.list
+//	GET    instances/{instance}/databases/{name}     databases.get
+//	POST   instances/{instance}/databases            databases.insert
+//	PATCH  instances/{instance}/databases/{name}     databases.patch (merge)
+//	PUT    instances/{instance}/databases/{name}     databases.update (replace)
+//	DELETE instances/{instance}/databases/{name}     databases.delete
 //	GET    instances/{instance}/connectSettings      connect.get
 //	POST   instances/{instance}:generateEphemeralCert  connect.generateEphemeral
 //
@@ -62,9 +69,17 @@ limitations under the License.
 // DONE, and settings.settingsVersion (1 at creation) increases then if the
 // settings changed. User operations (CREATE_USER, UPDATE_USER, DELETE_USER)
 // are answered DONE, as Cloud SQL answers them, unless
-// WithUserOperationDelay gives them a duration. A delete makes the instance PENDING_DELETE; when the
+// WithUserOperationDelay gives them a duration. A delete makes the instance
+// PENDING_DELETE; when the
 // DELETE operation is DONE the instance is gone and its name is reserved for
-// the reservation period. While any operation on an instance
+// the reservation period. Database operations (UPDATE_DATABASE,
+// DELETE_DATABASE, whose targetLink is the database) take the update delay;
+// CREATE_DATABASE is answered DONE like the user operations. Every instance
+// has the postgres database, which can't be deleted; databases are UTF8
+// with collation en_US.UTF8, which can't be changed, as on Cloud SQL for
+// PostgreSQL. A clone (CLONE, targeting the new instance, with the create
+// delay) copies the source's settings, users and databases under a new
+// name. While any operation on an instance
 // runs, every other mutation of it is answered 409 operationInProgress, and
 // so is every mutation while the instance is in MAINTENANCE. An operation
 // failed by an injected fault ends DONE with an error and no effect (a
@@ -90,9 +105,11 @@ limitations under the License.
 //
 // Errors come in Google's envelope, so (*googleapi.Error).Code and
 // .Errors[0].Reason carry them: 404 instanceDoesNotExist,
-// operationDoesNotExist, userDoesNotExist; 409 instanceAlreadyExists (live
-// name or reserved name), operationInProgress, userAlreadyExists; 412
-// staleData; 400 invalid, required, invalidFlagValue, parseError; 429
+// operationDoesNotExist, userDoesNotExist, notFound (a database); 409
+// instanceAlreadyExists (live name or reserved name), operationInProgress,
+// userAlreadyExists; 412 staleData; 400 invalid (also an existing database,
+// databases of an instance that is not running), required, invalidFlagValue,
+// parseError; 429
 // rateLimitExceeded (RESOURCE_EXHAUSTED) once a project spent its
 // per-minute budget; 500/503 backendError when injected. Errors of Cloud
 // SQL's own (the instance*, operation* and user* reasons) carry no "status"
@@ -142,5 +159,8 @@ limitations under the License.
 // speaks like Cloud SQL's server-side proxy (TLS 1.3, a client certificate from
 // generateEphemeralCert for that instance, then the PostgreSQL protocol). The
 // postgres user's password follows rootPassword and users.update, and
-// users.insert and users.delete create and drop roles. Close stops the servers.
+// users.insert and users.delete create and drop roles; databases.insert and
+// databases.delete create and drop databases (owned by cloudsqlsuperuser, their
+// sessions disconnected); a clone's server is a pg_basebackup of its source's,
+// data included. Close stops the servers.
 package emulator

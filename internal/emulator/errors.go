@@ -81,6 +81,8 @@ const (
 	msgInvalidPrefix         = "Invalid request: "
 	msgDeletionProtection    = "The instance is protected from deletion. Set settings.deletionProtectionEnabled to false before deleting it."
 	msgOperationFailed       = "An internal error occurred while processing the operation (injected by the emulator)."
+	msgDatabaseNotFound      = "Not Found"
+	msgInstanceNotRunning    = "Invalid request since instance is not running."
 )
 
 // errorDomain is the domain Google puts in every errors[] entry.
@@ -214,4 +216,17 @@ func errUserExists() error {
 
 func errDeletionProtected() error {
 	return &apiError{http.StatusBadRequest, statusInvalidArgument, ReasonInvalid, msgInvalidPrefix + msgDeletionProtection}
+}
+
+// errDatabaseNotFound is what databases.get answers for a database that
+// isn't there (recorded against real Cloud SQL: 404 notFound "Not Found").
+func errDatabaseNotFound() error {
+	return &apiError{http.StatusNotFound, statusNotFound, ReasonNotFound, msgDatabaseNotFound}
+}
+
+// errInstanceNotRunning is Cloud SQL's answer to calls that need the
+// instance's database server while it has none (databases.list on a
+// PENDING_CREATE instance answers it, as reported against the real API).
+func errInstanceNotRunning() error {
+	return &apiError{http.StatusBadRequest, statusInvalidArgument, ReasonInvalid, msgInvalidPrefix + msgInstanceNotRunning}
 }

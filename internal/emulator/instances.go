@@ -64,6 +64,9 @@ type instanceState struct {
 	// data is the instance's PostgreSQL and listeners (WithPostgres), from
 	// when it first has IP addresses until it is deleted.
 	data *backend
+	// databases is what databases.list answers; nil until first used, then
+	// it holds the postgres database every instance has (see dbs).
+	databases map[string]*sqladmin.Database
 }
 
 func (i *instanceState) busy() bool {

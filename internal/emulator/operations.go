@@ -37,6 +37,11 @@ const (
 	OpCreateUser = "CREATE_USER"
 	OpUpdateUser = "UPDATE_USER"
 	OpDeleteUser = "DELETE_USER"
+
+	OpCreateDatabase = "CREATE_DATABASE"
+	OpUpdateDatabase = "UPDATE_DATABASE"
+	OpDeleteDatabase = "DELETE_DATABASE"
+	OpClone          = "CLONE"
 )
 
 // selfLinkBase is the base of the selfLink and targetLink fields. The real
@@ -74,6 +79,10 @@ type operation struct {
 	onDone  func(end time.Time)
 	onFail  func(end time.Time)
 	settled bool
+
+	// targetLink, when set, is the operation's target instead of the
+	// instance: Cloud SQL links database operations to the database.
+	targetLink string
 }
 
 func (o *operation) status(now time.Time) string {
@@ -101,6 +110,9 @@ func (o *operation) render(now time.Time) *sqladmin.Operation {
 		TargetLink:    instanceLink(o.project, o.instance),
 		SelfLink:      selfLinkBase + o.project + "/operations/" + o.id,
 		User:          operationUser,
+	}
+	if o.targetLink != "" {
+		op.TargetLink = o.targetLink
 	}
 	if st != OperationPending {
 		op.StartTime = formatTime(o.start)

@@ -41,15 +41,16 @@ type Option func(*Server)
 // An operation is PENDING for the first tenth of its delay, RUNNING until the
 // delay has passed, then DONE. Zero delays finish operations at once.
 type Delays struct {
-	// Create is the duration of instances.insert.
+	// Create is the duration of instances.insert and instances.clone.
 	Create time.Duration
-	// Update is the duration of instances.patch and instances.update.
+	// Update is the duration of instances.patch and instances.update, and
+	// of databases.patch, databases.update and databases.delete.
 	Update time.Duration
 	// Delete is the duration of instances.delete.
 	Delete time.Duration
-	// User is the duration of users.insert, users.update and users.delete:
-	// zero unless WithUserOperationDelay says otherwise, since Cloud SQL
-	// answers them DONE.
+	// User is the duration of users.insert, users.update, users.delete
+	// and databases.insert: zero unless WithUserOperationDelay says
+	// otherwise, since Cloud SQL answers them DONE.
 	User time.Duration
 }
 

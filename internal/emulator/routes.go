@@ -44,6 +44,13 @@ const (
 	MethodUsersDelete              = "users.delete"
 	MethodConnectGet               = "connect.get"
 	MethodConnectGenerateEphemeral = "connect.generateEphemeral"
+	MethodDatabasesInsert          = "databases.insert"
+	MethodDatabasesGet             = "databases.get"
+	MethodDatabasesList            = "databases.list"
+	MethodDatabasesPatch           = "databases.patch"
+	MethodDatabasesUpdate          = "databases.update"
+	MethodDatabasesDelete          = "databases.delete"
+	MethodInstancesClone           = "instances.clone"
 )
 
 // generateEphemeralCertPathSuffix is how the client addresses that custom
@@ -61,7 +68,7 @@ type route struct {
 	project  string
 	instance string
 	// resource is the last path parameter when there is one more than the
-	// instance: a user name or an operation ID.
+	// instance: a user name, a database name or an operation ID.
 	resource string
 }
 
@@ -120,6 +127,25 @@ func matchRoute(httpMethod, escapedPath string) (route, error) {
 		rt.instance, rt.resource = seg[2], seg[4]
 		return pick(rt, m, map[string]methodHandler{
 			http.MethodGet: {MethodUsersGet, (*Server).usersGet},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "databases":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet:  {MethodDatabasesList, (*Server).databasesList},
+			http.MethodPost: {MethodDatabasesInsert, (*Server).databasesInsert},
+		})
+	case len(seg) == 5 && seg[1] == "instances" && seg[3] == "databases":
+		rt.instance, rt.resource = seg[2], seg[4]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet:    {MethodDatabasesGet, (*Server).databasesGet},
+			http.MethodPatch:  {MethodDatabasesPatch, (*Server).databasesPatch},
+			http.MethodPut:    {MethodDatabasesUpdate, (*Server).databasesUpdate},
+			http.MethodDelete: {MethodDatabasesDelete, (*Server).databasesDelete},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "clone":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodPost: {MethodInstancesClone, (*Server).instancesClone},
 		})
 	case len(seg) == 2 && seg[1] == "operations":
 		return pick(rt, m, map[string]methodHandler{

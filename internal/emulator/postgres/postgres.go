@@ -80,6 +80,9 @@ const (
 	errExited     = "PostgreSQL for %s exited while starting (%v): %s"
 	errNoAnswer   = "PostgreSQL for %s did not answer within %s: %v: %s"
 	errPsql       = "psql on %s: %w: %s"
+	errBasebackup = "pg_basebackup from %s for %s failed: %w: %s"
+	errNoBackup   = "cannot find pg_basebackup in %s, which cloning a server needs: install Debian's postgresql-15 (`make postgres` does)"
+	errVersion    = "cannot read the server version of %s from %q"
 )
 
 // Config says where the binaries are and whom the servers run as.
@@ -227,6 +230,45 @@ func Start(ctx context.Context, cfg Config, name, rootPassword string) (*Server,
 	return s, nil
 }
 
+// Clone starts a server called name that holds a copy of src's data: its
+// roles with their passwords, its databases and what is in them, as
+// instances.clone does. The copy is a pg_basebackup of the running src, taken
+// over its socket, so src keeps serving meanwhile. The clone's administrator
+// password is src's, which the copy carries.
+func Clone(ctx context.Context, cfg Config, name string, src *Server) (*Server, error) {
+	cfg, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	backup := filepath.Join(cfg.BinDir, "pg_basebackup")
+	if fi, err := os.Stat(backup); err != nil || fi.IsDir() {
+		return nil, errors.Errorf(errNoBackup, cfg.BinDir)
+	}
+	cred, _ := cfg.credential()
+	dir, err := os.MkdirTemp(cfg.Dir, "cloudsql-"+safeName(name)+"-")
+	if err != nil {
+		return nil, errors.Wrapf(err, errMkdir, name)
+	}
+	s := &Server{cfg: cfg, name: name, dir: dir, adminPw: src.adminPw, exited: make(chan struct{})}
+	if err := s.prepareDirs(cred); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, backup, "-D", s.dataDir(), "--wal-method=stream", "--checkpoint=fast", "--no-sync")
+	cmd.Env = append(baseEnv(), "PGHOST="+src.SocketDir(), "PGUSER="+AdminRole,
+		"PGPASSWORD="+src.adminPw, "PGCONNECT_TIMEOUT=5", "PGAPPNAME=cloudsql-emulator")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, errors.Errorf(errBasebackup, src.name, name, err, lastLines(out, 10))
+	}
+	if err := s.start(ctx, cred); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
 // SocketDir is the directory of the server's Unix socket, the host to give
 // libpq (PGHOST) or the directory of SocketPath.
 func (s *Server) SocketDir() string { return filepath.Join(s.dir, "run") }
@@ -240,22 +282,31 @@ func (s *Server) Dir() string { return s.dir }
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
 func (s *Server) logPath() string { return filepath.Join(s.dir, "postgres.log") }
 
-func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
-	pwfile := filepath.Join(s.dir, "adminpw")
-	if err := os.WriteFile(pwfile, []byte(s.adminPw+"\n"), 0o600); err != nil {
-		return err
-	}
+// prepareDirs makes the socket directory and gives the server's directory to
+// the user it runs as.
+func (s *Server) prepareDirs(cred *syscall.Credential, extra ...string) error {
 	if err := os.Mkdir(s.SocketDir(), 0o700); err != nil {
 		return err
 	}
 	if cred != nil {
-		for _, p := range []string{s.dir, pwfile, s.SocketDir()} {
+		for _, p := range append([]string{s.dir, s.SocketDir()}, extra...) {
 			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
 				return errors.Wrapf(err, errChown, p)
 			}
 		}
 	}
+	return nil
+}
+
+func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
+	pwfile := filepath.Join(s.dir, "adminpw")
+	if err := os.WriteFile(pwfile, []byte(s.adminPw+"\n"), 0o600); err != nil {
+		return err
+	}
 	defer os.Remove(pwfile)
+	if err := s.prepareDirs(cred, pwfile); err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.BinDir, "initdb"),
 		"-D", s.dataDir(), "-U", AdminRole, "--pwfile="+pwfile,
 		"--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
@@ -328,20 +379,31 @@ func (s *Server) Exec(ctx context.Context, sql string) error {
 }
 
 func (s *Server) exec(ctx context.Context, sql string, timeout time.Duration) error {
+	_, err := s.psql(ctx, sql, timeout)
+	return err
+}
+
+// Query runs SQL as the administrator, as Exec does, and returns what it printed:
+// rows unaligned, one a line, columns separated by |, no headers.
+func (s *Server) Query(ctx context.Context, sql string) (string, error) {
+	return s.psql(ctx, sql, execTimeout, "--tuples-only", "--no-align")
+}
+
+func (s *Server) psql(ctx context.Context, sql string, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.BinDir, "psql"),
-		"--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--file=-")
+		append([]string{"--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--file=-"}, args...)...)
 	cmd.Env = append(baseEnv(),
 		"PGHOST="+s.SocketDir(), "PGUSER="+AdminRole, "PGDATABASE=postgres",
 		"PGPASSWORD="+s.adminPw, "PGCONNECT_TIMEOUT=5", "PGAPPNAME=cloudsql-emulator")
 	cmd.Stdin = strings.NewReader(sql)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return errors.Errorf(errPsql, s.name, err, strings.TrimSpace(out.String()))
+		return "", errors.Errorf(errPsql, s.name, err, strings.TrimSpace(out.String()+stderr.String()))
 	}
-	return nil
+	return strings.TrimSpace(out.String()), nil
 }
 
 // CreateRole creates a login role that is a member of cloudsqlsuperuser, as
@@ -362,6 +424,51 @@ func (s *Server) SetPassword(ctx context.Context, name, password string) error {
 func (s *Server) DropRole(ctx context.Context, name string) error {
 	q := QuoteIdent(name)
 	return s.Exec(ctx, fmt.Sprintf("DROP OWNED BY %s CASCADE;\nDROP ROLE %s;\n", q, q))
+}
+
+// CreateDatabase creates a database owned by cloudsqlsuperuser, as
+// databases.insert does on Cloud SQL (whose users may then drop it), from
+// template0 with the given encoding and collation (LC_COLLATE and LC_CTYPE).
+// A collation the host has no locale for (container images often carry only C
+// and C.UTF-8) falls back to the template's C locale: sorting then differs from
+// Cloud SQL's, everything else behaves the same.
+func (s *Server) CreateDatabase(ctx context.Context, name, encoding, collation string) error {
+	stmt := fmt.Sprintf("CREATE DATABASE %s WITH OWNER %s TEMPLATE template0 ENCODING %s",
+		QuoteIdent(name), QuoteIdent(SuperuserRole), QuoteLiteral(encoding))
+	if collation != "" {
+		err := s.Exec(ctx, fmt.Sprintf("%s LC_COLLATE %s LC_CTYPE %s;\n", stmt, QuoteLiteral(collation), QuoteLiteral(collation)))
+		if err == nil || !strings.Contains(err.Error(), "locale name") {
+			return err
+		}
+	}
+	return s.Exec(ctx, stmt+";\n")
+}
+
+// DropDatabase drops a database, disconnecting the sessions that use it
+// (WITH (FORCE) from PostgreSQL 13 on, terminating them first before).
+func (s *Server) DropDatabase(ctx context.Context, name string) error {
+	v, err := s.versionNum(ctx)
+	if err != nil {
+		return err
+	}
+	if v >= 130000 {
+		return s.Exec(ctx, fmt.Sprintf("DROP DATABASE %s WITH (FORCE);\n", QuoteIdent(name)))
+	}
+	return s.Exec(ctx, fmt.Sprintf("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid();\n"+
+		"DROP DATABASE %s;\n", QuoteLiteral(name), QuoteIdent(name)))
+}
+
+// versionNum is the server's server_version_num, e.g. 150004.
+func (s *Server) versionNum(ctx context.Context) (int, error) {
+	out, err := s.Query(ctx, "SHOW server_version_num;\n")
+	if err != nil {
+		return 0, err
+	}
+	v, perr := strconv.Atoi(out)
+	if perr != nil {
+		return 0, errors.Errorf(errVersion, s.name, out)
+	}
+	return v, nil
 }
 
 // Stop stops the server (fast shutdown, then a kill) and removes its directory.

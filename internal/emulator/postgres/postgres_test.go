@@ -100,3 +100,54 @@ func TestQuoting(t *testing.T) {
 	g.Expect(QuoteLiteral(`it's \ ok`)).To(Equal(`'it''s \ ok'`))
 	g.Expect(passwordLiteral("")).To(Equal("NULL"))
 }
+
+func TestServerDatabasesAndClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
+	}
+	g := NewWithT(t)
+	ctx := context.Background()
+	s, err := Start(ctx, Config{}, "dbs", "root-pw")
+	g.Expect(err).NotTo(HaveOccurred(), "PostgreSQL must be installed for this test: run `make postgres`")
+	t.Cleanup(func() { _ = s.Stop() })
+
+	// A collation the host may lack still creates the database.
+	g.Expect(s.CreateDatabase(ctx, `orders "eu"`, "UTF8", "en_US.UTF8")).To(Succeed())
+	out, err := s.Query(ctx, `select pg_get_userbyid(datdba), pg_encoding_to_char(encoding) from pg_database where datname = 'orders "eu"'`)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(Equal("cloudsqlsuperuser|UTF8"), "Cloud SQL's users own the databases the API creates")
+	out, err = psqlAs(t, s, RootRole, "root-pw", `select 1`)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(s.CreateDatabase(ctx, `orders "eu"`, "UTF8", "")).To(MatchError(ContainSubstring("already exists")))
+
+	// The clone holds the roles, their passwords, the databases and the data.
+	g.Expect(s.CreateRole(ctx, "app", "app-pw")).To(Succeed())
+	out, err = psqlAs(t, s, "app", "app-pw", "create table t(v text); insert into t values ('kept')")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	c, err := Clone(ctx, Config{}, "dbs-clone", s)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = c.Stop() })
+	g.Expect(c.SocketDir()).NotTo(Equal(s.SocketDir()))
+	out, err = psqlAs(t, c, "app", "app-pw", "select v from t")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("kept"))
+	out, err = psqlAs(t, c, RootRole, "root-pw", `select count(*) from pg_database where datname = 'orders "eu"'`)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("1"))
+
+	// Dropping disconnects whoever uses the database.
+	hold := exec.Command(filepath.Join(s.cfg.BinDir, "psql"), "--no-psqlrc", "-tAc", "select pg_sleep(60)")
+	hold.Env = append(baseEnv(), "PGHOST="+s.SocketDir(), "PGUSER="+RootRole, `PGDATABASE=orders "eu"`, "PGPASSWORD=root-pw")
+	g.Expect(hold.Start()).To(Succeed())
+	t.Cleanup(func() { _ = hold.Process.Kill(); _ = hold.Wait() })
+	g.Eventually(func() (string, error) {
+		return s.Query(ctx, `select count(*) from pg_stat_activity where datname = 'orders "eu"'`)
+	}).Should(Equal("1"))
+	g.Expect(s.DropDatabase(ctx, `orders "eu"`)).To(Succeed())
+	out, err = s.Query(ctx, `select count(*) from pg_database where datname = 'orders "eu"'`)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(Equal("0"))
+	out, err = c.Query(ctx, `select count(*) from pg_database where datname = 'orders "eu"'`)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(Equal("1"), "the clone is a copy, not a view of its source")
+}
