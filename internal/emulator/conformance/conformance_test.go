@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestRecordedTraffic(t *testing.T) {
 
 	var results []conformance.Result
 	unexplainedKeys := map[string]*seen{}
-	used := map[conformance.AllowKey]bool{}
+	used := map[conformance.AllowKey]int{}
 	for _, l := range rec.Logs {
 		xs, err := conformance.Replay(l, newEmulator)
 		g.Expect(err).NotTo(HaveOccurred(), "replaying %s", l.ID)
@@ -87,7 +88,7 @@ func TestRecordedTraffic(t *testing.T) {
 			}
 			for _, d := range r.Diffs {
 				if ak, _, ok := allow.Reason(x, d); ok {
-					used[ak] = true
+					used[ak]++
 					continue
 				}
 				k := d.Key(x.Method)
@@ -107,11 +108,16 @@ func TestRecordedTraffic(t *testing.T) {
 	for k, s := range unexplainedKeys {
 		unexplained = append(unexplained, fmt.Sprintf("%s (%d times; e.g. %s)", k, s.count, s.example))
 	}
-	for k := range allow {
-		if !used[k] {
+	var allowed []string
+	for k, reason := range allow {
+		if used[k] == 0 {
 			stale = append(stale, k.Scope+" "+k.Key)
+			continue
 		}
+		allowed = append(allowed, fmt.Sprintf("%4d  %s %s: %s", used[k], k.Scope, k.Key, reason))
 	}
+	sort.Strings(allowed)
+	t.Logf("differences on the allow-list (count, scope, difference, reason):\n%s", strings.Join(allowed, "\n"))
 	sort.Strings(unexplained)
 	sort.Strings(stale)
 	for _, u := range unexplained {
