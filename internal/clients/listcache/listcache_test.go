@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package listcache_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+)
+
+const project = "list-project"
+
+// env is an emulator with two instances and a client of it.
+func env(t *testing.T) (*emulator.Server, *sqladmin.Service) {
+	t.Helper()
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, name := range []string{"orders", "billing"} {
+		_, err := svc.Instances.Insert(project, &sqladmin.DatabaseInstance{
+			Name: name, DatabaseVersion: "POSTGRES_15", RootPassword: "pw",
+			Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+		}).Do()
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	emu.ResetCounts()
+	return emu, svc
+}
+
+// clock is a settable time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestOneListingServesEveryObjectOfAnInstance(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := listcache.New(func() time.Duration { return time.Minute }, listcache.WithClock(clk.now))
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+
+	// Ten objects of one instance ask at once: one request.
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dbs, _, err := c.Databases(context.Background(), svc, k)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(dbs).To(ContainElement(HaveField("Name", "postgres")))
+		}()
+	}
+	wg.Wait()
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(1))
+
+	// Within the maximum age: none; users are listed apart; after it: one more.
+	_, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	users, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(users).To(ContainElement(HaveField("Name", "postgres")))
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(1))
+	g.Expect(emu.Counts()[emulator.MethodUsersList]).To(Equal(1))
+	clk.advance(time.Minute)
+	_, at, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(at).To(Equal(clk.now()))
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(2))
+
+	// Another instance has a listing of its own.
+	_, _, err = c.Databases(context.Background(), svc, listcache.Key{Source: "pc", Project: project, Instance: "billing"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(3))
+	g.Expect(c.Active(time.Hour)).To(Equal(3), "two instances' databases, one's users")
+}
+
+func TestInvalidateListsAgain(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+	dbs, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dbs).To(HaveLen(1))
+
+	_, err = svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: "sales"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	c.Invalidate(listcache.Key{Source: "pc", Project: project, Instance: "orders", Kind: listcache.KindDatabases})
+	dbs, _, err = c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dbs).To(ContainElement(HaveField("Name", "sales")))
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(2))
+}
+
+func TestErrorsAreNotKept(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "nope"}
+	_, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).To(MatchError(ContainSubstring("cannot list the users of Cloud SQL instance nope in project list-project")))
+	_, _, err = c.Users(context.Background(), svc, k)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(emu.Counts()[emulator.MethodUsersList]).To(Equal(2))
+	g.Expect(c.Active(time.Hour)).To(BeZero())
+}
+
+func TestActiveDropsWhatNobodyAskedFor(t *testing.T) {
+	g := NewWithT(t)
+	_, svc := env(t)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := listcache.New(func() time.Duration { return time.Minute }, listcache.WithClock(clk.now))
+	_, _, err := c.Databases(context.Background(), svc, listcache.Key{Source: "pc", Project: project, Instance: "orders"})
+	g.Expect(err).NotTo(HaveOccurred())
+	clk.advance(10 * time.Minute)
+	_, _, err = c.Users(context.Background(), svc, listcache.Key{Source: "pc", Project: project, Instance: "orders"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Active(5 * time.Minute)).To(Equal(1))
+}
