@@ -212,11 +212,17 @@ func legacyConfig(kube client.Client) func(context.Context, *v1alpha1.Postgresql
 		if ref == nil || ref.Name == "" {
 			return configuration{}, errors.New(errNoProviderConfig)
 		}
-		pc := &v1alpha1.ProviderConfig{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return configuration{}, errors.Wrapf(err, errGetProviderConfig, ref.Name)
-		}
+		pc, err := platformConfig(ctx, kube, ref.Name)
 		// Cluster-scoped instances are the platform team's: they may import.
-		return configuration{pc: pc}, nil
+		return configuration{pc: pc}, err
 	}
+}
+
+// platformConfig reads the cluster-scoped ProviderConfig name.
+func platformConfig(ctx context.Context, kube client.Reader, name string) (*v1alpha1.ProviderConfig, error) {
+	pc := &v1alpha1.ProviderConfig{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: name}, pc); err != nil {
+		return nil, errors.Wrapf(err, errGetProviderConfig, name)
+	}
+	return pc, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,26 +63,31 @@ func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfi
 		if ref == nil || ref.Name == "" {
 			return configuration{}, errors.New(errNoTypedProviderConfig)
 		}
-		if ref.Kind == nsv1alpha1.ClusterProviderConfigKind {
-			// Checked before the usage is recorded: a configuration that is
-			// not lent to the namespace must not be held by its instances.
-			cpc, err := providerconfig.LentClusterConfig(ctx, kube, live, mg.GetNamespace(), ref.Name)
-			if err != nil {
-				return configuration{}, err
-			}
-			if err := track(ctx, mg); err != nil {
-				return configuration{}, err
-			}
-			cfg := configuration{pc: providerconfig.FromClusterConfig(cpc)}
-			if !providerconfig.ImportAllowed(cpc) {
-				cfg.noImport = providerconfig.ImportDenied(cpc)
-			}
-			return cfg, nil
-		}
-		if err := track(ctx, mg); err != nil {
+		// A configuration that is not lent to the namespace must not be
+		// held by its instances: checked before the usage is recorded.
+		cfg, err := tenantConfig(ctx, kube, live, mg.GetNamespace(), *ref, o...)
+		if err != nil {
 			return configuration{}, err
 		}
-		pc, err := providerconfig.ForNamespaced(ctx, kube, mg.GetNamespace(), *ref, o...)
-		return configuration{pc: pc}, err
+		return cfg, track(ctx, mg)
 	}
+}
+
+// tenantConfig resolves the configuration ref of a namespaced instance of
+// namespace ns: a ClusterProviderConfig lent to ns, whose spec.importPolicy
+// says whether it may import, or a ProviderConfig of ns, which may.
+func tenantConfig(ctx context.Context, kube client.Client, live client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...providerconfig.ResolveOption) (configuration, error) {
+	if ref.Kind == nsv1alpha1.ClusterProviderConfigKind {
+		cpc, err := providerconfig.LentClusterConfig(ctx, kube, live, ns, ref.Name)
+		if err != nil {
+			return configuration{}, err
+		}
+		cfg := configuration{pc: providerconfig.FromClusterConfig(cpc)}
+		if !providerconfig.ImportAllowed(cpc) {
+			cfg.noImport = providerconfig.ImportDenied(cpc)
+		}
+		return cfg, nil
+	}
+	pc, err := providerconfig.ForNamespaced(ctx, kube, ns, ref, o...)
+	return configuration{pc: pc}, err
 }

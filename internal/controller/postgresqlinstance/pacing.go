@@ -77,6 +77,12 @@ type pacing struct {
 	// that the fleet is known whole while most of it still waits for a first
 	// reconcile; nil counts the instances observed.
 	objects func() int
+	// others is how many objects of the other kinds (databases, users)
+	// exist: each poll of one is a reconcile, though most cost no request.
+	others func() int
+	// lists is how many listings of instances' databases and users an
+	// interval of polls costs (listcache.Cache.Active); nil: none.
+	lists func() int
 
 	lastReported time.Duration
 	lastLogged   time.Time
@@ -124,6 +130,7 @@ type pacingConfig struct {
 	log           logging.Logger
 	pages         func() int
 	objects       func() int
+	others        func() int
 }
 
 func newPacing(c pacingConfig) *pacing {
@@ -133,7 +140,7 @@ func newPacing(c pacingConfig) *pacing {
 	}
 	return &pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
-		listed: c.listed, log: log, pages: c.pages, objects: c.objects,
+		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{},
@@ -304,7 +311,11 @@ func (p *pacing) interval(name string) time.Duration {
 		if p.pages != nil {
 			pages = p.pages()
 		}
-		d = time.Duration(float64(readsPerInterval(n, pages, p.listed)) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
+		reads := readsPerInterval(n, pages, p.listed)
+		if p.lists != nil {
+			reads += p.lists()
+		}
+		d = time.Duration(float64(reads) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
 		p.mu.Lock()
 		p.budgetBound = d
 		p.mu.Unlock()
@@ -314,12 +325,24 @@ func (p *pacing) interval(name string) time.Duration {
 		// polls may take only a share of them, so that new objects, spec
 		// changes and busy instances find free slots as well as the first
 		// place in the work queue.
-		d = max(d, time.Duration(float64(n)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
+		reconciles := n
+		if p.others != nil {
+			reconciles += p.others()
+		}
+		d = max(d, time.Duration(float64(reconciles)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
 	}
 	effective := max(p.poll, d)
 	p.prune(now, 3*effective)
 	p.report(effective, n)
 	return d
+}
+
+// effectiveInterval is the interval of the fleet's polls as last computed:
+// the poll interval, or more when the budget or the reconcile rate need it.
+func (p *pacing) effectiveInterval() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(p.poll, p.lastReported)
 }
 
 // pruneEvery bounds how often the fleet's count is pruned: pruning walks it all.
@@ -456,6 +479,8 @@ type backoffToPoll struct {
 	inner  reconcile.Reconciler
 	pacing *pacing
 	poll   time.Duration
+	// key names an object as the pacing's marks do; nil: objectKey.
+	key func(metav1.Object) string
 }
 
 // Reconcile implements reconcile.Reconciler. A visit to a steady instance comes
@@ -466,7 +491,11 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 	res, err := b.inner.Reconcile(ctx, req)
 	// Keyed as markStalled was given it: by namespace and name for a namespaced
 	// object, whose bare name would leave it in the error backoff's hot loop.
-	if b.pacing.take(b.pacing.stalled, objectKey(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
+	key := func(m metav1.Object) string { return objectKey(m) }
+	if b.key != nil {
+		key = b.key
+	}
+	if b.pacing.take(b.pacing.stalled, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
 		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {

@@ -44,7 +44,10 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		instances int
 		perMinute int
 		rate      int
-		want      time.Duration
+		// lists and others are the databases' and users' listings and
+		// objects.
+		lists, others int
+		want          time.Duration
 		// listEvery is how often a project is listed; half the poll interval
 		// unless set.
 		listEvery time.Duration
@@ -67,11 +70,22 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		"TheReconcileRateSpacesReconcilesNotListings10000AtHalfOf10ASecondTake2000s": {
 			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 2000 * time.Second,
 		},
+		// 1,000 instances with databases and users: 4 pages and 2,000 listings
+		// at half of 180 a minute.
+		"ListingsOfDatabasesAndUsersCostAsMuchAsTheyAre": {
+			listed: true, instances: 1000, perMinute: 180, lists: 2000, others: 10000,
+			want: time.Duration(2004.0 / 90 * float64(time.Minute)), listEvery: time.Duration(2004.0 / 90 * float64(time.Minute) / 2),
+		},
+		"DatabasesAndUsersAreReconcilesToo": {
+			listed: true, instances: 1000, perMinute: 180, rate: 10, others: 10000, want: 2200 * time.Second,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, reconcileRate: tc.rate, listed: tc.listed})
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: tc.perMinute, reconcileRate: tc.rate, listed: tc.listed,
+				others: func() int { return tc.others }})
+			p.lists = func() int { return tc.lists }
 			var got time.Duration
 			for i := range tc.instances {
 				got = max(5*time.Minute, p.interval(fmt.Sprintf("i-%d", i)))
@@ -179,4 +193,25 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 			g.Expect(res.Priority).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180})
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlDatabase")
+	key := func(m metav1.Object) string { return kindKey(gvk, m) }
+	hook := p.objectPollHook(key, 2*time.Second)
+	pacer := Pacer{p: p, gvk: gvk}
+	obj := &v1alpha1.PostgresqlInstance{}
+	obj.SetName("a")
+
+	// An instance named a is busy: an object named a is not.
+	p.markBusy("a")
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically(">=", 54*time.Second))
+	pacer.Busy(obj)
+	g.Expect(hook(obj, time.Minute)).To(Equal(2*time.Second), "a busy object comes back soon")
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically(">=", 54*time.Second), "once")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g.Expect(p.seen).To(BeEmpty(), "objects are not counted as instances")
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/ratewait"
@@ -114,8 +115,13 @@ type Core struct {
 	pacing   *pacing
 	observer *observer.Observer
 	services *providerconfig.ServiceCache
-	// fleet counts the objects of every kind whose controller started.
-	fleet *fleet
+	// fleet counts the PostgresqlInstances of both kinds whose controllers
+	// started; objects counts the other kinds' (databases, users).
+	fleet   *fleet
+	objects *fleet
+	// lists serves the databases and users of each Cloud SQL instance to
+	// the objects that manage them, one listing per instance and kind.
+	lists *listcache.Cache
 	// changed carries, for each kind's controller, the objects whose
 	// instances a scheduled listing found changed.
 	changed map[bool]chan ctrlevent.GenericEvent // by namespaced
@@ -128,6 +134,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		o:        o,
 		services: providerconfig.NewServiceCache(o.Transport, serviceCacheOptions(o)...),
 		fleet:    &fleet{},
+		objects:  &fleet{},
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}
@@ -138,7 +145,13 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c.pacing = newPacing(pacingConfig{
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
 		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: c.fleet.count,
+		others: c.objects.count,
 	})
+	// A listing of an instance's databases or users serves its objects for
+	// an interval of the fleet's polls; those asked for in the last few
+	// intervals are what the fleet's polls cost on top of the instances'.
+	c.lists = listcache.New(c.pacing.effectiveInterval)
+	c.pacing.lists = func() int { return c.lists.Active(c.pacing.watchExpiry()) }
 	if !o.ObserveByList {
 		return c, nil
 	}
@@ -208,20 +221,50 @@ func setupKind[T instance](c *Core, mgr ctrl.Manager, obj T, groupKind string, g
 		owner:    gvk,
 		config:   config,
 	}
-	return c.setup(mgr, groupKind, gvk, obj, managed.WithTypedExternalConnector[T](conn), changed)
+	return c.setup(mgr, kindSetup{
+		groupKind: groupKind, gvk: gvk, obj: obj, connect: managed.WithTypedExternalConnector[T](conn), changed: changed,
+		key:          func(m metav1.Object) string { return objectKey(m) },
+		poll:         c.pacing.pollIntervalHook(c.o.BusyPollInterval),
+		initializers: []managed.Initializer{managed.InitializerFn(externalNameInitializer(mgr.GetClient()))},
+		finalizer: &replicaCleaner{
+			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
+			kube:         mgr.GetClient(),
+			reader:       mgr.GetAPIReader(),
+			pacing:       c.pacing,
+			observer:     c.observer,
+		},
+	})
+}
+
+// kindSetup is what the managed reconciler of one kind needs beyond what the
+// core gives every kind.
+type kindSetup struct {
+	groupKind string
+	gvk       schema.GroupVersionKind
+	obj       client.Object
+	connect   managed.ReconcilerOption
+	// changed, when not nil, brings the objects that a scheduled listing
+	// found changed.
+	changed chan ctrlevent.GenericEvent
+	// key names an object in the pacing's bookkeeping.
+	key func(metav1.Object) string
+	// poll is the poll interval hook.
+	poll         managed.PollIntervalHook
+	initializers []managed.Initializer
+	finalizer    resource.Finalizer
 }
 
 // setup adds the managed reconciler of one kind to mgr.
-func (c *Core) setup(mgr ctrl.Manager, groupKind string, gvk schema.GroupVersionKind, obj client.Object, connect managed.ReconcilerOption, changed chan ctrlevent.GenericEvent) error {
+func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 	o := c.o
-	name := managed.ControllerName(groupKind)
+	name := managed.ControllerName(k.groupKind)
 	opts := []managed.ReconcilerOption{
-		connect,
+		k.connect,
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithPollIntervalHook(c.pacing.pollIntervalHook(o.BusyPollInterval)),
+		managed.WithPollIntervalHook(k.poll),
 		managed.WithTimeout(o.Timeout),
 		// The instance name is known before creation, so a create that crashed
 		// half-way is observed on the next reconcile rather than refused.
@@ -231,26 +274,22 @@ func (c *Core) setup(mgr ctrl.Manager, groupKind string, gvk schema.GroupVersion
 		// deletion of an instance created less than 30s before.
 		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
-		managed.WithInitializers(managed.InitializerFn(externalNameInitializer(mgr.GetClient()))),
-		managed.WithFinalizer(&replicaCleaner{
-			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
-			kube:         mgr.GetClient(),
-			reader:       mgr.GetAPIReader(),
-			pacing:       c.pacing,
-			observer:     c.observer,
-		}),
+		managed.WithInitializers(k.initializers...),
+		managed.WithFinalizer(k.finalizer),
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
 	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
-	return ctrl.NewControllerManagedBy(mgr).
+	r := managed.NewReconciler(mgr, resource.ManagedKind(k.gvk), opts...)
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(desiredStateChanged()).
-		For(obj).
-		WatchesRawSource(source.Channel(changed, &handler.EnqueueRequestForObject{})).
-		Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval}, o.GlobalRateLimiter))
+		For(k.obj)
+	if k.changed != nil {
+		b = b.WatchesRawSource(source.Channel(k.changed, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter))
 }
 
 // fleet counts the PostgresqlInstances of every kind in the manager's cache,

@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgresqlinstance
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/spf13/afero"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+)
+
+const (
+	errNoInstanceConfig = "PostgresqlInstance %s has no spec.providerConfigRef: its databases and users reach Cloud SQL through its configuration; set it there"
+	errGetInstanceObj   = "cannot get PostgresqlInstance %s"
+)
+
+// Kind is a managed kind of an instance's objects (its databases and users)
+// that joins the core: its reconciles share the PostgresqlInstances' pacing,
+// request budget, reconcile rate and Cloud SQL clients.
+type Kind struct {
+	// GroupKind and GVK name the kind.
+	GroupKind string
+	GVK       schema.GroupVersionKind
+	// Object is an empty object of the kind.
+	Object client.Object
+	// Connector is managed.WithTypedExternalConnector of the kind's
+	// connector.
+	Connector managed.ReconcilerOption
+	// Finalizer, when not nil, replaces the managed-resource finalizer (it
+	// should embed one).
+	Finalizer resource.Finalizer
+	// Initializers run before each observation.
+	Initializers []managed.Initializer
+}
+
+// SetupKind adds the controller of k to mgr. Its objects count in the fleet's
+// reconciles, not in its Cloud SQL reads: what reading them costs is the
+// listings of the core's Lists.
+func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
+	if err := c.objects.watch(mgr, k.Object); err != nil {
+		return err
+	}
+	fin := k.Finalizer
+	if fin == nil {
+		fin = resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io")
+	}
+	key := func(m metav1.Object) string { return kindKey(k.GVK, m) }
+	return c.setup(mgr, kindSetup{
+		groupKind: k.GroupKind, gvk: k.GVK, obj: k.Object, connect: k.Connector,
+		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
+		initializers: k.Initializers, finalizer: fin,
+	})
+}
+
+// kindKey names an object of another kind than PostgresqlInstance in the
+// pacing's bookkeeping, apart from the instances' keys.
+func kindKey(gvk schema.GroupVersionKind, m metav1.Object) string {
+	return gvk.Kind + "." + gvk.Group + ":" + objectKey(m)
+}
+
+// Lists serves the databases and users of Cloud SQL instances, one listing
+// per instance and kind per interval of the fleet's polls.
+func (c *Core) Lists() *listcache.Cache { return c.lists }
+
+// Pacer marks objects of one kind for the core's pacing.
+type Pacer struct {
+	p   *pacing
+	gvk schema.GroupVersionKind
+}
+
+// Pacer returns the pacer of objects of the kind gvk.
+func (c *Core) Pacer(gvk schema.GroupVersionKind) Pacer { return Pacer{p: c.pacing, gvk: gvk} }
+
+// Busy asks for the object's next visit soon: a change of the provider's
+// is under way.
+func (p Pacer) Busy(m metav1.Object) { p.p.markBusy(kindKey(p.gvk, m)) }
+
+// Stalled says that the last error repeats until the spec changes: the
+// object comes back at the poll interval, not with the error backoff.
+func (p Pacer) Stalled(m metav1.Object) { p.p.markStalled(kindKey(p.gvk, m)) }
+
+// Forget drops what the pacing knows of a deleted object.
+func (p Pacer) Forget(m metav1.Object) { p.p.forget(kindKey(p.gvk, m)) }
+
+// objectPollHook is pollIntervalHook for the objects of other kinds: busy
+// ones come back soon, the others at the fleet's interval with jitter. They
+// are not counted as instances.
+func (p *pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
+	return func(mg resource.Managed, poll time.Duration) time.Duration {
+		if p.take(p.busy, key(mg)) {
+			return min(busyInterval, poll)
+		}
+		return jitter(max(poll, p.effectiveInterval()))
+	}
+}
+
+// InstanceConnection is how the objects of a PostgresqlInstance reach its
+// Cloud SQL instance: through the instance's own configuration.
+type InstanceConnection struct {
+	// Service is the Cloud SQL Admin API client of the configuration.
+	Service *sqladmin.Service
+	// Project and Instance name the Cloud SQL instance.
+	Project, Instance string
+	// Source names the configuration, whose listings are shared.
+	Source string
+	// Config and Credentials are the configuration, as the cluster-scoped
+	// kind's, and its resolved credentials (for the SQL connector).
+	Config      *v1alpha1.ProviderConfig
+	Credentials auth.Credentials
+}
+
+// Connection resolves the configuration of a PostgresqlInstance of either
+// kind (read by namespace and name: a namespaced one when namespace is not
+// empty) and returns how its objects reach its Cloud SQL instance, and the
+// instance object. Its usage of the configuration is the instance's: it is
+// not tracked again. A namespaced instance's ClusterProviderConfig must still
+// be lent to its namespace.
+func (c *Core) Connection(ctx context.Context, kube client.Client, secrets client.Reader, namespace, name string) (*InstanceConnection, client.Object, error) {
+	var (
+		obj instance
+		pc  *v1alpha1.ProviderConfig
+		err error
+	)
+	if namespace == "" {
+		pi := &v1alpha1.PostgresqlInstance{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: name}, pi); err != nil {
+			return nil, nil, errors.Wrapf(err, errGetInstanceObj, name)
+		}
+		obj = pi
+		ref := pi.GetProviderConfigReference()
+		if ref == nil || ref.Name == "" {
+			return nil, pi, errors.Errorf(errNoInstanceConfig, name)
+		}
+		if pc, err = platformConfig(ctx, kube, ref.Name); err != nil {
+			return nil, pi, err
+		}
+	} else {
+		pi := &nsv1alpha1.PostgresqlInstance{}
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, pi); err != nil {
+			return nil, nil, errors.Wrapf(err, errGetInstanceObj, namespace+"/"+name)
+		}
+		obj = pi
+		ref := pi.GetProviderConfigReference()
+		if ref == nil || ref.Name == "" {
+			return nil, pi, errors.Errorf(errNoInstanceConfig, namespace+"/"+name)
+		}
+		cfg, err := tenantConfig(ctx, kube, secrets, namespace, *ref, providerconfig.WithNamespacedEndpoints(c.o.NamespacedEndpoints))
+		if err != nil {
+			return nil, pi, err
+		}
+		pc = cfg.pc
+	}
+	creds, err := providerconfig.Credentials(ctx, secrets, afero.NewOsFs(), pc)
+	if err != nil {
+		return nil, obj, err
+	}
+	svc, err := c.services.Get(pc, creds)
+	if err != nil {
+		return nil, obj, err
+	}
+	return &InstanceConnection{
+		Service: svc, Project: pc.Spec.ProjectID, Instance: cloudsql.InstanceName(obj),
+		Source: pc.Name, Config: pc, Credentials: creds,
+	}, obj, nil
+}
