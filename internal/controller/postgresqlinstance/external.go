@@ -145,7 +145,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if e.password.unrecorded && !e.password.unconfirmed {
 		// A secret from before fingerprints were kept: its password is the
 		// one set, as far as anyone can tell.
-		if err := e.secrets.store(ctx, mg, e.password.value, false); err != nil {
+		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, e.password.value, false); err != nil {
 			return managed.ExternalObservation{}, err
 		}
 	}
@@ -285,7 +285,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 			return managed.ExternalCreation{}, errors.Wrap(err, errGeneratePassword)
 		}
 		// Not "unconfirmed": whichever instance this name gets, it gets this password.
-		if err := e.secrets.store(ctx, mg, pw.value, false); err != nil {
+		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw.value, false); err != nil {
 			return managed.ExternalCreation{}, err
 		}
 	}
@@ -425,7 +425,7 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 		if pw, err = cloudsql.GeneratePassword(); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, errGeneratePassword)
 		}
-		if err := e.secrets.store(ctx, mg, pw, true); err != nil {
+		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw, true); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 	}
@@ -437,7 +437,7 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrapf(err, errSetPassword, name, e.project)
 	}
-	if err := e.secrets.store(ctx, mg, pw, false); err != nil {
+	if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw, false); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	// A password change does not show in the instance: only operations.list can

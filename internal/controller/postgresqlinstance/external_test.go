@@ -690,7 +690,7 @@ func TestObserve(t *testing.T) {
 				secrets: []client.Object{connSecret(ours, storedPW, unrecorded)},
 				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
 			want: result{
-				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Err:        errors.Wrapf(errBoom, errWriteSecret, cloudsql.RootUser, unitNamespace, "db-conn"),
 				Conditions: available,
 				Secret:     "stored", Cloud: oursWithSecretPassword, Calls: []string{"instances.get"},
 			},
@@ -1048,7 +1048,7 @@ func TestCreate(t *testing.T) {
 		"StoringPasswordFails": {
 			reason: "A password that cannot be stored is never set: no insert.",
 			args:   args{mg: clusterDB(), kube: failCreate},
-			want:   result{Err: errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"},
+			want:   result{Err: errors.Wrapf(errBoom, errWriteSecret, cloudsql.RootUser, unitNamespace, "db-conn"), Secret: "absent", Cloud: "none"},
 		},
 		"SecretReadFails": {
 			reason: "An error reading the connection secret names it; no insert.",
@@ -1207,7 +1207,7 @@ func TestUpdate(t *testing.T) {
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo(editedPW))},
 				kube:    interceptor.Funcs{Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return errBoom }}},
 			want: result{
-				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Err:        errors.Wrapf(errBoom, errWriteSecret, cloudsql.RootUser, unitNamespace, "db-conn"),
 				Conditions: available,
 				Secret:     "edited", Cloud: oursWithSecretPassword,
 				Calls: []string{"users.update"},
@@ -1228,7 +1228,7 @@ func TestUpdate(t *testing.T) {
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				kube: interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return errBoom }}},
 			want: result{
-				Err:        errors.Wrapf(errBoom, errWriteSecret, unitNamespace, "db-conn"),
+				Err:        errors.Wrapf(errBoom, errWriteSecret, cloudsql.RootUser, unitNamespace, "db-conn"),
 				Conditions: available, Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
 			},
 		},

@@ -193,3 +193,39 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		Source: pc.Name, Config: pc, Credentials: creds,
 	}, obj, nil
 }
+
+// SecretHolder is an object whose connection secret holds a login's
+// password: a PostgresqlInstance (postgres's) or a PostgresqlUser.
+type SecretHolder = secretHolder
+
+// Passwords keeps logins' passwords in their objects' connection secrets, as
+// the instances' postgres passwords are kept: written before Cloud SQL is
+// given them, so that no crash loses one.
+type Passwords struct{ s *secretStore }
+
+// NewPasswords returns the password store of the objects of kind owner
+// (the kind that controls their connection secrets). reader should not
+// cache every secret of the cluster.
+func NewPasswords(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) Passwords {
+	return Passwords{s: newSecretStore(kube, reader, owner)}
+}
+
+// StoredPassword is a password in a connection secret.
+type StoredPassword struct {
+	// Value is the password; empty when none is stored.
+	Value string
+	// Confirmed says that it is known to be set on Cloud SQL.
+	Confirmed bool
+}
+
+// Get returns the password stored for h.
+func (p Passwords) Get(ctx context.Context, h SecretHolder) (StoredPassword, error) {
+	pw, err := p.s.password(ctx, h)
+	return StoredPassword{Value: pw.value, Confirmed: pw.value != "" && !pw.unconfirmed}, err
+}
+
+// Store writes login's password into h's connection secret, unconfirmed
+// while it is about to be set.
+func (p Passwords) Store(ctx context.Context, h SecretHolder, login, password string, unconfirmed bool) error {
+	return p.s.store(ctx, h, login, password, unconfirmed)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,9 +40,9 @@ import (
 )
 
 const (
-	errNoConnectionSecret = "spec.writeConnectionSecretToRef is not set: the generated password of the postgres user must be stored before the instance is created; name a secret there"
+	errNoConnectionSecret = "spec.writeConnectionSecretToRef is not set: a generated password is stored there before Cloud SQL is given it, so that it is never lost; name a secret there"
 	errReadSecret         = "cannot read connection secret %s/%s"
-	errWriteSecret        = "cannot store the password of the postgres user in connection secret %s/%s"
+	errWriteSecret        = "cannot store the password of user %s in connection secret %s/%s"
 	errSecretNotOurs      = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
 	errCompleteSecret     = "cannot write the connection details into connection secret %s/%s (of type %s)"
 	errPasswordUnusable   = "connection secret %s/%s: key password holds a line break or a NUL character, which a .pgpass entry (key pgpass) cannot carry: " +
@@ -58,6 +59,13 @@ func (e unusablePassword) Error() string { return e.msg }
 func isUnusablePassword(err error) bool {
 	var u unusablePassword
 	return errors.As(err, &u)
+}
+
+// secretHolder is an object whose connection secret holds a password: a
+// PostgresqlInstance (postgres's), or a PostgresqlUser (its own).
+type secretHolder interface {
+	resource.Object
+	ConnectionSecret() *xpv2.SecretReference
 }
 
 // A secretStore keeps the postgres password in the connection secret. The password
@@ -95,7 +103,7 @@ type storedPassword struct {
 
 // password returns the stored password; an empty value when there is no secret or
 // no password in it.
-func (s *secretStore) password(ctx context.Context, mg instance) (storedPassword, error) {
+func (s *secretStore) password(ctx context.Context, mg secretHolder) (storedPassword, error) {
 	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return storedPassword{}, nil
@@ -148,18 +156,18 @@ func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details 
 	return errors.Wrapf(s.kube.Update(ctx, sec), errCompleteSecret, sec.Namespace, sec.Name, sec.Type)
 }
 
-// store writes the password (with the username and pgpass entries derived from it)
-// into the connection secret, creating the secret when needed. unconfirmed marks a
-// password that is about to be set on an existing instance.
-func (s *secretStore) store(ctx context.Context, mg instance, password string, unconfirmed bool) error {
+// store writes the password of login (with the username and pgpass entries
+// derived from it) into the connection secret, creating the secret when needed.
+// unconfirmed marks a password that is about to be set on an existing instance.
+func (s *secretStore) store(ctx context.Context, mg secretHolder, login, password string, unconfirmed bool) error {
 	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return errors.New(errNoConnectionSecret)
 	}
 	data := map[string][]byte{
-		cloudsql.ConnectionKeyUsername: []byte(cloudsql.RootUser),
+		cloudsql.ConnectionKeyUsername: []byte(login),
 		cloudsql.ConnectionKeyPassword: []byte(password),
-		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, password)),
+		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", login, password)),
 	}
 	sec := &corev1.Secret{}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
@@ -179,7 +187,7 @@ func (s *secretStore) store(ctx context.Context, mg instance, password string, u
 		} else {
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
 		}
-		return errors.Wrapf(s.kube.Create(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
+		return errors.Wrapf(s.kube.Create(ctx, sec), errWriteSecret, login, ref.Namespace, ref.Name)
 	case err != nil:
 		return errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
 	}
@@ -198,13 +206,13 @@ func (s *secretStore) store(ctx context.Context, mg instance, password string, u
 		meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordUnconfirmed)
 		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
 	}
-	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, ref.Namespace, ref.Name)
+	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, login, ref.Namespace, ref.Name)
 }
 
 // fingerprint identifies a password set on mg's instance without revealing it to
 // whoever may read the secret's annotations but not its data: the password is
 // 190 random bits unless someone chose it.
-func fingerprint(mg instance, password string) string {
+func fingerprint(mg secretHolder, password string) string {
 	sum := sha256.Sum256([]byte("cloudsql-postgres\x00" + string(mg.GetUID()) + "\x00" + password))
 	return hex.EncodeToString(sum[:])
 }
