@@ -31,7 +31,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
-// postgresUser is the superuser Cloud SQL creates with every PostgreSQL
+// postgresUser is the default user Cloud SQL creates with every PostgreSQL
 // instance, whose password is the rootPassword given at insert.
 const postgresUser = "postgres"
 
