@@ -17,6 +17,7 @@ limitations under the License.
 package emulator
 
 import (
+	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"fmt"
@@ -27,6 +28,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
 const (
@@ -43,6 +46,11 @@ var (
 	ErrInstanceNotFound = errors.New("emulator: no such instance")
 	// ErrInstanceExists means Seed was given a name already in use.
 	ErrInstanceExists = errors.New("emulator: an instance of that name exists")
+	// ErrDatabaseNotFound means the instance has no database of that name.
+	ErrDatabaseNotFound = errors.New("emulator: no such database")
+	// ErrRoleNotFound means SetDatabaseOwner was given an owner that is
+	// neither a user of the instance nor cloudsqlsuperuser.
+	ErrRoleNotFound = errors.New("emulator: no such role; name a user of the instance or cloudsqlsuperuser")
 	// ErrInvalidState means SetInstanceState was given a state it can't set.
 	ErrInvalidState = errors.New("emulator: invalid instance state; use RUNNABLE, SUSPENDED, MAINTENANCE, ONLINE_MAINTENANCE, FAILED or REPAIRING")
 )
@@ -260,6 +268,39 @@ func (s *Server) PasswordIs(project, instance, user, password string) bool {
 	}
 	u, ok := inst.users[user]
 	return ok && subtle.ConstantTimeCompare([]byte(u.password), []byte(password)) == 1
+}
+
+// SetDatabaseOwner makes role the owner of a database of an instance, as
+// `ALTER DATABASE ... OWNER TO role` run by postgres does on Cloud SQL: the
+// API does not show owners, but users.delete refuses a user that owns a
+// database. role is a user of the instance or cloudsqlsuperuser, the owner of
+// the databases that databases.insert creates. With a data plane, the
+// instance's PostgreSQL makes the same change.
+func (s *Server) SetDatabaseOwner(project, instance, database, role string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return err
+	}
+	if _, ok := inst.dbs()[database]; !ok {
+		return ErrDatabaseNotFound
+	}
+	if _, ok := inst.users[role]; !ok && role != postgres.SuperuserRole {
+		return ErrRoleNotFound
+	}
+	if role == postgres.SuperuserRole {
+		delete(inst.dbOwners, database)
+	} else {
+		if inst.dbOwners == nil {
+			inst.dbOwners = map[string]string{}
+		}
+		inst.dbOwners[database] = role
+	}
+	s.dataPlaneTask(inst, task{what: "make " + role + " the owner of database " + database, run: func(ctx context.Context, b *backend) error {
+		return b.postgres().SetDatabaseOwner(ctx, database, role)
+	}})
+	return nil
 }
 
 // Seed stores an instance as if it had been created long ago, to test

@@ -39,6 +39,7 @@ const (
 	adminActionAdvance       = ":advance"
 	adminActionSetState      = ":setState"
 	adminActionCheckPassword = ":checkPassword"
+	adminActionSetOwner      = ":setOwner"
 )
 
 // serveAdmin serves the HTTP side of the admin surface; the package doc
@@ -188,6 +189,18 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 			return nil, adminError(err)
 		}
 		return s.adminInstance(project, seg[2])
+	case len(seg) == 5 && seg[3] == "databases" && strings.HasSuffix(seg[4], adminActionSetOwner) && m == http.MethodPost:
+		var in struct {
+			Owner string `json:"owner"`
+		}
+		if err := decodeJSON(readAll(r), &in); err != nil {
+			return nil, err
+		}
+		database := strings.TrimSuffix(seg[4], adminActionSetOwner)
+		if err := s.SetDatabaseOwner(project, seg[2], database, in.Owner); err != nil {
+			return nil, adminError(err)
+		}
+		return map[string]string{"database": database, "owner": in.Owner}, nil
 	case len(seg) == 5 && seg[3] == "users" && strings.HasSuffix(seg[4], adminActionCheckPassword) && m == http.MethodPost:
 		var in struct {
 			Password string `json:"password"`
@@ -216,6 +229,10 @@ func adminError(err error) error {
 		return errInstanceNotFound()
 	case errors.Is(err, ErrInstanceExists):
 		return errInstanceExists()
+	case errors.Is(err, ErrDatabaseNotFound):
+		return errDatabaseNotFound()
+	case errors.Is(err, ErrRoleNotFound):
+		return errInvalid("%v.", err)
 	case errors.Is(err, ErrInvalidState):
 		return errInvalid("%v.", err)
 	}

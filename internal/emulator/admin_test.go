@@ -78,6 +78,14 @@ func TestAdminHTTP(t *testing.T) {
 	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/users/postgres:checkPassword", `{"password":"nope"}`, &match)).To(Equal(200))
 	e.g.Expect(match).To(HaveKeyWithValue("match", false))
 
+	// Out-of-band owner of a database.
+	var owner map[string]string
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/databases/postgres:setOwner", `{"owner":"postgres"}`, &owner)).To(Equal(200))
+	e.g.Expect(owner).To(Equal(map[string]string{"database": "postgres", "owner": "postgres"}))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/databases/ghost:setOwner", `{"owner":"postgres"}`, nil)).To(Equal(404))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/databases/postgres:setOwner", `{"owner":"ghost"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/legacy/databases/postgres:setOwner", `{`, nil)).To(Equal(400))
+
 	// Out-of-band change, seen through the API with a new settings version.
 	var changed sqladmin.DatabaseInstance
 	e.g.Expect(e.call("PATCH", "/emulator/v1/projects/test-project/instances/legacy",

@@ -17,6 +17,7 @@ limitations under the License.
 package emulator
 
 import (
+	"maps"
 	"strings"
 	"time"
 
@@ -109,6 +110,7 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 	for n, d := range src.dbs() {
 		inst.databases[n] = newDatabase(req.project, dest, n, d.Charset, d.Collation)
 	}
+	inst.dbOwners = maps.Clone(src.dbOwners)
 	p.instances[dest] = inst
 	if s.data != nil {
 		s.data.cloneOf(inst, src)

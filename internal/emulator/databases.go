@@ -26,6 +26,8 @@ import (
 	"time"
 
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
 // postgresDatabase is the database Cloud SQL creates with every PostgreSQL
@@ -55,16 +57,20 @@ const maxDatabaseNameBytes = 63
 var systemDatabases = map[string]bool{"template0": true, "template1": true, "cloudsqladmin": true}
 
 // Messages of the databases errors. Cloud SQL passes PostgreSQL's refusals
-// through as 400 invalid "failed to ... database": reported against the real
+// through as 400 invalid "failed to ... database". Reported against the real
 // API are `Invalid request: failed to delete database "foo". Detail: pq: must
 // be owner of database foo. (Please use psql client to delete database that is
-// not owned by "cloudsqlsuperuser").` (Config Connector issue 2473) and the
-// same with `database "x" is being accessed by other users` (Config Connector
-// issue 143). The create message follows that pattern with PostgreSQL's own
-// duplicate_database text; no recording shows it.
+// not owned by "cloudsqlsuperuser").` (Config Connector issue 2473) and, for a
+// database with sessions, `Invalid request: failed to delete database
+// MobilityDatabase. Detail: pq: database "MobilityDatabase" is being accessed
+// by other users.` (gcloud sql databases delete in 2025, MobilityData's
+// mobility-feed-api issue 1174; Config Connector issue 143 shows the 2020
+// form, which quoted the first name and added the psql hint). The emulator
+// answers the newer form. The create message follows that pattern with
+// PostgreSQL's own duplicate_database text; no recording shows it.
 const (
 	msgDatabaseExists     = "failed to create database %q. Detail: pq: database %q already exists."
-	msgDatabaseInUse      = "failed to delete database %q. Detail: pq: database %q is being accessed by other users. (Please use psql client to delete database that is not owned by \"cloudsqlsuperuser\")."
+	msgDatabaseInUse      = "failed to delete database %s. Detail: pq: database \"%s\" is being accessed by other users."
 	msgDatabaseNameLength = "database name %q is %d bytes long; PostgreSQL allows at most %d."
 	msgDatabaseNameChars  = "database name %q holds a NUL character, which PostgreSQL does not allow."
 	msgCharset            = "charset %q is not supported: Cloud SQL for PostgreSQL creates databases with charset %s only."
@@ -309,34 +315,90 @@ func (s *Server) databasesChange(req *apiRequest, merge bool) (any, error) {
 }
 
 // databasesDelete removes a database once its DELETE_DATABASE operation is
-// DONE; the data plane then drops it, disconnecting its sessions. (Cloud SQL
-// refuses to delete a database in use, with 400 "is being accessed by other
-// users"; the emulator's data plane runs after the API answered, so it cannot
-// ask PostgreSQL first, and disconnects instead.)
+// DONE; the data plane then drops it. As on Cloud SQL, a database that has
+// sessions is refused (400 "is being accessed by other users"): with a data
+// plane the emulator asks the instance's PostgreSQL first, without one no
+// database has sessions.
 func (s *Server) databasesDelete(req *apiRequest) (any, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, inst, err := s.mutableRunningInstance(req.project, req.instance)
+	_, inst, d, err := s.deletableDatabase(req)
+	var check pgCheck
+	if err == nil {
+		check = dataPlaneCheck(inst)
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	d, ok := inst.dbs()[req.resource]
-	if !ok {
-		return nil, errDatabaseNotFound()
-	}
-	if d.Name == postgresDatabase {
-		// Cloud SQL's own agents keep sessions open on postgres, so deleting
-		// it is refused as deleting any database in use is.
-		return nil, errInvalid(msgDatabaseInUse, d.Name, d.Name)
-	}
 	name := d.Name
+	sessions := 0
+	if check.run("count the sessions of database "+name, func(ctx context.Context, pg *postgres.Server) error {
+		var err error
+		sessions, err = waitForSessions(ctx, pg, name)
+		return err
+	}) && sessions > 0 {
+		return nil, errInvalid(msgDatabaseInUse, name, name)
+	}
+
+	// The instance may have changed while PostgreSQL answered.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, inst, d, err := s.deletableDatabase(req)
+	if err != nil {
+		return nil, err
+	}
 	op := s.startOperation(p, req.project, inst, OpDeleteDatabase, s.delays.Update, req.failOp,
 		func(time.Time) {
 			delete(inst.dbs(), name)
+			delete(inst.dbOwners, name)
 			s.dataPlaneTask(inst, task{what: "drop database " + name, run: func(ctx context.Context, b *backend) error {
+				// Sessions that connected after the check are
+				// disconnected, so that PostgreSQL follows the API.
 				return b.postgres().DropDatabase(ctx, name)
 			}})
 		}, nil)
 	op.targetLink = d.SelfLink
 	return op.render(s.now()), nil
+}
+
+// deletableDatabase finds the database databases.delete names, and refuses
+// what Cloud SQL refuses before looking at sessions. Callers hold s.mu.
+func (s *Server) deletableDatabase(req *apiRequest) (*projectState, *instanceState, *sqladmin.Database, error) {
+	p, inst, err := s.mutableRunningInstance(req.project, req.instance)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d, ok := inst.dbs()[req.resource]
+	if !ok {
+		return nil, nil, nil, errDatabaseNotFound()
+	}
+	if d.Name == postgresDatabase {
+		// Cloud SQL's own agents keep sessions open on postgres, so deleting
+		// it is refused as deleting any database in use is.
+		return nil, nil, nil, errInvalid(msgDatabaseInUse, d.Name, d.Name)
+	}
+	return p, inst, d, nil
+}
+
+// sessionWait is how long DROP DATABASE waits for the sessions of the
+// database to end before it fails (PostgreSQL's CountOtherDBBackends tries 50
+// times, 100ms apart), so that a client that just disconnected does not hold
+// the delete back.
+const sessionWait = 5 * time.Second
+
+// waitForSessions counts the sessions of database name until there are none
+// or sessionWait has passed, and returns the last count.
+func waitForSessions(ctx context.Context, pg *postgres.Server, name string) (int, error) {
+	deadline := time.Now().Add(sessionWait)
+	for {
+		n, err := pg.Sessions(ctx, name)
+		if err != nil || n == 0 || time.Now().After(deadline) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -616,3 +616,51 @@ func (s *Server) connectable(b *backend) (uint64, error) {
 	s.mu.Unlock()
 	return n, nil
 }
+
+// pgCheck is a look at an instance's PostgreSQL that the API takes before it
+// answers, as Cloud SQL's answers depend on its server (a database with
+// sessions, a role that owns objects). It holds what the check needs from
+// under the emulator's lock: the backend, nil without a data plane, and how
+// many of its tasks must have run first (every change the API has reported
+// done).
+type pgCheck struct {
+	b *backend
+	n uint64
+}
+
+// dataPlaneCheck prepares a pgCheck of inst. Callers hold s.mu.
+func dataPlaneCheck(inst *instanceState) pgCheck {
+	if inst.data == nil {
+		return pgCheck{}
+	}
+	b := inst.data
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return pgCheck{b: b, n: b.queued}
+}
+
+// run runs f on the instance's PostgreSQL once it has applied what the API
+// reported done. It reports false when there is no data plane or PostgreSQL
+// cannot answer (logged): the caller then answers as without a data plane.
+// Callers must not hold s.mu: this waits for the backend's worker, and other
+// requests must go on meanwhile.
+func (c pgCheck) run(what string, f func(ctx context.Context, pg *postgres.Server) error) bool {
+	if c.b == nil {
+		return false
+	}
+	err := func() error {
+		if _, err := c.b.ready(c.n, readyTimeout); err != nil {
+			return err
+		}
+		pg := c.b.postgres()
+		if pg == nil {
+			return errors.New(errGone)
+		}
+		return f(c.b.ctx, pg)
+	}()
+	if err != nil {
+		c.b.dp.log("instance %s:%s: cannot %s, answering as without a data plane: %v", c.b.project, c.b.instance, what, err)
+		return false
+	}
+	return true
+}

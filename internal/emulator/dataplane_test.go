@@ -137,6 +137,12 @@ func (e *dataEnv) waitDone(g Gomega, op *sqladmin.Operation) {
 	}).WithTimeout(dataTimeout).Should(Succeed())
 }
 
+func (e *dataEnv) operation(g Gomega, name string) *sqladmin.Operation {
+	op, err := e.svc.Operations.Get(e.project, name).Context(e.ctx).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	return op
+}
+
 func (e *dataEnv) get(g Gomega, name string) *sqladmin.DatabaseInstance {
 	db, err := e.svc.Instances.Get(e.project, name).Context(e.ctx).Do()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -256,18 +262,28 @@ func (e *dataEnv) psql(instance, ipType, user, password string) (string, error) 
 
 // psqlQuery is psql with another query.
 func (e *dataEnv) psqlQuery(instance, ipType, user, password, query string) (string, error) {
+	return e.psqlIn(instance, ipType, user, password, "postgres", query)
+}
+
+// psqlIn is psqlQuery connected to another database.
+func (e *dataEnv) psqlIn(instance, ipType, user, password, database, query string) (string, error) {
 	c, err := e.connector(instance, ipType)
 	if err != nil {
 		return "", err
 	}
-	return c.psql(user, password, query)
+	return c.psqlIn(user, password, database, query)
 }
 
-// psql runs query with the real psql as user through a forwarder that listens
-// on 127.0.0.1:0 and, for each connection psql makes, dials the instance and
-// copies bytes both ways. psql gets nothing of the test's environment but
-// PATH.
+// psql runs query in the postgres database; see psqlIn.
 func (c *connector) psql(user, password, query string) (string, error) {
+	return c.psqlIn(user, password, "postgres", query)
+}
+
+// psqlIn runs query in database with the real psql as user through a
+// forwarder that listens on 127.0.0.1:0 and, for each connection psql makes,
+// dials the instance and copies bytes both ways. psql gets nothing of the
+// test's environment but PATH.
+func (c *connector) psqlIn(user, password, database, query string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -323,7 +339,7 @@ func (c *connector) psql(user, password, query string) (string, error) {
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"PGPASSWORD=" + password,
-		"PGDATABASE=postgres",
+		"PGDATABASE=" + database,
 		// The forwarder is the local end of the tunnel: plain text to it,
 		// as to the Auth Proxy.
 		"PGSSLMODE=disable",
@@ -748,22 +764,27 @@ func TestDataPlaneFollowsTheEmulatorClock(t *testing.T) {
 	g.Expect(out).To(Equal("postgres"))
 }
 
-// TestDataPlaneSurvivesAFailedRoleChange deletes a user that owns a
-// database, which DROP ROLE refuses. Whatever the API makes of that, the
+// TestDataPlaneSurvivesAFailedRoleChange makes a user own a database after
+// users.delete accepted it and before its operation is DONE: DROP ROLE then
+// fails on the instance's PostgreSQL. Whatever the API makes of that, the
 // instance must keep taking connections.
 func TestDataPlaneSurvivesAFailedRoleChange(t *testing.T) {
 	t.Parallel()
-	e := newDataEnv(t)
+	const delay = 3 * time.Second
+	e := newDataEnv(t, emulator.WithUserOperationDelay(delay))
 	g := NewWithT(t)
 	e.insert(g, instance("owner"))
 	op, err := e.svc.Users.Insert(e.project, "owner", &sqladmin.User{Name: "app", Password: "app-pw"}).Context(e.ctx).Do()
 	g.Expect(err).NotTo(HaveOccurred())
 	e.waitDone(g, op)
-	out, err := e.psqlQuery("owner", "PRIMARY", "app", "app-pw", "create database appdb")
-	g.Expect(err).NotTo(HaveOccurred(), out)
+	c, err := e.connector("owner", "PRIMARY")
+	g.Expect(err).NotTo(HaveOccurred())
 
 	op, err = e.svc.Users.Delete(e.project, "owner").Name("app").Context(e.ctx).Do()
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(HaveOccurred(), "nothing depends on app yet")
+	out, err := c.psql("app", "app-pw", "create database appdb")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(e.operation(g, op.Name).Status).NotTo(Equal(emulator.OperationDone), "the database came before the drop")
 	e.waitDone(g, op)
 	out, err = e.psql("owner", "PRIMARY", "postgres", rootPassword)
 	g.Expect(err).NotTo(HaveOccurred(), "postgres still logs in: %s", out)

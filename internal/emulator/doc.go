@@ -108,7 +108,8 @@ limitations under the License.
 // operationDoesNotExist, userDoesNotExist, notFound (a database); 409
 // instanceAlreadyExists (live name or reserved name), operationInProgress,
 // userAlreadyExists; 412 staleData; 400 invalid (also an existing database,
-// databases of an instance that is not running), required, invalidFlagValue,
+// databases of an instance that is not running, a database that has sessions,
+// a user that objects depend on), required, invalidFlagValue,
 // parseError; 429
 // rateLimitExceeded (RESOURCE_EXHAUSTED) once a project spent its
 // per-minute budget; 500/503 backendError when injected. Errors of Cloud
@@ -119,8 +120,8 @@ limitations under the License.
 //
 // The Go methods of *Server (Counts, ResetCounts, Requests, Operations,
 // InjectFault, Faults, ClearFaults, Instance, MutateInstance,
-// SetInstanceState, Now, Advance, FinishOperations, PasswordIs, Seed, SeedMany,
-// ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
+// SetInstanceState, Now, Advance, FinishOperations, PasswordIs,
+// SetDatabaseOwner, Seed, SeedMany, ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
 // neither count as API requests nor spend the budget:
 //
 //	GET    /emulator/v1/healthz                      {"status":"ok"}
@@ -140,6 +141,7 @@ limitations under the License.
 //	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users/{u}:checkPassword  {"password":"..."} -> {"match":true}
+//	POST   /emulator/v1/projects/{p}/instances/{i}/databases/{d}:setOwner  {"owner":"app"} -> {"database":...,"owner":...}
 //
 // A Fault in JSON is {"method":"instances.get","serverErrorShare":0.5,
 // "rateLimitShare":0,"latency":"250ms","failOperationShare":0,"count":3};
@@ -160,7 +162,22 @@ limitations under the License.
 // generateEphemeralCert for that instance, then the PostgreSQL protocol). The
 // postgres user's password follows rootPassword and users.update, and
 // users.insert and users.delete create and drop roles; databases.insert and
-// databases.delete create and drop databases (owned by cloudsqlsuperuser, their
-// sessions disconnected); a clone's server is a pg_basebackup of its source's,
-// data included. Close stops the servers.
+// databases.delete create and drop databases (owned by cloudsqlsuperuser); a
+// clone's server is a pg_basebackup of its source's, data included. Close
+// stops the servers.
+//
+// Roles are Cloud SQL's: postgres and the users of users.insert are members
+// of cloudsqlsuperuser with CREATEROLE and CREATEDB, not superusers, so
+// postgres can revoke a user's membership and attributes and, once a member
+// of the user's role, give it a database, as on Cloud SQL.
+//
+// Deletes are refused as Cloud SQL refuses them, after asking the
+// instance's PostgreSQL before answering (outside the emulator's lock):
+// databases.delete of a database that has sessions (pg_stat_activity, waited
+// on for up to five seconds as DROP DATABASE does) answers 400 invalid "is
+// being accessed by other users", and users.delete of a user that objects
+// depend on answers 400 invalid with PostgreSQL's DROP ROLE error, which the
+// emulator gets by trying the drop in a transaction that it rolls back.
+// Without a data plane, databases have no sessions, and a user is refused
+// only while SetDatabaseOwner has made it the owner of a database.
 package emulator

@@ -67,6 +67,11 @@ type instanceState struct {
 	// databases is what databases.list answers; nil until first used, then
 	// it holds the postgres database every instance has (see dbs).
 	databases map[string]*sqladmin.Database
+	// dbOwners maps databases to the roles that own them, for those whose
+	// owner SetDatabaseOwner changed; the others are owned by
+	// cloudsqlsuperuser, as databases.insert makes them. users.delete
+	// consults it when no data plane can say who owns what.
+	dbOwners map[string]string
 }
 
 func (i *instanceState) busy() bool {

@@ -23,12 +23,15 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 	"time"
 
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
-// postgresUser is the superuser Cloud SQL creates with every PostgreSQL
+// postgresUser is the default user Cloud SQL creates with every PostgreSQL
 // instance, whose password is the rootPassword given at insert.
 const postgresUser = "postgres"
 
@@ -213,21 +216,67 @@ func (s *Server) usersUpdate(req *apiRequest) (any, error) {
 	return op.render(s.now()), nil
 }
 
+// Cloud SQL refuses to delete a user that objects depend on with PostgreSQL's
+// DROP ROLE error passed through as 400 invalid, as reported against the real
+// API (gcloud sql users delete in 2023, kernelci/kcidb issue 407): `Invalid
+// request: failed to delete user kcidb_01_submitter: . role
+// "kcidb_01_submitter" cannot be dropped because some objects depend on it
+// Details: 1 object in database kcidb_01_clean_test\n6 objects in database
+// kcidb_01_empty_test.` msgRoleDependents and "owner of database x" are
+// PostgreSQL's own words, for when no data plane can give them.
+const (
+	msgUserHasDependents = "failed to delete user %s: . %s Details: %s."
+	msgRoleDependents    = `role "%s" cannot be dropped because some objects depend on it`
+	msgOwnerOfDatabase   = "owner of database %s"
+)
+
 // usersDelete removes a user (?name=&host=) once its DELETE_USER operation
-// is DONE.
+// is DONE. As on Cloud SQL, a user that objects depend on (it owns a
+// database, a table, ...) is refused: with a data plane the emulator tries
+// DROP ROLE on the instance's PostgreSQL and rolls it back; without one, a
+// user that owns a database (see SetDatabaseOwner) is refused.
 func (s *Server) usersDelete(req *apiRequest) (any, error) {
 	name := req.r.URL.Query().Get("name")
 	if name == "" {
 		return nil, errRequired("name")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, inst, err := s.mutableInstance(req.project, req.instance)
+	_, inst, err := s.deletableUser(req.project, req.instance, name)
+	var (
+		check pgCheck
+		owned []string
+	)
+	if err == nil {
+		check = dataPlaneCheck(inst)
+		for db, owner := range inst.dbOwners {
+			if owner == name {
+				owned = append(owned, fmt.Sprintf(msgOwnerOfDatabase, db))
+			}
+		}
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := inst.users[name]; !ok {
-		return nil, errUserNotFound()
+	var message, detail string
+	if !check.run("check what depends on role "+name, func(ctx context.Context, pg *postgres.Server) error {
+		var err error
+		message, detail, err = pg.RoleDependents(ctx, name)
+		return err
+	}) && len(owned) > 0 {
+		sort.Strings(owned)
+		message, detail = fmt.Sprintf(msgRoleDependents, name), strings.Join(owned, "\n")
+	}
+	if message != "" {
+		return nil, errInvalid(msgUserHasDependents, name, message, detail)
+	}
+
+	// The instance may have changed while PostgreSQL answered.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, inst, err := s.deletableUser(req.project, req.instance, name)
+	if err != nil {
+		return nil, err
 	}
 	op := s.startOperation(p, req.project, inst, OpDeleteUser, s.delays.User, req.failOp,
 		func(time.Time) {
@@ -237,4 +286,18 @@ func (s *Server) usersDelete(req *apiRequest) (any, error) {
 			}})
 		}, nil)
 	return op.render(s.now()), nil
+}
+
+// deletableUser finds the instance of the user users.delete names, and
+// refuses what Cloud SQL refuses before looking at what depends on the user.
+// Callers hold s.mu.
+func (s *Server) deletableUser(project, instance, name string) (*projectState, *instanceState, error) {
+	p, inst, err := s.mutableInstance(project, instance)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := inst.users[name]; !ok {
+		return nil, nil, errUserNotFound()
+	}
+	return p, inst, nil
 }

@@ -133,3 +133,50 @@ func TestUserChangesWaitForTheirOperation(t *testing.T) {
 	e.g.Expect(e.emu.PasswordIs(project, "orders", "postgres", "rotated")).To(BeTrue())
 	e.g.Expect(e.operation(op.Name).Status).To(Equal("DONE"))
 }
+
+// TestUsersDeleteRefusesAnOwnerOfADatabase makes a user the owner of a
+// database behind the API's back, as postgres's ALTER DATABASE ... OWNER TO
+// does: without a data plane the emulator knows owners from that record, and
+// refuses to delete the user as Cloud SQL refuses (PostgreSQL's DROP ROLE
+// error, 400 invalid), until the database goes or changes hands.
+func TestUsersDeleteRefusesAnOwnerOfADatabase(t *testing.T) {
+	e := newEnv(t)
+	e.insert("orders")
+	e.emu.FinishOperations()
+	for _, db := range []string{"sales", "stock"} {
+		_, err := e.svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: db}).Do()
+		e.g.Expect(err).NotTo(HaveOccurred())
+	}
+	_, err := e.svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "orders", "sales", "app")).To(Succeed())
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "orders", "stock", "app")).To(Succeed())
+
+	_, err = e.svc.Users.Delete(project, "orders").Name("app").Do()
+	gerr := expectAPIError(e.g, err, http.StatusBadRequest, "invalid")
+	e.g.Expect(gerr.Message).To(Equal("Invalid request: failed to delete user app: . role \"app\" cannot be dropped because some objects depend on it Details: owner of database sales\nowner of database stock."))
+	_, err = e.svc.Users.Get(project, "orders", "app").Do()
+	e.g.Expect(err).NotTo(HaveOccurred(), "the user is still there")
+
+	// Once it owns nothing, it goes.
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "orders", "stock", "cloudsqlsuperuser")).To(Succeed())
+	_, err = e.svc.Databases.Delete(project, "orders", "sales").Do()
+	e.g.Expect(err).NotTo(HaveOccurred(), "without a data plane no database has sessions")
+	e.emu.FinishOperations()
+	_, err = e.svc.Users.Delete(project, "orders").Name("app").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	_, err = e.svc.Users.Get(project, "orders", "app").Do()
+	expectAPIError(e.g, err, http.StatusNotFound, "userDoesNotExist")
+
+	// A recreated database of the same name is cloudsqlsuperuser's again.
+	_, err = e.svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	_, err = e.svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: "sales"}).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	_, err = e.svc.Users.Delete(project, "orders").Name("app").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "orders", "ghost", "cloudsqlsuperuser")).To(MatchError(emulator.ErrDatabaseNotFound))
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "orders", "sales", "app")).To(MatchError(emulator.ErrRoleNotFound))
+	e.g.Expect(e.emu.SetDatabaseOwner(project, "nope", "sales", "postgres")).To(MatchError(emulator.ErrInstanceNotFound))
+}

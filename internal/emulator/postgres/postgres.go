@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -83,6 +84,7 @@ const (
 	errBasebackup = "pg_basebackup from %s for %s failed: %w: %s"
 	errNoBackup   = "cannot find pg_basebackup in %s, which cloning a server needs: install Debian's postgresql-15 (`make postgres` does)"
 	errVersion    = "cannot read the server version of %s from %q"
+	errAnswer     = "cannot read the answer of %s: %q"
 )
 
 // Config says where the binaries are and whom the servers run as.
@@ -419,11 +421,63 @@ func (s *Server) SetPassword(ctx context.Context, name, password string) error {
 	return s.Exec(ctx, fmt.Sprintf("ALTER ROLE %s WITH PASSWORD %s;\n", QuoteIdent(name), passwordLiteral(password)))
 }
 
-// DropRole drops a role, as users.delete does. The objects it owns in the postgres
-// database go with it.
+// DropRole drops a role, as users.delete does. Like Cloud SQL's, it fails
+// while objects depend on the role (see RoleDependents), rather than dropping
+// them with it.
 func (s *Server) DropRole(ctx context.Context, name string) error {
-	q := QuoteIdent(name)
-	return s.Exec(ctx, fmt.Sprintf("DROP OWNED BY %s CASCADE;\nDROP ROLE %s;\n", q, q))
+	return s.Exec(ctx, fmt.Sprintf("DROP ROLE %s;\n", QuoteIdent(name)))
+}
+
+// RoleDependents says why DROP ROLE name would fail for objects that depend on
+// the role (it owns a database, a table, holds privileges, ...): PostgreSQL's
+// message and detail, such as `role "app" cannot be dropped because some
+// objects depend on it` and "owner of database appdb". Both are empty when
+// nothing depends on it. It tries the drop from the postgres database in a
+// transaction that it rolls back; a role that does not exist is an error.
+func (s *Server) RoleDependents(ctx context.Context, name string) (message, detail string, err error) {
+	body := fmt.Sprintf(`
+DECLARE m text := ''; d text := '';
+BEGIN
+  BEGIN
+    DROP ROLE %s;
+  EXCEPTION WHEN dependent_objects_still_exist THEN
+    GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL;
+  END;
+  PERFORM set_config('cloudsql_emulator.drop_role',
+    encode(convert_to(m, 'UTF8'), 'hex') || '|' || encode(convert_to(coalesce(d, ''), 'UTF8'), 'hex'), true);
+END`, QuoteIdent(name))
+	out, err := s.Query(ctx, "BEGIN;\nDO "+dollarQuote(body)+";\n"+
+		"SELECT current_setting('cloudsql_emulator.drop_role');\nROLLBACK;\n")
+	if err != nil {
+		return "", "", err
+	}
+	m, d, _ := strings.Cut(out, "|")
+	mb, err1 := hex.DecodeString(m)
+	db, err2 := hex.DecodeString(d)
+	if err1 != nil || err2 != nil {
+		return "", "", errors.Errorf(errAnswer, s.name, out)
+	}
+	return string(mb), string(db), nil
+}
+
+// Sessions counts the sessions connected to the database name, those that
+// make DROP DATABASE fail with "is being accessed by other users".
+func (s *Server) Sessions(ctx context.Context, name string) (int, error) {
+	out, err := s.Query(ctx, fmt.Sprintf("SELECT count(*) FROM pg_stat_activity WHERE datname = %s;\n", QuoteLiteral(name)))
+	if err != nil {
+		return 0, err
+	}
+	n, perr := strconv.Atoi(out)
+	if perr != nil {
+		return 0, errors.Errorf(errAnswer, s.name, out)
+	}
+	return n, nil
+}
+
+// SetDatabaseOwner makes role the owner of the database name, as ALTER
+// DATABASE ... OWNER TO does.
+func (s *Server) SetDatabaseOwner(ctx context.Context, name, role string) error {
+	return s.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s OWNER TO %s;\n", QuoteIdent(name), QuoteIdent(role)))
 }
 
 // CreateDatabase creates a database owned by cloudsqlsuperuser, as
@@ -446,6 +500,8 @@ func (s *Server) CreateDatabase(ctx context.Context, name, encoding, collation s
 
 // DropDatabase drops a database, disconnecting the sessions that use it
 // (WITH (FORCE) from PostgreSQL 13 on, terminating them first before).
+// databases.delete refuses a database that has sessions (see Sessions); this
+// covers those that connect between that check and the drop.
 func (s *Server) DropDatabase(ctx context.Context, name string) error {
 	v, err := s.versionNum(ctx)
 	if err != nil {
@@ -501,6 +557,16 @@ func bootstrapSQL(rootPassword string) string {
 		QuoteIdent(SuperuserRole),
 		QuoteIdent(RootRole), passwordLiteral(rootPassword), QuoteIdent(SuperuserRole),
 		QuoteIdent(SuperuserRole), QuoteIdent(SuperuserRole))
+}
+
+// dollarQuote quotes s as a dollar-quoted string constant whose tag s does
+// not contain.
+func dollarQuote(s string) string {
+	tag := "$emulator$"
+	for strings.Contains(s, tag) {
+		tag = tag[:len(tag)-1] + "x$"
+	}
+	return tag + s + tag
 }
 
 // QuoteIdent quotes an SQL identifier.
