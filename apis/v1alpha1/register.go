@@ -47,6 +47,22 @@ var (
 	PostgresqlInstanceGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlInstanceKind)
 )
 
+// PostgresqlDatabase type metadata.
+var (
+	PostgresqlDatabaseKind             = reflect.TypeFor[PostgresqlDatabase]().Name()
+	PostgresqlDatabaseGroupKind        = schema.GroupKind{Group: Group, Kind: PostgresqlDatabaseKind}.String()
+	PostgresqlDatabaseKindAPIVersion   = PostgresqlDatabaseKind + "." + SchemeGroupVersion.String()
+	PostgresqlDatabaseGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlDatabaseKind)
+)
+
+// PostgresqlUser type metadata.
+var (
+	PostgresqlUserKind             = reflect.TypeFor[PostgresqlUser]().Name()
+	PostgresqlUserGroupKind        = schema.GroupKind{Group: Group, Kind: PostgresqlUserKind}.String()
+	PostgresqlUserKindAPIVersion   = PostgresqlUserKind + "." + SchemeGroupVersion.String()
+	PostgresqlUserGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlUserKind)
+)
+
 // ProviderConfig type metadata.
 var (
 	ProviderConfigKind             = reflect.TypeFor[ProviderConfig]().Name()
@@ -67,6 +83,8 @@ var (
 
 func init() {
 	SchemeBuilder.Register(&PostgresqlInstance{}, &PostgresqlInstanceList{})
+	SchemeBuilder.Register(&PostgresqlDatabase{}, &PostgresqlDatabaseList{})
+	SchemeBuilder.Register(&PostgresqlUser{}, &PostgresqlUserList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
 }

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Parameters returns the settings of the database.
+func (mg *PostgresqlDatabase) Parameters() *PostgresqlDatabaseParameters {
+	return &mg.Spec.ForProvider
+}
+
+// Settings returns the settings of the database that both PostgresqlDatabase kinds
+// share.
+func (mg *PostgresqlDatabase) Settings() *PostgresqlDatabaseSettings {
+	return &mg.Spec.ForProvider.PostgresqlDatabaseSettings
+}
+
+// Observation returns what Cloud SQL and PostgreSQL last reported about the
+// database.
+func (mg *PostgresqlDatabase) Observation() *PostgresqlDatabaseObservation {
+	return &mg.Status.AtProvider
+}
+
+// ConnectionSecret returns the namespace and name of the connection secret, or
+// nil when there is none.
+func (mg *PostgresqlDatabase) ConnectionSecret() *xpv2.SecretReference {
+	return mg.GetWriteConnectionSecretToReference()
+}
+
+// InstanceKey names the cluster-scoped PostgresqlInstance the database belongs
+// to (an empty namespace: the instance is cluster-scoped). The name is empty
+// until spec.forProvider.instance is set or resolved.
+func (mg *PostgresqlDatabase) InstanceKey() types.NamespacedName {
+	return types.NamespacedName{Name: mg.Spec.ForProvider.Instance}
+}
+
+// The methods below are those angryjet writes for a managed resource whose spec
+// embeds xpv2.ClusterManagedResourceSpec. A PostgresqlDatabase spells those fields out
+// instead, because it has no providerConfigRef: its Cloud SQL project and
+// credentials are its instance's.
+
+// GetCondition of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.ManagementPolicies
+}
+
+// SetManagementPolicies of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) SetManagementPolicies(r xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = r
+}
+
+// GetDeletionPolicy of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) GetDeletionPolicy() xpv2.DeletionPolicy {
+	return mg.Spec.DeletionPolicy
+}
+
+// SetDeletionPolicy of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) SetDeletionPolicy(r xpv2.DeletionPolicy) {
+	mg.Spec.DeletionPolicy = r
+}
+
+// GetWriteConnectionSecretToReference of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) GetWriteConnectionSecretToReference() *xpv2.SecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this PostgresqlDatabase.
+func (mg *PostgresqlDatabase) SetWriteConnectionSecretToReference(r *xpv2.SecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetProviderConfigReference of this PostgresqlDatabase is always nil: the database's
+// project and credentials are its instance's. The method exists because
+// crossplane-runtime's managed reconciler honours spec.deletionPolicy only for a
+// resource.LegacyManaged, which must be a resource.ProviderConfigReferencer.
+func (mg *PostgresqlDatabase) GetProviderConfigReference() *xpv2.Reference {
+	return nil
+}
+
+// SetProviderConfigReference of this PostgresqlDatabase does nothing: see
+// GetProviderConfigReference.
+func (mg *PostgresqlDatabase) SetProviderConfigReference(_ *xpv2.Reference) {}
+
+// GetItems of this PostgresqlDatabaseList.
+func (l *PostgresqlDatabaseList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
