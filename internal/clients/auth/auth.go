@@ -238,13 +238,28 @@ func sourceKind(raw json.RawMessage) string {
 // sends its requests through base (which typically enforces the request budget).
 // Every answer, token endpoints' included, is bounded (see package sizelimit).
 // An empty endpoint means Google's; a non-empty one is a base URL, its path kept
-// whole with or without a trailing slash (see baseURL). The client outlives any
+// whole with or without a trailing slash (see BaseURL). The client outlives any
 // one reconcile, so its token source is not bound to the caller's context.
 func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ...Option) (*sqladmin.Service, error) {
+	hc, err := NewHTTPClient(creds, base, o...)
+	if err != nil {
+		return nil, err
+	}
+	svcOpts := []option.ClientOption{option.WithHTTPClient(hc)}
+	if endpoint != "" {
+		svcOpts = append(svcOpts, option.WithEndpoint(BaseURL(endpoint)))
+	}
+	return sqladmin.NewService(tokenContext(newOptions(o)), svcOpts...)
+}
+
+// NewHTTPClient returns the HTTP client that NewService's Cloud SQL Admin API
+// client uses: it authenticates with creds, sends its requests through base and
+// bounds every answer. Other clients of the Admin API (the Cloud SQL connector,
+// whose connectSettings and generateEphemeralCert requests spend the same
+// budget) use it so that they authenticate and count as NewService's do.
+func NewHTTPClient(creds Credentials, base http.RoundTripper, o ...Option) (*http.Client, error) {
 	opts := newOptions(o)
-	// Token requests go through a client of ours rather than
-	// http.DefaultClient, so that their answers are bounded too.
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: sizelimit.New(opts.tokenTransport)})
+	ctx := tokenContext(opts)
 	var rt http.RoundTripper
 	if base == nil {
 		base = http.DefaultTransport
@@ -277,11 +292,14 @@ func NewService(creds Credentials, endpoint string, base http.RoundTripper, o ..
 		// rule about endpoints names.
 		hc.CheckRedirect = sameHost
 	}
-	svcOpts := []option.ClientOption{option.WithHTTPClient(hc)}
-	if endpoint != "" {
-		svcOpts = append(svcOpts, option.WithEndpoint(baseURL(endpoint)))
-	}
-	return sqladmin.NewService(ctx, svcOpts...)
+	return hc, nil
+}
+
+// tokenContext is the context of token sources: token requests go through a
+// client of ours rather than http.DefaultClient, so that their answers are
+// bounded too.
+func tokenContext(opts options) context.Context {
+	return context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: sizelimit.New(opts.tokenTransport)})
 }
 
 // tokenSource is the token source of a key: a tenant's is read as a
@@ -334,12 +352,12 @@ func located(err error, where string) error {
 	return Restate(err, errors.New(where+" "+err.Error()))
 }
 
-// baseURL is endpoint with a trailing slash. The client resolves its request
+// BaseURL is endpoint with a trailing slash. The client resolves its request
 // paths against the endpoint as a URL reference, which drops a last path
 // segment without one (https://psc.example.com/sqladmin would be called at
 // /sql/v1beta4/...), while the Cloud SQL Auth Proxy, which the injector gives the
 // same endpoint, adds the slash: both must call the API at the same place.
-func baseURL(endpoint string) string {
+func BaseURL(endpoint string) string {
 	if strings.HasSuffix(endpoint, "/") {
 		return endpoint
 	}

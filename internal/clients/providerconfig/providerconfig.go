@@ -160,14 +160,22 @@ func NewServiceCache(transport http.RoundTripper, o ...ServiceCacheOption) *Serv
 	return c
 }
 
-// Get returns the cached client for pc, or builds one when there is none or the
-// configuration changed.
-func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) (*sqladmin.Service, error) {
+// Fingerprint identifies what a client built for pc with creds depends on: the
+// configuration's identity, source, endpoint and key. Caches of clients (this
+// one, the Cloud SQL connector's dialers) rebuild a client when it changes.
+func Fingerprint(pc *v1alpha1.ProviderConfig, creds auth.Credentials) [32]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t\x00", pc.UID, creds.Source, pc.Spec.Endpoint, creds.Tenant)
 	h.Write(creds.JSON)
 	var fp [32]byte
 	copy(fp[:], h.Sum(nil))
+	return fp
+}
+
+// Get returns the cached client for pc, or builds one when there is none or the
+// configuration changed.
+func (c *ServiceCache) Get(pc *v1alpha1.ProviderConfig, creds auth.Credentials) (*sqladmin.Service, error) {
+	fp := Fingerprint(pc, creds)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
