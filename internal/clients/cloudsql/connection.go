@@ -52,6 +52,12 @@ const (
 	// password for the postgres user at the Cloud SQL Auth Proxy's address
 	// (ProxyAddress, any port), for any database.
 	ConnectionKeyPgpass = "pgpass"
+	// ConnectionKeyDatabase is, in a PostgresqlUser's connection secret, the
+	// first by name of the databases the user owns, or empty.
+	ConnectionKeyDatabase = "database"
+	// ConnectionKeyDatabases is, in a PostgresqlUser's connection secret,
+	// every database the user owns, sorted and separated by commas.
+	ConnectionKeyDatabases = "databases"
 )
 
 // Fixed values of the connection secret.
