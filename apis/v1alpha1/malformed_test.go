@@ -407,3 +407,124 @@ func labelMap(n int) string {
 	}
 	return "{" + strings.Join(ls, ", ") + "}"
 }
+
+// pgdbBase is a valid PostgresqlDatabase; each case changes it.
+const pgdbBase = `
+apiVersion: cloudsql.travelaudience.com/v1alpha1
+kind: PostgresqlDatabase
+metadata:
+  name: replaced-by-the-test
+spec:
+  forProvider:
+    instance: shared
+    owner: app
+`
+
+// pguBase is a valid BUILT_IN PostgresqlUser; each case changes it.
+const pguBase = `
+apiVersion: cloudsql.travelaudience.com/v1alpha1
+kind: PostgresqlUser
+metadata:
+  name: replaced-by-the-test
+spec:
+  writeConnectionSecretToRef:
+    namespace: crossplane-system
+    name: app-credentials
+  forProvider:
+    instance: shared
+`
+
+func TestMalformedPostgresqlDatabases(t *testing.T) {
+	controlplane.Need(t)
+	const fp = "spec.forProvider."
+	const typeString, typeObject = "must be of type string", "must be of type object"
+	cases := map[string]malformed{
+		// Wrong types.
+		"NameInt":          {patch: `spec: {forProvider: {name: 42}}`, want: []string{fp + "name", typeString}},
+		"CharsetList":      {patch: `spec: {forProvider: {charset: [UTF8]}}`, want: []string{fp + "charset", typeString}},
+		"InstanceRefStr":   {patch: `spec: {forProvider: {instance: null, instanceRef: shared}}`, want: []string{fp + "instanceRef", typeObject}},
+		"OwnerSelectorStr": {patch: `spec: {forProvider: {ownerSelector: app}}`, want: []string{fp + "ownerSelector", typeObject}},
+		"ForProviderList":  {patch: `spec: {forProvider: [shared]}`, want: []string{fp[:len(fp)-1], typeObject}},
+
+		// Missing and unknown fields. A database has no providerConfigRef: its
+		// project and credentials are its instance's.
+		"ForProviderMissing": {patch: `spec: {forProvider: null}`, want: []string{"spec.forProvider", "Required value"}},
+		"NoInstance":         {patch: `spec: {forProvider: {instance: null}}`, want: []string{fp + "instance", "is required: name the PostgresqlInstance the database belongs to with instance, instanceRef or instanceSelector"}},
+		"InstanceRefNoName":  {patch: `spec: {forProvider: {instance: null, instanceRef: {}}}`, want: []string{fp + "instanceRef.name", "Required value"}},
+		"OwnerRefNoName":     {patch: `spec: {forProvider: {ownerRef: {policy: {resolve: Always}}}}`, want: []string{fp + "ownerRef.name", "Required value"}},
+		"ProviderConfigRef":  {patch: `spec: {providerConfigRef: {name: default}}`, want: []string{"strict decoding error", `unknown field "spec.providerConfigRef"`}},
+		"ClusterInstance":    {patch: `spec: {forProvider: {clusterInstance: shared}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.clusterInstance"`}},
+		"UnknownEncoding":    {patch: `spec: {forProvider: {encoding: UTF8}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.encoding"`}},
+
+		// Names PostgreSQL or Cloud SQL refuse.
+		"NameEmpty":         {patch: `spec: {forProvider: {name: ""}}`, want: []string{fp + "name", "at least 1 chars long"}},
+		"NameTooLong":       {patch: `spec: {forProvider: {name: ` + strings.Repeat("a", 64) + `}}`, want: []string{fp + "name", "Too long", "63"}},
+		"NameUppercase":     {patch: `spec: {forProvider: {name: Orders}}`, want: []string{fp + "name", "must start with a lowercase letter or '_' and hold only lowercase letters, digits"}},
+		"NameStartsDigit":   {patch: `spec: {forProvider: {name: 1orders}}`, want: []string{fp + "name", "must start with a lowercase letter or '_'"}},
+		"NameDot":           {patch: `spec: {forProvider: {name: team.orders}}`, want: []string{fp + "name", "hold only lowercase letters, digits, '_', '$' and '-'"}},
+		"NameQuote":         {patch: `spec: {forProvider: {name: "orders\"; DROP"}}`, want: []string{fp + "name", "hold only lowercase letters"}},
+		"NamePostgres":      {patch: `spec: {forProvider: {name: postgres}}`, want: []string{fp + "name", "is reserved: every Cloud SQL instance has a database postgres; choose another name"}},
+		"NameTemplate0":     {patch: `spec: {forProvider: {name: template0}}`, want: []string{fp + "name", "is reserved", "template0"}},
+		"NameTemplate1":     {patch: `spec: {forProvider: {name: template1}}`, want: []string{fp + "name", "is reserved", "template1"}},
+		"NameCloudsqladmin": {patch: `spec: {forProvider: {name: cloudsqladmin}}`, want: []string{fp + "name", "is reserved", "cloudsqladmin"}},
+		"CharsetEmpty":      {patch: `spec: {forProvider: {charset: ""}}`, want: []string{fp + "charset", "at least 1 chars long"}},
+		"CharsetSpace":      {patch: `spec: {forProvider: {charset: "UTF 8"}}`, want: []string{fp + "charset", "must be a PostgreSQL character set name such as UTF8"}},
+		"CollationQuote":    {patch: `spec: {forProvider: {collation: "en_US'"}}`, want: []string{fp + "collation", "must be a collation name such as en_US.UTF8 or C"}},
+		"InstanceEmpty":     {patch: `spec: {forProvider: {instance: ""}}`, want: []string{fp + "instance", "at least 1 chars long"}},
+		"OwnerEmpty":        {patch: `spec: {forProvider: {owner: ""}}`, want: []string{fp + "owner", "at least 1 chars long"}},
+
+		// Policies and the secret.
+		"DeletionPolicyBad":   {patch: `spec: {deletionPolicy: Drop}`, want: []string{"spec.deletionPolicy", `Unsupported value: "Drop"`}},
+		"ManagementPolicyBad": {patch: `spec: {managementPolicies: [Drop]}`, want: []string{"spec.managementPolicies[0]", `Unsupported value: "Drop"`}},
+		"SecretNsEmpty":       {patch: `spec: {writeConnectionSecretToRef: {name: orders, namespace: ""}}`, want: []string{"spec.writeConnectionSecretToRef.namespace", "must be a namespace name: a PostgresqlDatabase is cluster-scoped"}},
+		"SecretNsMissing":     {patch: `spec: {writeConnectionSecretToRef: {name: orders}}`, want: []string{"spec.writeConnectionSecretToRef.namespace", "Required value"}},
+	}
+	runMalformed(t, pgdbBase, "malformed-pgdb-", cases)
+}
+
+func TestMalformedPostgresqlUsers(t *testing.T) {
+	controlplane.Need(t)
+	const fp = "spec.forProvider."
+	const typeString, typeArray = "must be of type string", "must be of type array"
+	const sa = "app@my-project-123.iam.gserviceaccount.com"
+	cases := map[string]malformed{
+		// Wrong types.
+		"TypeInt":            {patch: `spec: {forProvider: {type: 1}}`, want: []string{fp + "type", typeString}},
+		"IamPrincipalList":   {patch: `spec: {forProvider: {type: CLOUD_IAM_USER, iamPrincipal: [jane@example.com]}}`, want: []string{fp + "iamPrincipal", typeString}},
+		"AllowedNsString":    {patch: `spec: {forProvider: {injection: {allowedNamespaces: team-a}}}`, want: []string{fp + "injection.allowedNamespaces", typeArray}},
+		"ProviderConfigRef":  {patch: `spec: {providerConfigRef: {name: default}}`, want: []string{"strict decoding error", `unknown field "spec.providerConfigRef"`}},
+		"ClusterInstanceRef": {patch: `spec: {forProvider: {clusterInstanceRef: {name: shared}}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.clusterInstanceRef"`}},
+		"PasswordField":      {patch: `spec: {forProvider: {password: hunter2}}`, want: []string{"strict decoding error", `unknown field "spec.forProvider.password"`}},
+
+		// The instance and the secret.
+		"NoInstance":      {patch: `spec: {forProvider: {instance: null}}`, want: []string{fp + "instance", "is required: name the PostgresqlInstance the user belongs to with instance, instanceRef or instanceSelector"}},
+		"NoSecret":        {patch: `spec: {writeConnectionSecretToRef: null}`, want: []string{"spec.writeConnectionSecretToRef", "is required for a BUILT_IN user the provider may create: its generated password is stored there before the login is created"}},
+		"SecretNsEmpty":   {patch: `spec: {writeConnectionSecretToRef: {namespace: ""}}`, want: []string{"spec.writeConnectionSecretToRef.namespace", "must be a namespace name: a PostgresqlUser is cluster-scoped"}},
+		"DeletionPolicy":  {patch: `spec: {deletionPolicy: delete}`, want: []string{"spec.deletionPolicy", `Unsupported value: "delete"`}},
+		"TypeUnknown":     {patch: `spec: {forProvider: {type: CLOUD_IAM_GROUP}}`, want: []string{fp + "type", `Unsupported value: "CLOUD_IAM_GROUP"`, "BUILT_IN"}},
+		"TypeLowercase":   {patch: `spec: {forProvider: {type: built_in}}`, want: []string{fp + "type", `Unsupported value: "built_in"`}},
+		"InstanceRefName": {patch: `spec: {forProvider: {instance: null, instanceRef: {policy: {resolution: Optional}}}}`, want: []string{fp + "instanceRef.name", "Required value"}},
+
+		// Login names PostgreSQL or Cloud SQL refuse.
+		"NamePostgres":       {patch: `spec: {forProvider: {name: postgres}}`, want: []string{fp + "name", "is reserved: postgres is the administrator of every Cloud SQL instance; choose another name"}},
+		"NameCloudsqlPrefix": {patch: `spec: {forProvider: {name: cloudsqlsuperuser}}`, want: []string{fp + "name", "is reserved: cloudsqlsuperuser: Cloud SQL reserves the names that start with cloudsql"}},
+		"NameUppercase":      {patch: `spec: {forProvider: {name: App}}`, want: []string{fp + "name", "must start with a lowercase letter or '_'"}},
+		"NameTooLong":        {patch: `spec: {forProvider: {name: ` + strings.Repeat("u", 64) + `}}`, want: []string{fp + "name", "Too long"}},
+		"NameEmpty":          {patch: `spec: {forProvider: {name: ""}}`, want: []string{fp + "name", "at least 1 chars long"}},
+
+		// IAM principals.
+		"IamForBuiltIn":      {patch: `spec: {forProvider: {iamPrincipal: jane@example.com}}`, want: []string{fp + "iamPrincipal", "must be omitted for a BUILT_IN user, which logs in with a password"}},
+		"IamSaWithout":       {patch: `spec: {forProvider: {type: CLOUD_IAM_SERVICE_ACCOUNT}}`, want: []string{fp + "iamPrincipal", "is required for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users"}},
+		"IamUserWithout":     {patch: `spec: {forProvider: {type: CLOUD_IAM_USER}}`, want: []string{fp + "iamPrincipal", "is required for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users"}},
+		"IamNotEmail":        {patch: `spec: {forProvider: {type: CLOUD_IAM_USER, iamPrincipal: jane}}`, want: []string{fp + "iamPrincipal", "must be an email address"}},
+		"IamSaPersonEmail":   {patch: `spec: {forProvider: {type: CLOUD_IAM_SERVICE_ACCOUNT, iamPrincipal: jane@example.com}}`, want: []string{fp + "iamPrincipal", "must be a service account's email, ending in .gserviceaccount.com"}},
+		"IamUserSaEmail":     {patch: `spec: {forProvider: {type: CLOUD_IAM_USER, iamPrincipal: ` + sa + `}}`, want: []string{fp + "iamPrincipal", "is a service account's email: use type CLOUD_IAM_SERVICE_ACCOUNT"}},
+		"IamWithName":        {patch: `spec: {forProvider: {type: CLOUD_IAM_SERVICE_ACCOUNT, iamPrincipal: ` + sa + `, name: app}}`, want: []string{fp + "name", "must be omitted for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users: their login name follows from iamPrincipal"}},
+		"IamTooLong":         {patch: `spec: {forProvider: {type: CLOUD_IAM_USER, iamPrincipal: ` + strings.Repeat("j", 250) + `@example.com}}`, want: []string{fp + "iamPrincipal", "Too long"}},
+		"AllowedNsWildcard":  {patch: `spec: {forProvider: {injection: {allowedNamespaces: ["*"]}}}`, want: []string{fp + "injection.allowedNamespaces[0]", "'*' is not allowed here"}},
+		"AllowedNsBadName":   {patch: `spec: {forProvider: {injection: {allowedNamespaces: [Team_A]}}}`, want: []string{fp + "injection.allowedNamespaces[0]", "must be a namespace name"}},
+		"AllowedNsDuplicate": {patch: `spec: {forProvider: {injection: {allowedNamespaces: [team-a, team-a]}}}`, want: []string{fp + "injection.allowedNamespaces[1]", "Duplicate value"}},
+		"AllowedNsTooMany":   {patch: `spec: {forProvider: {injection: {allowedNamespaces: ` + nsList(257) + `}}}`, want: []string{fp + "injection.allowedNamespaces", "must have at most 256 items"}},
+	}
+	runMalformed(t, pguBase, "malformed-pgu-", cases)
+}

@@ -27,10 +27,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -548,4 +550,360 @@ func labels(n int) map[string]v1alpha1.LabelValue {
 		l[fmt.Sprintf("label-%d", i)] = "v"
 	}
 	return l
+}
+
+// The new kinds are what crossplane-runtime's managed reconciler takes, with
+// spec.deletionPolicy honoured (resource.LegacyManaged), and what its reference
+// resolution calls.
+var (
+	_ resource.LegacyManaged = &v1alpha1.PostgresqlDatabase{}
+	_ resource.LegacyManaged = &v1alpha1.PostgresqlUser{}
+	_ resource.ManagedList   = &v1alpha1.PostgresqlDatabaseList{}
+	_ resource.ManagedList   = &v1alpha1.PostgresqlUserList{}
+	_ interface {
+		ResolveReferences(ctx context.Context, c client.Reader) error
+	} = &v1alpha1.PostgresqlDatabase{}
+	_ interface {
+		ResolveReferences(ctx context.Context, c client.Reader) error
+	} = &v1alpha1.PostgresqlUser{}
+)
+
+// database is the smallest valid PostgresqlDatabase, changed by fns.
+func database(name string, fns ...func(p *v1alpha1.PostgresqlDatabaseParameters)) *v1alpha1.PostgresqlDatabase {
+	db := &v1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	db.Spec.ForProvider.Instance = "shared"
+	for _, fn := range fns {
+		fn(&db.Spec.ForProvider)
+	}
+	return db
+}
+
+// user is the smallest valid BUILT_IN PostgresqlUser, changed by fns.
+func user(name string, fns ...func(p *v1alpha1.PostgresqlUserParameters)) *v1alpha1.PostgresqlUser {
+	u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	u.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: "crossplane-system", Name: name + "-credentials"}
+	u.Spec.ForProvider.Instance = "shared"
+	for _, fn := range fns {
+		fn(&u.Spec.ForProvider)
+	}
+	return u
+}
+
+// iamServiceAccount makes a user a CLOUD_IAM_SERVICE_ACCOUNT user.
+func iamServiceAccount(p *v1alpha1.PostgresqlUserParameters) {
+	p.Type = v1alpha1.UserTypeCloudIAMServiceAccount
+	p.IAMPrincipal = "app@my-project-123.iam.gserviceaccount.com"
+}
+
+func TestDatabaseAndUserDefaults(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+
+	db := database("defaults")
+	g.Expect(env.Client.Create(ctx, db)).To(Succeed())
+	g.Expect(db.Spec.ForProvider.Name).To(BeNil(), "the name defaults to metadata.name in the provider, not in the API server")
+	g.Expect(db.Spec.ForProvider.Charset).To(Equal(v1alpha1.DefaultCharset))
+	g.Expect(db.Spec.ForProvider.Collation).To(Equal(v1alpha1.DefaultCollation))
+	g.Expect(db.Spec.ManagementPolicies).To(Equal(xpv2.ManagementPolicies{xpv2.ManagementActionAll}))
+	g.Expect(db.Spec.DeletionPolicy).To(Equal(xpv2.DeletionDelete))
+	g.Expect(db.Spec.WriteConnectionSecretToReference).To(BeNil(), "a database needs no connection secret")
+	g.Expect(db.GetProviderConfigReference()).To(BeNil(), "a database's project and credentials are its instance's")
+	g.Expect(db.InstanceKey()).To(Equal(types.NamespacedName{Name: "shared"}))
+
+	u := user("defaults")
+	g.Expect(env.Client.Create(ctx, u)).To(Succeed())
+	g.Expect(u.Spec.ForProvider.Type).To(Equal(v1alpha1.UserTypeBuiltIn))
+	g.Expect(u.Spec.ForProvider.Name).To(BeNil())
+	g.Expect(u.Spec.ForProvider.Injection).To(BeNil())
+	g.Expect(u.Spec.ManagementPolicies).To(Equal(xpv2.ManagementPolicies{xpv2.ManagementActionAll}))
+	g.Expect(u.Spec.DeletionPolicy).To(Equal(xpv2.DeletionDelete))
+	g.Expect(u.ConnectionSecret()).To(Equal(&xpv2.SecretReference{Namespace: "crossplane-system", Name: "defaults-credentials"}))
+	g.Expect(u.Settings()).To(BeIdenticalTo(&u.Spec.ForProvider.PostgresqlUserSettings))
+}
+
+func TestDatabaseAndUserCreateValidation(t *testing.T) {
+	controlplane.Need(t)
+	const fp = "spec.forProvider."
+	cases := map[string]struct {
+		object client.Object
+		// want is empty for objects the API server must accept, else every fragment
+		// of the expected denial.
+		want []string
+	}{
+		// A database's name: metadata.name when it is a valid one.
+		"DatabaseHyphen":            {object: database("orders-db")},
+		"DatabaseMetadataDigit":     {object: database("1orders"), want: []string{fp + "name", "is required when metadata.name is not a valid database name"}},
+		"DatabaseNamed":             {object: database("team.orders", func(p *v1alpha1.PostgresqlDatabaseParameters) { p.Name = ptr.To("team_orders$1") })},
+		"DatabaseMetadataDots":      {object: database("team.orders"), want: []string{fp + "name", "is required when metadata.name is not a valid database name", "name the database here"}},
+		"DatabaseMetadataLong":      {object: database(strings.Repeat("d", 64)), want: []string{fp + "name", "is required when metadata.name is not a valid database name"}},
+		"DatabaseMetadataPostgres":  {object: database("postgres"), want: []string{fp + "name", "is required when metadata.name is not a valid database name", "not postgres, template0, template1 or cloudsqladmin"}},
+		"DatabaseMetadataTemplate1": {object: database("template1"), want: []string{fp + "name", "is required when metadata.name is not a valid database name"}},
+		"DatabasePostgresRenamed":   {object: database("postgres", func(p *v1alpha1.PostgresqlDatabaseParameters) { p.Name = ptr.To("app") })},
+		"DatabaseCharsetLatin1": {object: database("latin", func(p *v1alpha1.PostgresqlDatabaseParameters) {
+			p.Charset = "LATIN1"
+			p.Collation = "C"
+		})},
+		"DatabaseByReference": {object: database("by-ref", func(p *v1alpha1.PostgresqlDatabaseParameters) {
+			p.Instance = ""
+			p.InstanceRef = &xpv2.Reference{Name: "shared"}
+			p.OwnerSelector = &xpv2.Selector{MatchLabels: map[string]string{"app": "orders"}}
+		})},
+		"DatabaseBySelector": {object: database("by-selector", func(p *v1alpha1.PostgresqlDatabaseParameters) {
+			p.Instance = ""
+			p.InstanceSelector = &xpv2.Selector{MatchLabels: map[string]string{"tier": "shared"}}
+		})},
+
+		// A user's name.
+		"UserMetadataPostgres": {object: user("postgres"), want: []string{fp + "name", "is required when metadata.name is not a valid login name", "not postgres, not starting with cloudsql"}},
+		"UserMetadataCloudsql": {object: user("cloudsql-app"), want: []string{fp + "name", "is required when metadata.name is not a valid login name"}},
+		"UserMetadataDots":     {object: user("team.app"), want: []string{fp + "name", "name the login here"}},
+		"UserNamed":            {object: user("team.app", func(p *v1alpha1.PostgresqlUserParameters) { p.Name = ptr.To("team_app") })},
+		// An IAM user's login follows from its principal: metadata.name may be any name.
+		"UserIamMetadataDots": {object: user("team.app-sa", iamServiceAccount)},
+		"UserIamPerson": {object: user("jane", func(p *v1alpha1.PostgresqlUserParameters) {
+			p.Type = v1alpha1.UserTypeCloudIAMUser
+			p.IAMPrincipal = "jane.doe@example.com"
+		})},
+		"UserIamNoSecret": {object: func() client.Object {
+			u := user("iam-no-secret", iamServiceAccount)
+			u.Spec.WriteConnectionSecretToReference = nil
+			return u
+		}()},
+		"UserBuiltInObservedNoSecret": {object: func() client.Object {
+			u := user("observed-no-secret")
+			u.Spec.WriteConnectionSecretToReference = nil
+			u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+			return u
+		}()},
+		"UserBuiltInNoSecret": {object: func() client.Object {
+			u := user("no-secret")
+			u.Spec.WriteConnectionSecretToReference = nil
+			return u
+		}(), want: []string{"spec.writeConnectionSecretToRef", "is required for a BUILT_IN user the provider may create"}},
+		"UserNarrowerInjection": {object: user("narrow", func(p *v1alpha1.PostgresqlUserParameters) {
+			p.Injection = &v1alpha1.UserInjection{AllowedNamespaces: []string{"team-a", "team-b"}}
+		})},
+		"UserEmptyInjection": {object: user("empty-injection", func(p *v1alpha1.PostgresqlUserParameters) {
+			p.Injection = &v1alpha1.UserInjection{}
+		})},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := env.Client.Create(context.Background(), tc.object)
+			if len(tc.want) == 0 {
+				g.Expect(err).ToNot(HaveOccurred())
+				return
+			}
+			denied(g, err, tc.want...)
+		})
+	}
+}
+
+func TestDatabaseAndUserUpdateValidation(t *testing.T) {
+	controlplane.Need(t)
+	const fp = "spec.forProvider."
+	type dbParams = v1alpha1.PostgresqlDatabaseParameters
+	type userParams = v1alpha1.PostgresqlUserParameters
+	dbName := func(p *dbParams) { p.Name = ptr.To("orders") }
+	userName := func(p *userParams) { p.Name = ptr.To("orders_app") }
+	dbCases := map[string]struct {
+		initial func(p *dbParams)
+		update  func(p *dbParams)
+		want    []string
+	}{
+		"NameChanged":      {initial: dbName, update: func(p *dbParams) { p.Name = ptr.To("invoices") }, want: []string{fp + "name", "is immutable: the database is named orders; create a new PostgresqlDatabase to use another name"}},
+		"NameRemoved":      {initial: dbName, update: func(p *dbParams) { p.Name = nil }, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"NameAdded":        {update: dbName, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"CharsetChanged":   {update: func(p *dbParams) { p.Charset = "LATIN1" }, want: []string{fp + "charset", "is immutable (was UTF8): PostgreSQL cannot change the character set of a database"}},
+		"CollationChanged": {update: func(p *dbParams) { p.Collation = "C" }, want: []string{fp + "collation", "is immutable (was en_US.UTF8): PostgreSQL cannot change the collation of a database"}},
+		"InstanceChanged":  {update: func(p *dbParams) { p.Instance = "other" }, want: []string{fp + "instance", "cannot be changed or removed once set (was shared): a database cannot move to another instance"}},
+		"InstanceRemoved": {update: func(p *dbParams) { p.Instance = ""; p.InstanceRef = &xpv2.Reference{Name: "shared"} },
+			want: []string{fp + "instance", "cannot be changed or removed once set (was shared)"}},
+		"OwnerChanged": {update: func(p *dbParams) { p.Owner = "other-app" }},
+		"OwnerSet":     {update: func(p *dbParams) { p.OwnerRef = &xpv2.Reference{Name: "app"} }},
+	}
+	for name, tc := range dbCases {
+		t.Run("Database"+name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			db := database(objectName("update-", name))
+			if tc.initial != nil {
+				tc.initial(&db.Spec.ForProvider)
+			}
+			g.Expect(env.Client.Create(ctx, db)).To(Succeed())
+			tc.update(&db.Spec.ForProvider)
+			err := env.Client.Update(ctx, db)
+			if len(tc.want) == 0 {
+				g.Expect(err).ToNot(HaveOccurred())
+				return
+			}
+			denied(g, err, tc.want...)
+		})
+	}
+
+	userCases := map[string]struct {
+		initial func(p *userParams)
+		update  func(p *userParams)
+		want    []string
+	}{
+		"NameChanged": {initial: userName, update: func(p *userParams) { p.Name = ptr.To("other") }, want: []string{fp + "name", "is immutable: the login is named orders_app; create a new PostgresqlUser to use another name"}},
+		"NameAdded":   {update: userName, want: []string{fp + "name", "cannot be added or removed after creation"}},
+		"TypeChanged": {update: iamServiceAccount, want: []string{fp + "type", "is immutable (was BUILT_IN): create a new PostgresqlUser for another type of login"}},
+		"PrincipalChanged": {initial: iamServiceAccount, update: func(p *userParams) { p.IAMPrincipal = "other@my-project-123.iam.gserviceaccount.com" },
+			want: []string{fp + "iamPrincipal", "is immutable: the login's name follows from it"}},
+		"InstanceChanged":  {update: func(p *userParams) { p.Instance = "other" }, want: []string{fp + "instance", "cannot be changed or removed once set (was shared): a login cannot move to another instance"}},
+		"InjectionNarrows": {update: func(p *userParams) { p.Injection = &v1alpha1.UserInjection{AllowedNamespaces: []string{"team-a"}} }},
+	}
+	for name, tc := range userCases {
+		t.Run("User"+name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			u := user(objectName("update-", name))
+			if tc.initial != nil {
+				tc.initial(&u.Spec.ForProvider)
+			}
+			g.Expect(env.Client.Create(ctx, u)).To(Succeed())
+			tc.update(&u.Spec.ForProvider)
+			err := env.Client.Update(ctx, u)
+			if len(tc.want) == 0 {
+				g.Expect(err).ToNot(HaveOccurred())
+				return
+			}
+			denied(g, err, tc.want...)
+		})
+	}
+}
+
+func TestDatabaseAndUserCanBeCorrectedWhileObserving(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	observe := xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+
+	db := database("import-db")
+	db.Spec.ManagementPolicies = observe
+	g.Expect(env.Client.Create(ctx, db)).To(Succeed())
+	db.Spec.ForProvider.Name = ptr.To("legacy_orders")
+	db.Spec.ForProvider.Collation = "C"
+	db.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	g.Expect(env.Client.Update(ctx, db)).To(Succeed())
+	db.Spec.ForProvider.Collation = "en_US.UTF8"
+	denied(g, env.Client.Update(ctx, db), "spec.forProvider.collation", "is immutable (was C)")
+
+	u := user("import-user")
+	u.Spec.ManagementPolicies = observe
+	g.Expect(env.Client.Create(ctx, u)).To(Succeed())
+	u.Spec.ForProvider.Name = ptr.To("legacy_app")
+	g.Expect(env.Client.Update(ctx, u)).To(Succeed())
+}
+
+// TestResolveReferences resolves the references of both kinds as the managed
+// reconciler does, against the API server.
+func TestResolveReferences(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	shared := instance("resolve-shared")
+	shared.SetLabels(map[string]string{"tier": "resolve-shared"})
+	g.Expect(env.Client.Create(ctx, shared)).To(Succeed())
+	owner := user("resolve-owner")
+	owner.Spec.ForProvider.Instance = ""
+	owner.Spec.ForProvider.InstanceRef = &xpv2.Reference{Name: shared.GetName()}
+	owner.SetLabels(map[string]string{"app": "resolve-orders"})
+	g.Expect(env.Client.Create(ctx, owner)).To(Succeed())
+
+	g.Expect(owner.ResolveReferences(ctx, env.Client)).To(Succeed())
+	g.Expect(owner.Spec.ForProvider.Instance).To(Equal(shared.GetName()), "instanceRef sets instance to the metadata.name of the instance")
+
+	cases := map[string]struct {
+		params func(p *v1alpha1.PostgresqlDatabaseParameters)
+		// want are the values resolution sets, or errs the fragments of its error.
+		want v1alpha1.PostgresqlDatabaseParameters
+		errs []string
+	}{
+		"References": {
+			params: func(p *v1alpha1.PostgresqlDatabaseParameters) {
+				p.InstanceRef = &xpv2.Reference{Name: shared.GetName()}
+				p.OwnerRef = &xpv2.Reference{Name: owner.GetName()}
+			},
+			want: v1alpha1.PostgresqlDatabaseParameters{
+				Instance: shared.GetName(), InstanceRef: &xpv2.Reference{Name: shared.GetName()},
+				Owner: owner.GetName(), OwnerRef: &xpv2.Reference{Name: owner.GetName()},
+			},
+		},
+		"Selectors": {
+			params: func(p *v1alpha1.PostgresqlDatabaseParameters) {
+				p.InstanceSelector = &xpv2.Selector{MatchLabels: map[string]string{"tier": "resolve-shared"}}
+				p.OwnerSelector = &xpv2.Selector{MatchLabels: map[string]string{"app": "resolve-orders"}}
+			},
+			want: v1alpha1.PostgresqlDatabaseParameters{
+				Instance: shared.GetName(), InstanceRef: &xpv2.Reference{Name: shared.GetName()},
+				InstanceSelector: &xpv2.Selector{MatchLabels: map[string]string{"tier": "resolve-shared"}},
+				Owner:            owner.GetName(), OwnerRef: &xpv2.Reference{Name: owner.GetName()},
+				OwnerSelector: &xpv2.Selector{MatchLabels: map[string]string{"app": "resolve-orders"}},
+			},
+		},
+		"ValuesAreKept": {
+			params: func(p *v1alpha1.PostgresqlDatabaseParameters) {
+				p.Instance = "set-by-hand"
+				p.InstanceRef = &xpv2.Reference{Name: shared.GetName()}
+			},
+			want: v1alpha1.PostgresqlDatabaseParameters{Instance: "set-by-hand", InstanceRef: &xpv2.Reference{Name: shared.GetName()}},
+		},
+		"NoInstance": {
+			params: func(p *v1alpha1.PostgresqlDatabaseParameters) {
+				p.InstanceRef = &xpv2.Reference{Name: "resolve-missing"}
+			},
+			errs: []string{"cannot resolve spec.forProvider.instanceRef or instanceSelector to a cluster-scoped PostgresqlInstance", "not found"},
+		},
+		"NoOwner": {
+			params: func(p *v1alpha1.PostgresqlDatabaseParameters) {
+				p.Instance = shared.GetName()
+				p.OwnerSelector = &xpv2.Selector{MatchLabels: map[string]string{"app": "resolve-nobody"}}
+			},
+			errs: []string{"cannot resolve spec.forProvider.ownerRef or ownerSelector to a cluster-scoped PostgresqlUser", "no resources matched selector"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			db := &v1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Name: objectName("resolve-", name)}}
+			tc.params(&db.Spec.ForProvider)
+			err := db.ResolveReferences(ctx, env.Client)
+			if len(tc.errs) > 0 {
+				denied(g, err, tc.errs...)
+				return
+			}
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(db.Spec.ForProvider).To(Equal(tc.want))
+		})
+	}
+}
+
+// TestKubectlExplainDatabasesAndUsers checks what `kubectl explain` shows users
+// for the new kinds.
+func TestKubectlExplainDatabasesAndUsers(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	path, args, err := env.KubectlArgs()
+	g.Expect(err).NotTo(HaveOccurred())
+	explain := func(field string) func() (string, error) {
+		return func() (string, error) {
+			out, err := exec.Command(path, append(args, "explain", "--api-version=cloudsql.travelaudience.com/v1alpha1", field)...).CombinedOutput()
+			return string(out), err
+		}
+	}
+	g.Eventually(explain("postgresqldatabase.spec.forProvider"), 30*time.Second, 250*time.Millisecond).Should(And(
+		ContainSubstring("ForProvider holds the settings of the database"),
+		ContainSubstring("charset"),
+		ContainSubstring("ownerSelector"),
+	))
+	g.Expect(explain("postgresqldatabase.spec.forProvider.name")()).To(ContainSubstring("When omitted, metadata.name is used"))
+	g.Expect(explain("postgresqldatabase.spec.forProvider.owner")()).To(ContainSubstring("stays owned by cloudsqlsuperuser"))
+	g.Eventually(explain("postgresqluser.spec.forProvider.iamPrincipal"), 30*time.Second, 250*time.Millisecond).Should(
+		ContainSubstring("without .gserviceaccount.com"))
+	g.Expect(explain("postgresqluser.spec.forProvider.injection.allowedNamespaces")()).To(ContainSubstring("among those the instance allows"))
+	g.Expect(explain("postgresqluser.status.atProvider.superuserMember")()).To(ContainSubstring("cloudsqlsuperuser"))
 }
