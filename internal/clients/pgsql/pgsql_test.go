@@ -126,7 +126,9 @@ func TestQueriesTakeValuesAsParameters(t *testing.T) {
 }
 
 func TestReasonOf(t *testing.T) {
-	pgErr := func(code string) error { return &pgconn.PgError{Severity: "FATAL", Code: code, Message: "from PostgreSQL"} }
+	pgErr := func(code string) error {
+		return &pgconn.PgError{Severity: "FATAL", Code: code, Message: "from PostgreSQL"}
+	}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	cases := map[string]struct {
 		reason string
