@@ -109,7 +109,10 @@ func newEnv(t *testing.T, o ...pgsql.DialerCacheOption) *env {
 	transport := budget.NewTransport(nil, budget.PerMinute(10000), budget.WithObserver(func(r *http.Request, _ int, _ error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		e.budgeted = append(e.budgeted, r.Method+" "+r.URL.Path)
+		// The key's token, from the emulator's token endpoint: the
+		// ProviderConfig's credentials.
+		authorized := strings.HasPrefix(r.Header.Get("Authorization"), "Bearer emulator-")
+		e.budgeted = append(e.budgeted, fmt.Sprintf("%s %s authorized=%t", r.Method, r.URL.Path, authorized))
 	}))
 	e.svc, err = auth.NewService(e.creds, hs.URL, transport, auth.WithKeyTokenURI(true))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -232,7 +235,7 @@ func TestLeastPrivilegeHoldsForALoginAsTheUser(t *testing.T) {
 	// Names that need quoting: a role with a quote and a space, a database
 	// with a hyphen and capitals.
 	app, appDB := `app "one"`, "App-Db"
-	other, otherDB := "other", "other_db"
+	other, otherDB := `o"; DROP ROLE postgres; --`, "other_db"
 	e.user(g, "shared", app, appPW)
 	e.user(g, "shared", other, otherPW)
 	e.database(g, "shared", appDB)
@@ -323,6 +326,7 @@ func TestLeastPrivilegeHoldsForALoginAsTheUser(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(e.requests("/connectSettings")).NotTo(BeEmpty())
 		g.Expect(e.requests(":generateEphemeralCert")).NotTo(BeEmpty())
+		g.Expect(e.requests("authorized=false")).To(BeEmpty(), "every request carries the ProviderConfig's credentials")
 		// One certificate serves every session of the hour: the provider's
 		// many sessions above did not each ask for one.
 		g.Expect(len(e.requests(":generateEphemeralCert"))).To(BeNumerically("<=", 2))

@@ -43,7 +43,7 @@ const (
 	errLeastPrivilege  = "cannot take cloudsqlsuperuser, CREATEDB and CREATEROLE from role %q"
 	errOwnDatabase     = "cannot give database %q to role %q"
 	errOwnSchema       = "cannot give the public schema of database %q to role %q"
-	errStillMember     = "role %q is still a member of %s after REVOKE: the membership was granted by %s, and PostgreSQL lets only that role (or one with ADMIN OPTION on %s) revoke it: revoke it as that role, then the provider takes the rest from here"
+	errStillMember     = "role %q is still a member of %s after REVOKE: %s granted the membership, and PostgreSQL 16 and later let only the grantor revoke it: revoke it as that role; the provider checks again at its next poll"
 	errClose           = "cannot close the connection to database %q"
 )
 
@@ -301,7 +301,7 @@ func (c *Client) LeastPrivilege(ctx context.Context, role string) error {
 			return err
 		}
 		if len(grantors) > 0 {
-			return errors.Errorf(errStillMember, role, SuperuserRole, quoteList(grantors), SuperuserRole)
+			return errors.Errorf(errStillMember, role, SuperuserRole, quoteList(grantors))
 		}
 		return nil
 	})
