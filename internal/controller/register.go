@@ -30,7 +30,9 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/config"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqldatabase"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqluser"
 )
 
 const (
@@ -55,6 +57,19 @@ var NamespacedConfigKinds = []schema.GroupVersionKind{
 // controller reads.
 var NamespacedInstanceKinds = append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlInstanceGroupVersionKind}, NamespacedConfigKinds...)
 
+// ObjectKinds are the kinds the controllers of the cluster-scoped
+// PostgresqlDatabase and PostgresqlUser kinds read, besides their own: their
+// instances and the instances' configurations.
+var ObjectKinds = InstanceKinds
+
+// NamespacedObjectKinds are the kinds the controllers of the namespaced
+// PostgresqlDatabase and PostgresqlUser kinds need, besides their own: the
+// namespaced instances and their configurations. They read cluster-scoped
+// instances too, for the objects that name one (clusterInstance), but do not
+// wait for that kind: a cluster that serves only the namespaced group has
+// none to name.
+var NamespacedObjectKinds = NamespacedInstanceKinds
+
 // Setup adds the controllers of every kind to mgr.
 func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 	if err := config.Setup(mgr, o.Options); err != nil {
@@ -70,7 +85,18 @@ func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 	if err := core.SetupCluster(mgr); err != nil {
 		return err
 	}
-	return core.SetupNamespaced(mgr)
+	if err := core.SetupNamespaced(mgr); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager, *postgresqlinstance.Core) error{
+		postgresqluser.SetupCluster, postgresqluser.SetupNamespaced,
+		postgresqldatabase.SetupCluster, postgresqldatabase.SetupNamespaced,
+	} {
+		if err := setup(mgr, core); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetupGated adds each controller to mgr once the CRDs of the kinds it reads
@@ -90,6 +116,14 @@ func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(erro
 	WhenEstablished(mgr, o.Gate, failed, "namespaced ProviderConfig and ClusterProviderConfig", func() error { return config.SetupNamespaced(mgr, o.Options) }, NamespacedConfigKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return core.SetupCluster(mgr) }, InstanceKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlInstance", func() error { return core.SetupNamespaced(mgr) }, NamespacedInstanceKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlUser", func() error { return postgresqluser.SetupCluster(mgr, core) },
+		append([]schema.GroupVersionKind{v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlUser", func() error { return postgresqluser.SetupNamespaced(mgr, core) },
+		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlDatabase", func() error { return postgresqldatabase.SetupCluster(mgr, core) },
+		append([]schema.GroupVersionKind{v1alpha1.PostgresqlDatabaseGroupVersionKind, v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, core) },
+		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlDatabaseGroupVersionKind, nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
 	return nil
 }
 

@@ -17,10 +17,13 @@ limitations under the License.
 package cloudsql
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/password"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
 // Keys of the connection secret (writeConnectionSecretToRef). They are
@@ -130,4 +133,38 @@ func pgpassEscape(s string) string {
 // digits, drawn uniformly from crypto/rand.
 func GeneratePassword() (string, error) {
 	return password.Settings{CharacterSet: passwordAlphabet, Length: PasswordLength}.Generate()
+}
+
+// UserConnectionDetails are the contents of a PostgresqlUser's connection
+// secret: those of its instance's (as observed by the instance's object),
+// with the user's login and password, and the databases it owns (sorted).
+// An IAM user has no password, and no pgpass entry. Every key is present.
+func UserConnectionDetails(instance v1alpha1.PostgresqlInstanceObservation, login, password string, databases []string) map[string][]byte {
+	endpoint := instance.PrivateIP
+	if endpoint == "" {
+		endpoint = instance.PublicIP
+	}
+	dbs := slices.Sorted(slices.Values(databases))
+	first := ""
+	if len(dbs) > 0 {
+		first = dbs[0]
+	}
+	pgpass := ""
+	if password != "" {
+		pgpass = Pgpass(ProxyAddress, "*", login, password)
+	}
+	return map[string][]byte{
+		ConnectionKeyUsername:               []byte(login),
+		ConnectionKeyPassword:               []byte(password),
+		ConnectionKeyEndpoint:               []byte(endpoint),
+		ConnectionKeyPort:                   []byte(Port),
+		ConnectionKeyPublicIP:               []byte(instance.PublicIP),
+		ConnectionKeyPrivateIP:              []byte(instance.PrivateIP),
+		ConnectionKeyConnectionName:         []byte(instance.ConnectionName),
+		ConnectionKeyServerCACert:           nil,
+		ConnectionKeyServerCAExpirationTime: nil,
+		ConnectionKeyPgpass:                 []byte(pgpass),
+		ConnectionKeyDatabase:               []byte(first),
+		ConnectionKeyDatabases:              []byte(strings.Join(dbs, ",")),
+	}
 }

@@ -36,7 +36,32 @@ const (
 	ReasonOperationInProgress = "operationInProgress"
 	// ReasonInstanceDoesNotExist: the 404 of an instance that does not exist.
 	ReasonInstanceDoesNotExist = "instanceDoesNotExist"
+	// ReasonUserDoesNotExist and ReasonUserAlreadyExists: a user's 404 and
+	// 409.
+	ReasonUserDoesNotExist  = "userDoesNotExist"
+	ReasonUserAlreadyExists = "userAlreadyExists"
+	// ReasonNotFound: the 404 of a database that does not exist (Cloud SQL
+	// answers databases with the API front end's generic reason).
+	ReasonNotFound = "notFound"
 )
+
+// IsUserNotFound reports whether err is the 404 of a user that does not
+// exist.
+func IsUserNotFound(err error) bool {
+	return hasReason(err, http.StatusNotFound, ReasonUserDoesNotExist)
+}
+
+// IsUserExists reports whether err is the 409 of users.insert for a login
+// that exists.
+func IsUserExists(err error) bool {
+	return hasReason(err, http.StatusConflict, ReasonUserAlreadyExists)
+}
+
+// IsDatabaseNotFound reports whether err is the 404 of a database that does
+// not exist.
+func IsDatabaseNotFound(err error) bool {
+	return hasReason(err, http.StatusNotFound, ReasonNotFound)
+}
 
 // IsNotFound reports whether err says that the instance does not exist: a 404
 // of reason instanceDoesNotExist. A 404 of another reason (an endpoint whose

@@ -370,3 +370,29 @@ func NormalizeNetwork(link string) string {
 	}
 	return link
 }
+
+// UserName is the login of a PostgresqlUser whose object is called
+// metaName: the principal's email for an IAM user (without
+// .gserviceaccount.com for a service account, as Cloud SQL names such
+// logins), else spec.forProvider.name, else metaName.
+func UserName(s *v1alpha1.PostgresqlUserSettings, metaName string) string {
+	switch s.Type {
+	case v1alpha1.UserTypeCloudIAMServiceAccount:
+		return strings.TrimSuffix(s.IAMPrincipal, v1alpha1.ServiceAccountEmailSuffix)
+	case v1alpha1.UserTypeCloudIAMUser:
+		return s.IAMPrincipal
+	}
+	if s.Name != nil && *s.Name != "" {
+		return *s.Name
+	}
+	return metaName
+}
+
+// DatabaseName is the name of the database of a PostgresqlDatabase whose
+// object is called metaName: spec.forProvider.name, else metaName.
+func DatabaseName(s *v1alpha1.PostgresqlDatabaseSettings, metaName string) string {
+	if s.Name != nil && *s.Name != "" {
+		return *s.Name
+	}
+	return metaName
+}

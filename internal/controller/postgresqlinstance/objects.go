@@ -36,12 +36,14 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
 const (
 	errNoInstanceConfig = "PostgresqlInstance %s has no spec.providerConfigRef: its databases and users reach Cloud SQL through its configuration; set it there"
 	errGetInstanceObj   = "cannot get PostgresqlInstance %s"
+	errNoRootPassword   = "the password of user postgres of PostgresqlInstance %s is not in its connection secret yet: the provider logs in as postgres to give logins least privilege; it is retried"
 )
 
 // Kind is a managed kind of an instance's objects (its databases and users)
@@ -137,6 +139,22 @@ type InstanceConnection struct {
 	// kind's, and its resolved credentials (for the SQL connector).
 	Config      *v1alpha1.ProviderConfig
 	Credentials auth.Credentials
+	// Observed is what the instance's object last observed of it.
+	Observed v1alpha1.PostgresqlInstanceObservation
+
+	sql func(ctx context.Context) (*pgsql.Client, error)
+}
+
+// Ready says whether the instance can take databases and users: Cloud SQL
+// reports it RUNNABLE and its object knows its connection name.
+func (c *InstanceConnection) Ready() bool {
+	return c.Observed.State == stateRunnable && c.Observed.ConnectionName != ""
+}
+
+// SQL returns a client that runs SQL on the instance as postgres, with the
+// password kept in the instance's connection secret.
+func (c *InstanceConnection) SQL(ctx context.Context) (*pgsql.Client, error) {
+	return c.sql(ctx)
 }
 
 // Connection resolves the configuration of a PostgresqlInstance of either
@@ -188,10 +206,25 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 	if err != nil {
 		return nil, obj, err
 	}
-	return &InstanceConnection{
+	ic := &InstanceConnection{
 		Service: svc, Project: pc.Spec.ProjectID, Instance: cloudsql.InstanceName(obj),
-		Source: pc.Name, Config: pc, Credentials: creds,
-	}, obj, nil
+		Source: pc.Name, Config: pc, Credentials: creds, Observed: *obj.Observation(),
+	}
+	ic.sql = func(ctx context.Context) (*pgsql.Client, error) {
+		pw, err := newSecretStore(kube, secrets, schema.GroupVersionKind{}).password(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if pw.value == "" {
+			return nil, errors.Errorf(errNoRootPassword, objectKey(obj))
+		}
+		d, err := c.dialers.Get(pc, creds)
+		if err != nil {
+			return nil, err
+		}
+		return pgsql.New(d, ic.Observed.ConnectionName, pw.value, pgsql.WithIPType(pgsql.IPTypeFor(ic.Observed.PublicIP))), nil
+	}
+	return ic, obj, nil
 }
 
 // SecretHolder is an object whose connection secret holds a login's

@@ -52,6 +52,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/ratewait"
 )
@@ -62,6 +63,7 @@ const (
 	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
 	errInformer      = "cannot watch PostgresqlInstances to size the fleet"
 	errObserver      = "cannot start the scheduled listings of Cloud SQL projects"
+	errDialers       = "cannot arrange for the Cloud SQL connectors to close with the provider"
 	errReleaseSecret = "cannot release connection secret %s/%s from the deleted PostgresqlInstance (deletionPolicy Orphan keeps the instance, so its password must stay)"
 )
 
@@ -122,6 +124,9 @@ type Core struct {
 	// lists serves the databases and users of each Cloud SQL instance to
 	// the objects that manage them, one listing per instance and kind.
 	lists *listcache.Cache
+	// dialers connect to instances for the SQL that gives logins least
+	// privilege, one Cloud SQL connector per configuration.
+	dialers *pgsql.DialerCache
 	// changed carries, for each kind's controller, the objects whose
 	// instances a scheduled listing found changed.
 	changed map[bool]chan ctrlevent.GenericEvent // by namespaced
@@ -133,6 +138,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c := &Core{
 		o:        o,
 		services: providerconfig.NewServiceCache(o.Transport, serviceCacheOptions(o)...),
+		dialers:  pgsql.NewDialerCache(o.Transport, dialerCacheOptions(o)...),
 		fleet:    &fleet{},
 		objects:  &fleet{},
 		// Reconciled at once, not at their next poll.
@@ -152,6 +158,14 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	// intervals are what the fleet's polls cost on top of the instances'.
 	c.lists = listcache.New(c.pacing.effectiveInterval)
 	c.pacing.lists = func() int { return c.lists.Active(c.pacing.watchExpiry()) }
+	// The connectors hold certificates and refresh them in the background:
+	// they go with the manager.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return c.dialers.Close()
+	})); err != nil {
+		return nil, errors.Wrap(err, errDialers)
+	}
 	if !o.ObserveByList {
 		return c, nil
 	}
@@ -185,6 +199,16 @@ func serviceCacheOptions(o Options) []providerconfig.ServiceCacheOption {
 		so = append(so, providerconfig.WithTenantTransport(o.TenantTransport))
 	}
 	return so
+}
+
+// dialerCacheOptions are the SQL connectors' options that o gives: their Admin
+// API requests are authenticated and budgeted as the clients' are.
+func dialerCacheOptions(o Options) []pgsql.DialerCacheOption {
+	do := []pgsql.DialerCacheOption{pgsql.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources), auth.WithKeyTokenURI(o.KeyTokenURI))}
+	if o.TenantTransport != nil {
+		do = append(do, pgsql.WithTenantTransport(o.TenantTransport))
+	}
+	return do
 }
 
 // Setup adds the controller of the cluster-scoped PostgresqlInstance kind

@@ -1,0 +1,309 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package postgresqldatabase reconciles PostgresqlDatabases with the
+// databases of Cloud SQL instances, through crossplane-runtime's managed
+// reconciler and the PostgresqlInstances' controller core: a database that its
+// owner (a PostgresqlUser) owns, with its public schema, and that no other
+// login may connect to.
+package postgresqldatabase
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+)
+
+const (
+	errNoInstance       = "spec.forProvider.instance is not set: name the PostgresqlInstance the database belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
+	errInstanceNotReady = "PostgresqlInstance %s is not ready (Cloud SQL reports it %q): the database is created once it is; this is retried"
+	errGetOwner         = "cannot get PostgresqlUser %s named by spec.forProvider.owner: create it, or name an existing one"
+	errOwnerOther       = "PostgresqlUser %s named by spec.forProvider.owner belongs to PostgresqlInstance %s, not to %s: name a user of this database's instance"
+	errOwnerNotReady    = "PostgresqlUser %s named by spec.forProvider.owner is not ready: the database is given to its login once it is; this is retried"
+	errInspect          = "cannot read the owner and privileges of database %s on Cloud SQL instance %s"
+	errOwn              = "cannot give database %s to login %s on Cloud SQL instance %s"
+	errCreateDatabase   = "cannot create database %s on Cloud SQL instance %s in project %s"
+	errDeleteDatabase   = "cannot delete database %s from Cloud SQL instance %s in project %s (Cloud SQL refuses while sessions are connected to it: stop the applications that use it, then it is retried)"
+)
+
+// database is a PostgresqlDatabase of either kind.
+type database interface {
+	resource.Managed
+	Settings() *v1alpha1.PostgresqlDatabaseSettings
+	Observation() *v1alpha1.PostgresqlDatabaseObservation
+	InstanceKey() types.NamespacedName
+}
+
+// SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
+// kind to mgr, through core.
+func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
+	return setup(mgr, core, &v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupKind, v1alpha1.PostgresqlDatabaseGroupVersionKind)
+}
+
+// SetupNamespaced adds the controller of the namespaced PostgresqlDatabase
+// kind to mgr, through core.
+func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
+	return setup(mgr, core, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind)
+}
+
+func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind) error {
+	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk)}
+	return core.SetupKind(mgr, postgresqlinstance.Kind{
+		GroupKind: groupKind, GVK: gvk, Object: obj,
+		Connector: managed.WithTypedExternalConnector[T](c),
+	})
+}
+
+// connector connects a PostgresqlDatabase to its instance's Cloud SQL.
+type connector[T database] struct {
+	kube    client.Client
+	secrets client.Reader
+	core    *postgresqlinstance.Core
+	pacer   postgresqlinstance.Pacer
+}
+
+// Connect implements managed.TypedExternalConnector.
+func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	key := mg.InstanceKey()
+	if key.Name == "" {
+		return nil, errors.New(errNoInstance)
+	}
+	conn, _, err := c.core.Connection(ctx, c.kube, c.secrets, key.Namespace, key.Name)
+	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
+		// The instance, or its configuration, went first: its databases
+		// went with it, or nothing can reach them any more.
+		return gone[T]{}, nil
+	}
+	if err != nil {
+		return nil, cloudsql.Truncated(err)
+	}
+	return &external[T]{
+		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key,
+	}, nil
+}
+
+// gone is the client of a PostgresqlDatabase whose instance is gone.
+type gone[T database] struct{}
+
+func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+func (gone[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+func (gone[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, nil
+}
+
+func (gone[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (gone[T]) Disconnect(context.Context) error { return nil }
+
+// external manages one PostgresqlDatabase's database during one reconcile.
+type external[T database] struct {
+	kube     client.Client
+	conn     *postgresqlinstance.InstanceConnection
+	lists    *listcache.Cache
+	pacer    postgresqlinstance.Pacer
+	instance types.NamespacedName
+
+	// owner is the login the database should belong to ("": none named).
+	owner string
+}
+
+func (e *external[T]) key() listcache.Key {
+	return listcache.Key{Source: e.conn.Source, Project: e.conn.Project, Instance: e.conn.Instance, Kind: listcache.KindDatabases}
+}
+
+func (e *external[T]) instanceName() string {
+	if e.instance.Namespace == "" {
+		return e.instance.Name
+	}
+	return e.instance.String()
+}
+
+// Observe implements managed.TypedExternalClient. In the steady state it
+// costs a share of one databases.list of the instance and one SQL session.
+func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
+	name := cloudsql.DatabaseName(mg.Settings(), mg.GetName())
+	if !e.conn.Ready() {
+		if meta.WasDeleted(mg) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instanceName(), e.conn.Observed.State)
+	}
+	dbs, _, err := e.lists.Databases(ctx, e.conn.Service, e.key())
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	found := findDatabase(dbs, name)
+	if found == nil {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	obs := mg.Observation()
+	obs.Instance, obs.Name, obs.Charset, obs.Collation = e.conn.Instance, name, found.Charset, found.Collation
+	if meta.WasDeleted(mg) {
+		// Deleting needs no owner, nor SQL.
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+
+	if e.owner, err = e.ownerLogin(ctx, mg); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	sql, err := e.conn.SQL(ctx)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	st, err := sql.InspectDatabase(ctx, name)
+	if err != nil {
+		if pgsql.IsUnreachable(err) {
+			e.pacer.Stalled(mg)
+		}
+		return managed.ExternalObservation{}, errors.Wrapf(err, errInspect, name, e.conn.Instance)
+	}
+	obs.Owner, obs.PublicConnect = st.Owner, &st.PublicConnect
+	upToDate := e.owner == "" || (st.Owner == e.owner && !st.PublicConnect)
+	if upToDate {
+		mg.SetConditions(xpv2.Available())
+	} else {
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("database %s is being given to login %s", name, e.owner)))
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
+}
+
+func findDatabase(dbs []*sqladmin.Database, name string) *sqladmin.Database {
+	for _, d := range dbs {
+		if d != nil && d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// ownerLogin is the login of the PostgresqlUser that spec.forProvider.owner
+// names (of the database's own scope and namespace), or "" when it names
+// none. The user must belong to the database's instance.
+func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
+	var (
+		u     client.Object
+		s     *v1alpha1.PostgresqlUserSettings
+		inst  types.NamespacedName
+		owner string
+	)
+	switch d := any(mg).(type) {
+	case *v1alpha1.PostgresqlDatabase:
+		owner = d.Spec.ForProvider.Owner
+		cu := &v1alpha1.PostgresqlUser{}
+		u, s = cu, &cu.Spec.ForProvider.PostgresqlUserSettings
+	case *nsv1alpha1.PostgresqlDatabase:
+		owner = d.Spec.ForProvider.Owner
+		nu := &nsv1alpha1.PostgresqlUser{}
+		u, s = nu, &nu.Spec.ForProvider.PostgresqlUserSettings
+	}
+	if owner == "" || u == nil {
+		return "", nil
+	}
+	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: owner}, u); err != nil {
+		return "", errors.Wrapf(err, errGetOwner, owner)
+	}
+	var ready bool
+	switch x := u.(type) {
+	case *v1alpha1.PostgresqlUser:
+		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+	case *nsv1alpha1.PostgresqlUser:
+		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+	}
+	if inst != e.instance {
+		return "", errors.Errorf(errOwnerOther, owner, inst.String(), e.instanceName())
+	}
+	if !ready {
+		// Its login may not exist yet: the database goes to it once it does.
+		return "", errors.Errorf(errOwnerNotReady, owner)
+	}
+	return cloudsql.UserName(s, owner), nil
+}
+
+// Create implements managed.TypedExternalClient.
+func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
+	st := mg.Settings()
+	name := cloudsql.DatabaseName(st, mg.GetName())
+	defer e.lists.Invalidate(e.key())
+	e.pacer.Busy(mg)
+	_, err := e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
+		Name: name, Charset: st.Charset, Collation: st.Collation,
+	}).Context(ctx).Do()
+	return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateDatabase, name, e.conn.Instance, e.conn.Project)
+}
+
+// Update implements managed.TypedExternalClient: the database goes to its
+// owner, and no one else may connect to it. Charset and collation cannot
+// change (the API refuses it, and so does Cloud SQL).
+func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
+	name := cloudsql.DatabaseName(mg.Settings(), mg.GetName())
+	if e.owner == "" {
+		return managed.ExternalUpdate{}, nil
+	}
+	e.pacer.Busy(mg)
+	sql, err := e.conn.SQL(ctx)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	if err := sql.OwnDatabase(ctx, name, e.owner); err != nil {
+		if pgsql.IsUnreachable(err) {
+			e.pacer.Stalled(mg)
+		}
+		return managed.ExternalUpdate{}, errors.Wrapf(err, errOwn, name, e.owner, e.conn.Instance)
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// Delete implements managed.TypedExternalClient.
+func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
+	name := cloudsql.DatabaseName(mg.Settings(), mg.GetName())
+	defer e.lists.Invalidate(e.key())
+	e.pacer.Busy(mg)
+	_, err := e.conn.Service.Databases.Delete(e.conn.Project, e.conn.Instance, name).Context(ctx).Do()
+	if err != nil && !cloudsql.IsDatabaseNotFound(err) {
+		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteDatabase, name, e.conn.Instance, e.conn.Project)
+	}
+	return managed.ExternalDelete{}, nil
+}
+
+// Disconnect implements managed.TypedExternalClient.
+func (e *external[T]) Disconnect(context.Context) error { return nil }

@@ -1,0 +1,339 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package postgresqluser reconciles PostgresqlUsers with the logins of Cloud
+// SQL instances, through crossplane-runtime's managed reconciler and the
+// PostgresqlInstances' controller core: a login with a generated password kept
+// in the user's connection secret, stripped of what Cloud SQL gives every user
+// it creates (membership of cloudsqlsuperuser, CREATEROLE, CREATEDB).
+package postgresqluser
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+)
+
+const (
+	errNoInstance       = "spec.forProvider.instance is not set: name the PostgresqlInstance the user belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
+	errInstanceNotReady = "PostgresqlInstance %s is not ready (Cloud SQL reports it %q): the login is created once it is; this is retried"
+	errInspect          = "cannot read the privileges of login %s on Cloud SQL instance %s"
+	errLeastPrivilege   = "cannot give login %s least privilege on Cloud SQL instance %s"
+	errCreateUser       = "cannot create login %s on Cloud SQL instance %s in project %s"
+	errSetPassword      = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
+	errDeleteUser       = "cannot delete login %s from Cloud SQL instance %s in project %s"
+	errOwnsDatabases    = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
+	errGeneratePassword = "cannot generate a password for login %s"
+)
+
+// user is a PostgresqlUser of either kind.
+type user interface {
+	resource.Managed
+	Settings() *v1alpha1.PostgresqlUserSettings
+	Observation() *v1alpha1.PostgresqlUserObservation
+	ConnectionSecret() *xpv2.SecretReference
+	InstanceKey() types.NamespacedName
+}
+
+// SetupCluster adds the controller of the cluster-scoped PostgresqlUser kind
+// to mgr, through core.
+func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
+	return setup(mgr, core, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind)
+}
+
+// SetupNamespaced adds the controller of the namespaced PostgresqlUser kind
+// to mgr, through core.
+func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
+	return setup(mgr, core, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind)
+}
+
+func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind) error {
+	c := &connector[T]{
+		kube:      mgr.GetClient(),
+		secrets:   mgr.GetAPIReader(),
+		core:      core,
+		passwords: postgresqlinstance.NewPasswords(mgr.GetClient(), mgr.GetAPIReader(), gvk),
+		pacer:     core.Pacer(gvk),
+	}
+	return core.SetupKind(mgr, postgresqlinstance.Kind{
+		GroupKind: groupKind, GVK: gvk, Object: obj,
+		Connector: managed.WithTypedExternalConnector[T](c),
+	})
+}
+
+// connector connects a PostgresqlUser to its instance's Cloud SQL.
+type connector[T user] struct {
+	kube      client.Client
+	secrets   client.Reader
+	core      *postgresqlinstance.Core
+	passwords postgresqlinstance.Passwords
+	pacer     postgresqlinstance.Pacer
+}
+
+// Connect implements managed.TypedExternalConnector.
+func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	key := mg.InstanceKey()
+	if key.Name == "" {
+		return nil, errors.New(errNoInstance)
+	}
+	conn, _, err := c.core.Connection(ctx, c.kube, c.secrets, key.Namespace, key.Name)
+	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
+		// The instance, or its configuration, went first: its logins went
+		// with it, or nothing can reach them any more.
+		return gone[T]{}, nil
+	}
+	if err != nil {
+		return nil, cloudsql.Truncated(err)
+	}
+	return &external[T]{
+		conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
+		instance: instanceName(key),
+	}, nil
+}
+
+func instanceName(k types.NamespacedName) string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// gone is the client of a PostgresqlUser whose instance is gone: there is
+// nothing to observe or delete.
+type gone[T user] struct{}
+
+func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+func (gone[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+func (gone[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, nil
+}
+
+func (gone[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (gone[T]) Disconnect(context.Context) error { return nil }
+
+// external manages one PostgresqlUser's login during one reconcile. Observe
+// records what it saw, for Update and Delete.
+type external[T user] struct {
+	conn      *postgresqlinstance.InstanceConnection
+	lists     *listcache.Cache
+	passwords postgresqlinstance.Passwords
+	pacer     postgresqlinstance.Pacer
+	// instance names the PostgresqlInstance, for messages.
+	instance string
+
+	password postgresqlinstance.StoredPassword
+	role     pgsql.RoleState
+}
+
+func (e *external[T]) key() listcache.Key {
+	return listcache.Key{Source: e.conn.Source, Project: e.conn.Project, Instance: e.conn.Instance, Kind: listcache.KindUsers}
+}
+
+// Observe implements managed.TypedExternalClient. In the steady state it
+// costs a share of one users.list of the instance and one SQL session.
+func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
+	login := cloudsql.UserName(mg.Settings(), mg.GetName())
+	if !e.conn.Ready() {
+		if meta.WasDeleted(mg) {
+			// An instance on its way out takes its logins with it.
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instance, e.conn.Observed.State)
+	}
+	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	found := findUser(users, login)
+	if found == nil {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	obs := mg.Observation()
+	obs.Instance, obs.Name, obs.IAMStatus = e.conn.Instance, login, found.IamStatus
+	obs.Type = found.Type
+	if obs.Type == "" {
+		obs.Type = v1alpha1.UserTypeBuiltIn
+	}
+
+	if mg.Settings().Type == v1alpha1.UserTypeBuiltIn || mg.Settings().Type == "" {
+		if e.password, err = e.passwords.Get(ctx, mg); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+	}
+	sql, err := e.conn.SQL(ctx)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if e.role, err = sql.Inspect(ctx, login); err != nil {
+		if pgsql.IsUnreachable(err) {
+			// Retried at the poll interval, not in the error backoff.
+			e.pacer.Stalled(mg)
+		}
+		return managed.ExternalObservation{}, errors.Wrapf(err, errInspect, login, e.conn.Instance)
+	}
+	obs.SuperuserMember, obs.CreateRole, obs.CreateDB = &e.role.SuperuserMember, &e.role.CreateRole, &e.role.CreateDB
+	obs.Databases = e.role.Databases
+
+	upToDate := e.role.LeastPrivileged() && (!builtIn(mg) || e.password.Confirmed)
+	if upToDate {
+		mg.SetConditions(xpv2.Available())
+	} else {
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("login %s is being given least privilege", login)))
+	}
+	o := managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}
+	if !builtIn(mg) || e.password.Confirmed {
+		o.ConnectionDetails = cloudsql.UserConnectionDetails(e.conn.Observed, login, e.password.Value, e.role.Databases)
+	}
+	return o, nil
+}
+
+func builtIn(mg user) bool {
+	t := mg.Settings().Type
+	return t == "" || t == v1alpha1.UserTypeBuiltIn
+}
+
+func findUser(users []*sqladmin.User, name string) *sqladmin.User {
+	for _, u := range users {
+		if u != nil && u.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// Create implements managed.TypedExternalClient. A BUILT_IN login's
+// password is stored, unconfirmed, before Cloud SQL is given it, and
+// confirmed once it has it: no crash loses it.
+func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
+	login := cloudsql.UserName(mg.Settings(), mg.GetName())
+	u := &sqladmin.User{Name: login, Type: mg.Settings().Type}
+	if builtIn(mg) {
+		pw, err := e.storedOrNew(ctx, mg, login)
+		if err != nil {
+			return managed.ExternalCreation{}, err
+		}
+		u.Password, u.Type = pw, ""
+	}
+	defer e.lists.Invalidate(e.key())
+	e.pacer.Busy(mg)
+	if _, err := e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do(); err != nil && !cloudsql.IsUserExists(err) {
+		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
+	}
+	if builtIn(mg) {
+		if err := e.passwords.Store(ctx, mg, login, u.Password, false); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+	}
+	return managed.ExternalCreation{}, nil
+}
+
+// storedOrNew is the stored password, or a new one stored unconfirmed.
+func (e *external[T]) storedOrNew(ctx context.Context, mg T, login string) (string, error) {
+	pw, err := e.passwords.Get(ctx, mg)
+	if err != nil {
+		return "", err
+	}
+	if pw.Value != "" {
+		return pw.Value, nil
+	}
+	gen, err := cloudsql.GeneratePassword()
+	if err != nil {
+		return "", errors.Wrapf(err, errGeneratePassword, login)
+	}
+	return gen, e.passwords.Store(ctx, mg, login, gen, true)
+}
+
+// Update implements managed.TypedExternalClient: it sets a password that is
+// not known to be set, and takes from the login what least privilege does
+// not allow.
+func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
+	login := cloudsql.UserName(mg.Settings(), mg.GetName())
+	e.pacer.Busy(mg)
+	if builtIn(mg) && !e.password.Confirmed {
+		pw, err := e.storedOrNew(ctx, mg, login)
+		if err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+		if _, err := e.conn.Service.Users.Update(e.conn.Project, e.conn.Instance, &sqladmin.User{Name: login, Password: pw}).
+			Name(login).Context(ctx).Do(); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrapf(cloudsql.Truncated(err), errSetPassword, login, e.conn.Instance, e.conn.Project)
+		}
+		if err := e.passwords.Store(ctx, mg, login, pw, false); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+	}
+	if !e.role.LeastPrivileged() {
+		sql, err := e.conn.SQL(ctx)
+		if err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+		if err := sql.LeastPrivilege(ctx, login); err != nil {
+			if pgsql.IsUnreachable(err) {
+				e.pacer.Stalled(mg)
+			}
+			return managed.ExternalUpdate{}, errors.Wrapf(err, errLeastPrivilege, login, e.conn.Instance)
+		}
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// Delete implements managed.TypedExternalClient. A login that still owns
+// databases is not dropped: PostgreSQL would refuse, and the condition says
+// which databases hold it back.
+func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
+	login := cloudsql.UserName(mg.Settings(), mg.GetName())
+	if len(e.role.Databases) > 0 {
+		return managed.ExternalDelete{}, errors.Errorf(errOwnsDatabases, login, strings.Join(e.role.Databases, ", "), e.conn.Instance)
+	}
+	defer e.lists.Invalidate(e.key())
+	e.pacer.Busy(mg)
+	_, err := e.conn.Service.Users.Delete(e.conn.Project, e.conn.Instance).Name(login).Context(ctx).Do()
+	if err != nil && !cloudsql.IsUserNotFound(err) {
+		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteUser, login, e.conn.Instance, e.conn.Project)
+	}
+	return managed.ExternalDelete{}, nil
+}
+
+// Disconnect implements managed.TypedExternalClient.
+func (e *external[T]) Disconnect(context.Context) error { return nil }
