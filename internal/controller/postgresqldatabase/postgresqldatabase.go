@@ -186,25 +186,36 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if e.owner, err = e.ownerLogin(ctx, mg); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	sql, err := e.conn.SQL(ctx)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	st, err := sql.InspectDatabase(ctx, name)
-	if err != nil {
-		if pgsql.IsUnreachable(err) {
-			e.pacer.Stalled(mg)
+	// SQL costs a session and, for a connector without a fresh
+	// certificate, two Admin API requests: it runs until the database is
+	// seen given to its owner, not at every poll.
+	if e.owner != "" && !given(obs, e.owner) && postgresqlinstance.MayChange(mg) {
+		sql, err := e.conn.SQL(ctx)
+		if err != nil {
+			return managed.ExternalObservation{}, err
 		}
-		return managed.ExternalObservation{}, errors.Wrapf(err, errInspect, name, e.conn.Instance)
+		st, err := sql.InspectDatabase(ctx, name)
+		if err != nil {
+			if pgsql.IsUnreachable(err) {
+				e.pacer.Stalled(mg)
+			}
+			return managed.ExternalObservation{}, errors.Wrapf(err, errInspect, name, e.conn.Instance)
+		}
+		obs.Owner, obs.PublicConnect = st.Owner, &st.PublicConnect
 	}
-	obs.Owner, obs.PublicConnect = st.Owner, &st.PublicConnect
-	upToDate := e.owner == "" || (st.Owner == e.owner && !st.PublicConnect)
+	upToDate := e.owner == "" || given(obs, e.owner) || !postgresqlinstance.MayChange(mg)
 	if upToDate {
 		mg.SetConditions(xpv2.Available())
 	} else {
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("database %s is being given to login %s", name, e.owner)))
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
+}
+
+// given says whether the status shows the database read as owner's, with
+// CONNECT revoked from PUBLIC.
+func given(o *v1alpha1.PostgresqlDatabaseObservation, owner string) bool {
+	return o.Owner == owner && o.PublicConnect != nil && !*o.PublicConnect
 }
 
 func findDatabase(dbs []*sqladmin.Database, name string) *sqladmin.Database {
@@ -290,6 +301,10 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		}
 		return managed.ExternalUpdate{}, errors.Wrapf(err, errOwn, name, e.owner, e.conn.Instance)
 	}
+	// Read again at the next observation: the status must show what
+	// PostgreSQL says, not what was asked of it.
+	obs := mg.Observation()
+	obs.Owner, obs.PublicConnect = "", nil
 	return managed.ExternalUpdate{}, nil
 }
 

@@ -18,11 +18,13 @@ package postgresqlinstance
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/spf13/afero"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -261,4 +263,12 @@ func (p Passwords) Get(ctx context.Context, h SecretHolder) (StoredPassword, err
 // while it is about to be set.
 func (p Passwords) Store(ctx context.Context, h SecretHolder, login, password string, unconfirmed bool) error {
 	return p.s.store(ctx, h, login, password, unconfirmed)
+}
+
+// MayChange says whether mg's management policies let the provider change
+// what it manages: an imported object that is only observed keeps what it
+// has.
+func MayChange(mg resource.Managed) bool {
+	pols := mg.GetManagementPolicies()
+	return len(pols) == 0 || slices.Contains(pols, xpv2.ManagementActionAll) || slices.Contains(pols, xpv2.ManagementActionUpdate)
 }

@@ -24,6 +24,7 @@ package postgresqluser
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -56,6 +57,7 @@ const (
 	errDeleteUser       = "cannot delete login %s from Cloud SQL instance %s in project %s"
 	errOwnsDatabases    = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
 	errGeneratePassword = "cannot generate a password for login %s"
+	errListDatabases    = "cannot list the PostgresqlDatabases that this user may own"
 )
 
 // user is a PostgresqlUser of either kind.
@@ -118,7 +120,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, cloudsql.Truncated(err)
 	}
 	return &external[T]{
-		conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
+		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
 		instance: instanceName(key),
 	}, nil
 }
@@ -155,6 +157,7 @@ func (gone[T]) Disconnect(context.Context) error { return nil }
 // external manages one PostgresqlUser's login during one reconcile. Observe
 // records what it saw, for Update and Delete.
 type external[T user] struct {
+	kube      client.Reader
 	conn      *postgresqlinstance.InstanceConnection
 	lists     *listcache.Cache
 	passwords postgresqlinstance.Passwords
@@ -201,21 +204,21 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			return managed.ExternalObservation{}, err
 		}
 	}
-	sql, err := e.conn.SQL(ctx)
-	if err != nil {
+	// SQL costs a session and, for a connector without a fresh
+	// certificate, two Admin API requests: it runs until the login is seen
+	// least privileged, and while the provider may change it, not at every
+	// poll.
+	if leastPrivileged(obs) || !postgresqlinstance.MayChange(mg) {
+		e.role = pgsql.RoleState{Exists: true}
+	} else if err := e.inspect(ctx, mg, login); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	if e.role, err = sql.Inspect(ctx, login); err != nil {
-		if pgsql.IsUnreachable(err) {
-			// Retried at the poll interval, not in the error backoff.
-			e.pacer.Stalled(mg)
-		}
-		return managed.ExternalObservation{}, errors.Wrapf(err, errInspect, login, e.conn.Instance)
+	if e.role.Databases, err = e.owned(ctx, mg); err != nil {
+		return managed.ExternalObservation{}, err
 	}
-	obs.SuperuserMember, obs.CreateRole, obs.CreateDB = &e.role.SuperuserMember, &e.role.CreateRole, &e.role.CreateDB
 	obs.Databases = e.role.Databases
 
-	upToDate := e.role.LeastPrivileged() && (!builtIn(mg) || e.password.Confirmed)
+	upToDate := (leastPrivileged(obs) || !postgresqlinstance.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed)
 	if upToDate {
 		mg.SetConditions(xpv2.Available())
 	} else {
@@ -226,6 +229,64 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		o.ConnectionDetails = cloudsql.UserConnectionDetails(e.conn.Observed, login, e.password.Value, e.role.Databases)
 	}
 	return o, nil
+}
+
+// inspect reads the login's privileges with SQL into e.role and the status.
+func (e *external[T]) inspect(ctx context.Context, mg T, login string) error {
+	sql, err := e.conn.SQL(ctx)
+	if err != nil {
+		return err
+	}
+	if e.role, err = sql.Inspect(ctx, login); err != nil {
+		if pgsql.IsUnreachable(err) {
+			// Retried at the poll interval, not in the error backoff.
+			e.pacer.Stalled(mg)
+		}
+		return errors.Wrapf(err, errInspect, login, e.conn.Instance)
+	}
+	obs := mg.Observation()
+	obs.SuperuserMember, obs.CreateRole, obs.CreateDB = &e.role.SuperuserMember, &e.role.CreateRole, &e.role.CreateDB
+	return nil
+}
+
+// leastPrivileged says whether the status shows the login read least
+// privileged.
+func leastPrivileged(o *v1alpha1.PostgresqlUserObservation) bool {
+	return o.SuperuserMember != nil && !*o.SuperuserMember && o.CreateRole != nil && !*o.CreateRole && o.CreateDB != nil && !*o.CreateDB
+}
+
+// owned lists, by name, the databases of the PostgresqlDatabases of mg's
+// scope and namespace that name mg as their owner and belong to its
+// instance: what its connection secret offers, read from the cache without
+// a request.
+func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
+	var names []string
+	switch any(mg).(type) {
+	case *v1alpha1.PostgresqlUser:
+		l := &v1alpha1.PostgresqlDatabaseList{}
+		if err := e.kube.List(ctx, l); err != nil {
+			return nil, errors.Wrap(err, errListDatabases)
+		}
+		for i := range l.Items {
+			d := &l.Items[i]
+			if d.Spec.ForProvider.Owner == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
+				names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
+			}
+		}
+	case *nsv1alpha1.PostgresqlUser:
+		l := &nsv1alpha1.PostgresqlDatabaseList{}
+		if err := e.kube.List(ctx, l, client.InNamespace(mg.GetNamespace())); err != nil {
+			return nil, errors.Wrap(err, errListDatabases)
+		}
+		for i := range l.Items {
+			d := &l.Items[i]
+			if d.Spec.ForProvider.Owner == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
+				names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 func builtIn(mg user) bool {
@@ -303,7 +364,7 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 			return managed.ExternalUpdate{}, err
 		}
 	}
-	if !e.role.LeastPrivileged() {
+	if !leastPrivileged(mg.Observation()) {
 		sql, err := e.conn.SQL(ctx)
 		if err != nil {
 			return managed.ExternalUpdate{}, err
@@ -314,6 +375,10 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 			}
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errLeastPrivilege, login, e.conn.Instance)
 		}
+		// Read again at the next observation: the status must show what
+		// PostgreSQL says, not what was asked of it.
+		obs := mg.Observation()
+		obs.SuperuserMember, obs.CreateRole, obs.CreateDB = nil, nil, nil
 	}
 	return managed.ExternalUpdate{}, nil
 }
