@@ -375,8 +375,8 @@ func TestHandle(t *testing.T) {
 		// The owner of a database.
 		"OwnerOfTheSameInstance": {
 			reason: "A database may be owned by a user of its own instance.",
-			req: request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", onCluster("open"), ownedBy("on-open"))},
-			want: allowed,
+			req:    request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", onCluster("open"), ownedBy("on-open"))},
+			want:   allowed,
 		},
 		"OwnerRefOfTheSameInstanceByRef": {
 			reason: "A user whose instanceRef names the database's instance belongs to it.",
@@ -631,7 +631,7 @@ func TestCheckClusterInstance(t *testing.T) {
 				"or use a PostgresqlInstance of namespace team-a, with spec.forProvider.instance, instead"},
 		},
 		"NamespaceUnreadable": {
-			reason: "A namespace that cannot be read for a namespaceSelector is an error, not a denial.",
+			reason:     "A namespace that cannot be read for a namespaceSelector is an error, not a denial.",
 			namespaces: &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
 			obj:        db, pi: clusterInstance("gold", &v1alpha1.Injection{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}}),
 			want: want{err: true, msg: "cannot decide whether PostgresqlInstance gold admits namespace team-a: cannot read namespace team-a to match it against spec.injection.namespaceSelector of PostgresqlInstance gold: boom"},
