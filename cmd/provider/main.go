@@ -85,6 +85,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/postgresqlobject"
 )
 
 const (
@@ -404,7 +405,8 @@ func runProvider(args []string) error {
 		fs.PrintDefaults()
 	}
 	c := commonFlags(fs)
-	instanceWebhook := fs.Bool("instance-webhook", true, "serve the PostgresqlInstance validating webhook at "+instance.Path)
+	instanceWebhook := fs.Bool("instance-webhook", true, "serve the validating webhooks of PostgresqlInstances at "+instance.Path+
+		", and of PostgresqlDatabases and PostgresqlUsers at "+postgresqlobject.DatabasePath+" and "+postgresqlobject.UserPath)
 	podInjector := fs.Bool("pod-injector", true, "serve the pod injection webhook at "+podinject.Path+" (and keep the password copies it makes current)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -491,6 +493,11 @@ func runProvider(args []string) error {
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
+		// Which namespaces a cluster-scoped instance admits is decided as the
+		// pod injector decides it, with the same default.
+		postgresqlobject.Setup(mgr, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+			postgresqlobject.WithLogger(s.log.WithValues("webhook", "postgresqlobjects")))
+		s.log.Info("Serving the PostgresqlDatabase and PostgresqlUser webhook", "paths", []string{postgresqlobject.DatabasePath, postgresqlobject.UserPath})
 	}
 	if *podInjector {
 		if err := setupInjector(mgr, s, g); err != nil {

@@ -56,9 +56,10 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/postgresqlobject"
 )
 
-// The tests run one API server with both webhooks registered from
+// The tests run one API server with every webhook registered from
 // package/webhookconfigurations, served by a manager as the provider serves them,
 // and one Cloud SQL emulator behind the ProviderConfig "default".
 const (
@@ -226,6 +227,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))
+	postgresqlobject.Setup(mgr, cfg.Policy)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -14,13 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package webhook holds what the provider's two admission webhooks share: the
-// TLS certificate of their server and the choice between native and classic
+// Package webhook holds what the provider's admission webhooks share: the TLS
+// certificate of their server and the choice between native and classic
 // sidecars. The webhooks themselves are in the subpackages instance (the
-// PostgresqlInstance validator) and podinject (the pod injector, which can run
+// PostgresqlInstance validator), postgresqlobject (the PostgresqlDatabase and
+// PostgresqlUser validator) and podinject (the pod injector, which can run
 // without the rest of the provider: `provider injector`).
 //
-// package/webhookconfigurations registers both with the API server; the Crossplane
+// package/webhookconfigurations registers them with the API server; the Crossplane
 // package manager fills in their service and CA bundle, and the tests of this
 // package install the same file into a real API server.
 package webhook

@@ -349,8 +349,14 @@ func (v *Validator) delete(ctx context.Context, s *subject) admission.Response {
 
 // deletesExternal reports whether deleting s deletes its Cloud SQL instance.
 func deletesExternal(s *subject) bool {
-	p := s.policies
-	return !s.orphan && (len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionDelete))
+	return DeletesExternal(s.policies, s.orphan)
+}
+
+// DeletesExternal reports whether deleting a managed resource with management
+// policies p and, when orphan, deletionPolicy Orphan deletes what it manages:
+// the deletion guards of every kind judge their objects alike.
+func DeletesExternal(p xpv2.ManagementPolicies, orphan bool) bool {
+	return !orphan && (len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionDelete))
 }
 
 // mayCreate reports whether the provider may create s's Cloud SQL instance.
