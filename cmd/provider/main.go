@@ -73,6 +73,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budgetlease"
@@ -477,6 +478,11 @@ func runProvider(args []string) error {
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,
 		ExternalAccountSources: s.cfg.Credentials.AllowExternalAccountSources,
 		KeyTokenURI:            s.cfg.Credentials.AllowKeyTokenURI,
+		// The webhook's rule, checked again where references resolve.
+		AdmitsNamespace: func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckClusterInstance(ctx, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+				mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
+		},
 	}
 	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
 		return errors.Wrap(err, errSetupControllers)

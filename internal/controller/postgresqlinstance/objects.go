@@ -159,13 +159,15 @@ func (c *InstanceConnection) SQL(ctx context.Context) (*pgsql.Client, error) {
 	return c.sql(ctx)
 }
 
-// Connection resolves the configuration of a PostgresqlInstance of either
-// kind (read by namespace and name: a namespaced one when namespace is not
-// empty) and returns how its objects reach its Cloud SQL instance, and the
-// instance object. Its usage of the configuration is the instance's: it is
-// not tracked again. A namespaced instance's ClusterProviderConfig must still
-// be lent to its namespace.
-func (c *Core) Connection(ctx context.Context, kube client.Client, secrets client.Reader, namespace, name string) (*InstanceConnection, client.Object, error) {
+// Connection resolves the configuration of the PostgresqlInstance of mg (a
+// database or a user), of either kind (read by key: a namespaced one when its
+// namespace is not empty), and returns how mg reaches its Cloud SQL instance,
+// and the instance object. Its usage of the configuration is the instance's:
+// it is not tracked again. A namespaced instance's ClusterProviderConfig must
+// still be lent to its namespace, and a cluster-scoped instance that a
+// namespaced mg names must admit mg's namespace (Options.AdmitsNamespace).
+func (c *Core) Connection(ctx context.Context, kube client.Client, secrets client.Reader, mg client.Object, key types.NamespacedName) (*InstanceConnection, client.Object, error) {
+	namespace, name := key.Namespace, key.Name
 	var (
 		obj instance
 		pc  *v1alpha1.ProviderConfig
@@ -177,6 +179,13 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 			return nil, nil, errors.Wrapf(err, errGetInstanceObj, name)
 		}
 		obj = pi
+		if mg.GetNamespace() != "" && c.o.AdmitsNamespace != nil {
+			// Checked at admission too, but a selector resolves only here,
+			// and an allow-list may shrink after admission.
+			if err := c.o.AdmitsNamespace(ctx, mg, pi); err != nil {
+				return nil, pi, err
+			}
+		}
 		ref := pi.GetProviderConfigReference()
 		if ref == nil || ref.Name == "" {
 			return nil, pi, errors.Errorf(errNoInstanceConfig, name)

@@ -110,7 +110,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if key.Name == "" {
 		return nil, errors.New(errNoInstance)
 	}
-	conn, _, err := c.core.Connection(ctx, c.kube, c.secrets, key.Namespace, key.Name)
+	conn, _, err := c.core.Connection(ctx, c.kube, c.secrets, mg, key)
 	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
 		// The instance, or its configuration, went first: its logins went
 		// with it, or nothing can reach them any more.
