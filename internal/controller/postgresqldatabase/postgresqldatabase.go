@@ -96,6 +96,15 @@ type connector[T database] struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+	goes, err := postgresqlinstance.GoesWithNamespace(ctx, c.secrets, mg)
+	if err != nil {
+		return nil, err
+	}
+	if goes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
+		// Its namespace is being deleted and the guard let it go without
+		// the annotation: the database, with its data, stays.
+		return gone[T]{}, nil
+	}
 	key := mg.InstanceKey()
 	if key.Name == "" {
 		return nil, errors.New(errNoInstance)
@@ -114,7 +123,8 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}, nil
 }
 
-// gone is the client of a PostgresqlDatabase whose instance is gone.
+// gone is the client of a PostgresqlDatabase whose instance is gone, or that
+// lets go of its database: there is nothing to observe or delete.
 type gone[T database] struct{}
 
 func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {

@@ -112,13 +112,22 @@ func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternal
 // would have kept it. Neither its configuration nor its usage of it is needed
 // for that: the namespace controller may have deleted both already.
 func (c *connector[T]) goesWithNamespace(ctx context.Context, mg T) (bool, error) {
+	return GoesWithNamespace(ctx, c.secrets, mg)
+}
+
+// GoesWithNamespace reports whether mg, a namespaced object, is being deleted
+// because its namespace is: the deletion guard of the objects that hold data
+// (instances, databases) lets such deletions through, and the controller then
+// lets go of what mg manages unless mg carries the allow-deletion annotation.
+// live reads the namespace without a cache.
+func GoesWithNamespace(ctx context.Context, live client.Reader, mg client.Object) (bool, error) {
 	if !meta.WasDeleted(mg) || mg.GetNamespace() == "" {
 		return false, nil
 	}
 	n := &corev1.Namespace{}
 	// Read live: only deleted objects ask, and a cache of every namespace is
 	// not worth it for them.
-	err := c.secrets.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, n)
+	err := live.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, n)
 	if err != nil && !kerrors.IsNotFound(err) {
 		return false, errors.Wrapf(err, errGetNamespace, mg.GetNamespace())
 	}
