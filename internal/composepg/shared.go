@@ -84,9 +84,9 @@ const maxSharedCompositeName = maxPostgresName - generatedSuffix
 const (
 	errSharedNameLong           = "metadata.name %q of the composite is longer than %d characters: its PostgresqlUser and PostgresqlDatabase are named after it, and PostgreSQL names hold at most 63 characters; give it (or its claim) a shorter name"
 	errSharedNamespacedNameLong = "metadata.name %q of %s %s is longer than %d characters: its PostgresqlUser and PostgresqlDatabase are named after it, and PostgreSQL names hold at most 63 characters; create the %s again under a shorter name"
-	errSharedHasOwnInstance     = "the Composition now asks for a database on the shared PostgresqlInstance %s, but this %s has a PostgresqlInstance of its own, %s, which composing the database would delete with its data: select a Composition without sharedInstance for it (spec.compositionRef), or create a new %s and migrate the data"
-	errOwnInstanceWasShared     = "the Composition now asks for a PostgresqlInstance of its own, but this %s has the %s %s on the shared PostgresqlInstance %s, which composing an instance would delete with its data: select a Composition with that sharedInstance for it (spec.compositionRef), or create a new %s and migrate the data"
-	errSharedMoved              = "the Composition now names the shared PostgresqlInstance %s, but the %s %s of this %s is on %s and cannot move: name %s in the Composition's input again, or create a new %s and migrate the data"
+	errSharedHasOwnInstance     = "the Composition now asks for a database on the shared %s, but this %s has a PostgresqlInstance of its own, %s, which composing the database would delete with its data: select a Composition without sharedInstance for it (spec.compositionRef), or create a new %s and migrate the data"
+	errOwnInstanceWasShared     = "the Composition now asks for a PostgresqlInstance of its own, but this %s has the %s %s on the shared %s, which composing an instance would delete with its data: select a Composition with that sharedInstance for it (spec.compositionRef), or create a new %s and migrate the data"
+	errSharedMoved              = "the Composition now names the shared %s, but the %s %s of this %s is on the %s and cannot move: name that instance in the Composition's input again, or create a new %s and migrate the data"
 	errConvertShared            = "cannot convert the composed %s for the response"
 )
 
@@ -96,6 +96,15 @@ func (s SharedInstance) name() string {
 		return s.ClusterInstance
 	}
 	return s.Instance
+}
+
+// describe is how messages name the PostgresqlInstance that s names, for a
+// composite in namespace ns.
+func (s SharedInstance) describe(ns string) string {
+	if s.ClusterInstance != "" || ns == "" {
+		return "cluster-scoped PostgresqlInstance " + s.name()
+	}
+	return "PostgresqlInstance " + s.Instance + " of namespace " + ns
 }
 
 // ComposeShared returns the cluster-scoped PostgresqlUser and PostgresqlDatabase
@@ -204,7 +213,7 @@ func checkShared(p Parameters, s SharedInstance, observed map[resource.Name]reso
 		return errors.Errorf(errSharedNamespacedNameLong, p.Name, p.Kind, p.Namespace+"/"+p.Name, maxSharedCompositeName, p.Kind)
 	}
 	if oi, ok := observed[ResourceName]; ok {
-		return errors.Errorf(errSharedHasOwnInstance, s.name(), p.owner(), oi.Resource.GetName(), p.owner())
+		return errors.Errorf(errSharedHasOwnInstance, s.describe(p.Namespace), p.owner(), oi.Resource.GetName(), p.owner())
 	}
 	for _, n := range []resource.Name{ResourceNameUser, ResourceNameDatabase} {
 		o, ok := observed[n]
@@ -212,7 +221,7 @@ func checkShared(p Parameters, s SharedInstance, observed map[resource.Name]reso
 			continue
 		}
 		if was := sharedInstanceOf(o, p.Namespace == ""); was != s {
-			return errors.Errorf(errSharedMoved, s.name(), o.Resource.GetKind(), o.Resource.GetName(), p.owner(), was.name(), was.name(), p.owner())
+			return errors.Errorf(errSharedMoved, s.describe(p.Namespace), o.Resource.GetKind(), o.Resource.GetName(), p.owner(), was.describe(p.Namespace), p.owner())
 		}
 	}
 	return nil
@@ -223,7 +232,7 @@ func checkShared(p Parameters, s SharedInstance, observed map[resource.Name]reso
 func checkNotShared(p Parameters, observed map[resource.Name]resource.ObservedComposed) error {
 	for _, n := range []resource.Name{ResourceNameDatabase, ResourceNameUser} {
 		if o, ok := observed[n]; ok {
-			return errors.Errorf(errOwnInstanceWasShared, p.owner(), o.Resource.GetKind(), o.Resource.GetName(), sharedInstanceOf(o, p.Namespace == "").name(), p.owner())
+			return errors.Errorf(errOwnInstanceWasShared, p.owner(), o.Resource.GetKind(), o.Resource.GetName(), sharedInstanceOf(o, p.Namespace == "").describe(p.Namespace), p.owner())
 		}
 	}
 	return nil
