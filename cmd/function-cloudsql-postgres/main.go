@@ -21,7 +21,9 @@ limitations under the License.
 // details back to the composite and its claim (see internal/composepg and
 // examples/composition). For a namespaced composite (Crossplane v2) it composes a
 // namespaced PostgresqlInstance and a Secret with those details in the composite's
-// namespace instead.
+// namespace instead. A Composition whose input names a shared PostgresqlInstance
+// gets, for each composite, a PostgresqlDatabase and a PostgresqlUser that owns it
+// on that instance instead, and the user's credentials.
 //
 //	function-cloudsql-postgres [--insecure] [--address :9443] [--tls-certs-dir DIR]
 //	                           [--metrics-address :8080] [--connection-secret-namespace NS] [--debug]

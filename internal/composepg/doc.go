@@ -35,6 +35,18 @@ limitations under the License.
 // and a Secret <composite>-postgres with the five connection details in its own
 // namespace, since v2 composites have no connection secret of their own.
 //
+// A Composition may instead name a shared PostgresqlInstance in the function's
+// input (Input, apiVersion cloudsql.fn.travelaudience.com/v1alpha1):
+//
+//	sharedInstance:
+//	  clusterInstance: <a cluster-scoped PostgresqlInstance>
+//	  instance:        <a PostgresqlInstance of the composite's namespace>
+//
+// and every composite of that Composition gets, instead of an instance, a
+// PostgresqlUser and a PostgresqlDatabase that it owns on that instance (in the
+// composite's namespace for a namespaced composite), and the user's credentials
+// rather than postgres's (see ComposeShared, ComposeSharedNamespaced).
+//
 // Parsing, validation and building the PostgresqlInstance are pure functions
 // (Parse, Compose, Ready, ConnectionDetailsFrom; ParseNamespaced, ComposeNamespaced,
 // ConnectionSecret for namespaced composites); Function glues them to

@@ -47,7 +47,7 @@ const FieldStatusInstanceName = "status.instanceName"
 const (
 	ReasonValid       = "Valid"
 	ReasonInvalidSpec = "InvalidSpec"
-	ReasonNotSynced   = "InstanceNotSynced"
+	ReasonNotSynced   = "NotSynced"
 )
 
 // Errors of the pipeline itself rather than of the user's spec.
@@ -62,7 +62,7 @@ const (
 	errConvertSecret      = "cannot convert the connection Secret for the response"
 	errSetDesiredXR       = "cannot set the desired composite resource in the response"
 	errSetDesiredCDs      = "cannot set the desired composed resources in the response"
-	errFmtInstanceNotSync = "PostgresqlInstance %s is not synced with Cloud SQL (%s): %s"
+	errFmtNotSynced       = "%s %s is not synced with Cloud SQL (%s): %s"
 )
 
 // Function composes a PostgresqlInstance for a composite resource. It implements
@@ -111,6 +111,15 @@ func New(o ...Option) *Function {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
+	in, err := ParseInput(req)
+	if err != nil {
+		// The platform's mistake, in the Composition, rather than the team's:
+		// no SpecValid condition.
+		f.log.Info("Cannot read the function's input", "error", err)
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+
 	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, errGetObservedXR))
@@ -124,7 +133,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if ns := oxr.Resource.GetNamespace(); ns != "" {
-		return f.runNamespaced(rsp, req, oxr, observed, log.WithValues("xr-namespace", ns)), nil
+		log = log.WithValues("xr-namespace", ns)
+	}
+	if in.SharedInstance != nil {
+		return f.runShared(rsp, req, oxr, observed, *in.SharedInstance, log), nil
+	}
+	if oxr.Resource.GetNamespace() != "" {
+		return f.runNamespaced(rsp, req, oxr, observed, log), nil
 	}
 	var was *v1alpha1.PostgresqlInstance
 	ocd, exists := observed[ResourceName]
@@ -137,6 +152,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	p, err := Parse(oxr.Resource, f.secretNamespace)
+	if err == nil {
+		err = checkNotShared(p, observed)
+	}
 	if err == nil {
 		var pi *v1alpha1.PostgresqlInstance
 		if pi, err = Compose(p, was); err == nil {
@@ -236,6 +254,9 @@ func (f *Function) runNamespaced(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFun
 	}
 
 	p, err := ParseNamespaced(oxr.Resource)
+	if err == nil {
+		err = checkNotShared(p, observed)
+	}
 	var pi *nsv1alpha1.PostgresqlInstance
 	if err == nil {
 		pi, err = ComposeNamespaced(p, was)
@@ -309,16 +330,17 @@ func (f *Function) runNamespaced(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFun
 	return rsp
 }
 
-// warnNotSynced adds a warning with the reason why the observed instance is not
-// synced with Cloud SQL (a name Cloud SQL reserves, a missing permission), which is
-// otherwise visible only on the PostgresqlInstance, whose message the composite's
-// owners may not be able to read. It returns nil when the instance is synced.
+// warnNotSynced adds a warning with the reason why the observed resource (an
+// instance, a user or a database) is not synced with Cloud SQL (a name Cloud SQL
+// reserves, a missing permission), which is otherwise visible only on the resource,
+// whose message the composite's owners may not be able to read. It returns nil
+// when the resource is synced.
 func warnNotSynced(rsp *fnv1.RunFunctionResponse, ocd resource.ObservedComposed) *response.ResultOption {
 	c := ocd.Resource.GetCondition(xpv2.TypeSynced)
 	if c.Status != corev1.ConditionFalse {
 		return nil
 	}
-	return response.Warning(rsp, errors.Errorf(errFmtInstanceNotSync, ocd.Resource.GetName(), c.Reason, c.Message)).WithReason(ReasonNotSynced)
+	return response.Warning(rsp, errors.Errorf(errFmtNotSynced, ocd.Resource.GetKind(), ocd.Resource.GetName(), c.Reason, c.Message)).WithReason(ReasonNotSynced)
 }
 
 // fromObserved decodes an observed composed resource into a typed object.

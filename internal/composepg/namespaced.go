@@ -107,14 +107,21 @@ func ComposeNamespaced(p Parameters, observed *nsv1alpha1.PostgresqlInstance) (*
 // credentials away from running applications. It is complete, and ready, only with
 // all five keys.
 func ConnectionSecret(p Parameters, details resource.ConnectionDetails, observed *corev1.Secret) (*corev1.Secret, bool) {
+	return connectionSecret(p, ConnectionDetailKeys, details, observed)
+}
+
+// connectionSecret is ConnectionSecret for the given keys: ConnectionDetailKeys
+// for an instance of the composite's own, SharedConnectionDetailKeys for a user on
+// a shared instance, whose Secret is complete only once the user owns its database.
+func connectionSecret(p Parameters, keys []string, details resource.ConnectionDetails, observed *corev1.Secret) (*corev1.Secret, bool) {
 	s := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name + ConnectionSecretSuffix, Namespace: p.Namespace},
 		Type:       corev1.SecretTypeOpaque,
 	}
-	data := completeDetails(details)
+	data := completeDetails(keys, details)
 	if data == nil && observed != nil {
-		data = completeDetails(observed.Data)
+		data = completeDetails(keys, observed.Data)
 	}
 	if data == nil {
 		return s, false
@@ -123,11 +130,11 @@ func ConnectionSecret(p Parameters, details resource.ConnectionDetails, observed
 	return s, true
 }
 
-// completeDetails returns the ConnectionDetailKeys of details, or nil unless every
-// one of them is there and not empty.
-func completeDetails(details map[string][]byte) map[string][]byte {
-	out := make(map[string][]byte, len(ConnectionDetailKeys))
-	for _, k := range ConnectionDetailKeys {
+// completeDetails returns the keys of details, or nil unless every one of them is
+// there and not empty.
+func completeDetails(keys []string, details map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(keys))
+	for _, k := range keys {
 		v := details[k]
 		if len(v) == 0 {
 			return nil

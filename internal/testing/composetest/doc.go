@@ -19,7 +19,8 @@ limitations under the License.
 // function served in the test process, `crossplane beta validate` checks the claim
 // and the composite against the XRD (offline, with Crossplane's own CRDs), and a
 // real kube-apiserver with Crossplane's CRDs beside the provider's accepts the XRD,
-// both Compositions and every PostgresqlInstance the function renders.
+// the Compositions and every PostgresqlInstance the function renders, and, for the
+// Compositions on a shared instance, every PostgresqlUser and PostgresqlDatabase.
 //
 // It needs the Crossplane CLI (CROSSPLANE_CLI) and the directory of Crossplane's
 // CRDs (CROSSPLANE_CRDS), both of which `make test` provides, besides
