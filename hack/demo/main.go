@@ -235,11 +235,15 @@ func (d *demo) applyExamples(ctx context.Context) error {
 			return errors.Wrapf(err, errCreate, gvk.Kind, o.GetName())
 		}
 	}
-	for _, f := range []string{"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml", "namespaced/postgresqlinstance.yaml"} {
+	for _, f := range []string{
+		"postgresqlinstance-minimal.yaml", "postgresqlinstance-full.yaml", "namespaced/postgresqlinstance.yaml",
+		"namespaced/postgresqluser.yaml", "namespaced/postgresqldatabase.yaml",
+	} {
 		objs, err := manifests.ReadFile(filepath.Join(d.root, "examples", f))
 		if err != nil {
 			return err
 		}
+		objs = append(objs, secondApplication(objs)...)
 		for _, o := range objs {
 			if err := allowDemoApp(o); err != nil {
 				return errors.Wrapf(err, errApplyExample, o.GetKind(), o.GetName(), f)
@@ -252,6 +256,35 @@ func (d *demo) applyExamples(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// otherApp is a second application of team-a, with a user and a database of its
+// own on the same instance, made from the examples of the first: the demo's
+// pod of orders-api is refused its database.
+const otherApp = "billing"
+
+// secondApplication copies the namespaced examples' PostgresqlUser and
+// PostgresqlDatabase for otherApp.
+func secondApplication(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GroupVersionKind().Group != nsv1alpha1.Group {
+			continue
+		}
+		c := o.DeepCopy()
+		switch o.GetKind() {
+		case nsv1alpha1.PostgresqlUserKind:
+			c.SetName(otherApp + "-api")
+			_ = unstructured.SetNestedField(c.Object, otherApp+"-api-login", "spec", "writeConnectionSecretToRef", "name")
+		case nsv1alpha1.PostgresqlDatabaseKind:
+			c.SetName(otherApp)
+			_ = unstructured.SetNestedField(c.Object, otherApp+"-api", "spec", "forProvider", "ownerRef", "name")
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // allowDemoApp adds the demo's application namespace to the namespaces that a
@@ -269,22 +302,29 @@ func allowDemoApp(o *unstructured.Unstructured) error {
 }
 
 func (d *demo) waitForInstances(ctx context.Context) error {
-	step("waiting for the instances to become Ready (Cloud SQL takes its time: here about 10s)")
+	step("waiting for the instances, and team-a's users and databases, to become Ready (Cloud SQL takes its time: here about 10s)")
 	return watchReady(ctx, d.env.Client, d.instances, 3*time.Minute, d.rel(d.prov.Log))
 }
 
 // connectPods creates an annotated pod for an instance of each scope and runs
 // its containers as local processes.
 func (d *demo) connectPods(ctx context.Context) error {
-	for _, p := range []struct{ ns, instance, scope string }{
-		{appNS, "example-minimal", "the cluster-scoped PostgresqlInstance example-minimal"},
-		{teamNS, "orders", "the namespaced PostgresqlInstance orders of its own namespace"},
+	psql := []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}
+	for _, p := range []struct {
+		ns, name, annotation, value, scope string
+		command                            []string
+	}{
+		{appNS, "psql", v1alpha1.AnnotationInstanceName, "example-minimal", "the cluster-scoped PostgresqlInstance example-minimal", psql},
+		{teamNS, "psql", v1alpha1.AnnotationInstanceName, "orders", "the namespaced PostgresqlInstance orders of its own namespace", psql},
+		// Its own login and database work; billing's database is refused.
+		{teamNS, "orders-api", v1alpha1.AnnotationUserName, "orders-api", "its own login, the PostgresqlUser orders-api, not postgres",
+			[]string{"sh", "-c", "psql --no-psqlrc --command 'select current_user, current_database()' && " +
+				"echo '  and the database " + otherApp + ", of another application:' && ! psql --no-psqlrc --dbname " + otherApp + " --command 'select 1'"}},
 	} {
-		step(fmt.Sprintf("creating a pod in %s that asks for %s with the annotation %s", p.ns, p.scope, v1alpha1.AnnotationInstanceName))
+		step(fmt.Sprintf("creating a pod in %s that asks for %s with the annotation %s", p.ns, p.scope, p.annotation))
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "psql", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: p.instance}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18",
-				Command: []string{"psql", "--no-psqlrc", "--command", "select current_user, current_database()"}}}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name, Annotations: map[string]string{p.annotation: p.value}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:18", Command: p.command}}},
 		}
 		if err := d.env.Client.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
 			return errors.Wrap(err, errPodNotAdmitted)
