@@ -73,6 +73,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budgetlease"
@@ -394,6 +395,9 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
 		return podinject.SetupNamespacedRefresher(mgr, log, endpoints)
 	}, xpcontroller.NamespacedInstanceKinds...)
+	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.UserRefresherName, func() error {
+		return podinject.SetupUserRefresher(mgr, ic.Policy, log)
+	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
 	return nil
 }
 
