@@ -60,18 +60,28 @@ func loginSecret(ns, name, login string, dbs ...string) *corev1.Secret {
 	}
 }
 
+// onCluster has a namespaced user belong to a cluster-scoped instance.
+func onCluster(instance string) func(*nsv1alpha1.PostgresqlUser) {
+	return func(u *nsv1alpha1.PostgresqlUser) { u.Spec.ForProvider.ClusterInstance = instance }
+}
+
+// onNamespaced has a namespaced user belong to an instance of its namespace.
+func onNamespaced(instance string) func(*nsv1alpha1.PostgresqlUser) {
+	return func(u *nsv1alpha1.PostgresqlUser) { u.Spec.ForProvider.Instance = instance }
+}
+
 // readyNamespacedUser creates a namespaced PostgresqlUser of ns, logging in
-// as its name, on the cluster-scoped instance, and makes it look reconciled:
+// as its name, on the instance that on names, and makes it look reconciled:
 // Ready, owning dbs, with its connection secret in ns.
-func readyNamespacedUser(t testing.TB, ns, name, instance string, dbs ...string) *nsv1alpha1.PostgresqlUser {
+func readyNamespacedUser(t testing.TB, ns, name string, on func(*nsv1alpha1.PostgresqlUser), dbs ...string) *nsv1alpha1.PostgresqlUser {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	u := &nsv1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	u.Spec.ForProvider.ClusterInstance = instance
+	on(u)
 	u.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-login"}
 	g.Expect(env.Client.Create(ctx, u)).To(Succeed())
-	u.Status.AtProvider = v1alpha1.PostgresqlUserObservation{Instance: instance, Name: name, Type: v1alpha1.UserTypeBuiltIn, Databases: dbs}
+	u.Status.AtProvider = v1alpha1.PostgresqlUserObservation{Instance: u.InstanceKey().Name, Name: name, Type: v1alpha1.UserTypeBuiltIn, Databases: dbs}
 	u.SetConditions(xpv2.Available())
 	g.Expect(env.Client.Status().Update(ctx, u)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, loginSecret(ns, name+"-login", name, dbs...))).To(Succeed())
@@ -141,7 +151,7 @@ func TestNamespacedUserPodGetsItsLoginOnly(t *testing.T) {
 	})
 	namespace(t, "shop-a", nil)
 	namespace(t, "shop-b", nil)
-	readyNamespacedUser(t, "shop-a", "orders", "shared-pg", "orders", "orders_archive")
+	readyNamespacedUser(t, "shop-a", "orders", onCluster("shared-pg"), "orders", "orders_archive")
 
 	for i, db := range []string{"", "orders_archive"} {
 		p := userPod("shop-a", "web-"+strconv.Itoa(i), "orders", db)
@@ -188,6 +198,30 @@ func TestNamespacedUserPodGetsItsLoginOnly(t *testing.T) {
 	l := &corev1.SecretList{}
 	g.Expect(env.Client.List(ctx, l, client.InNamespace("shop-b"))).To(Succeed())
 	g.Expect(l.Items).To(BeEmpty(), "a denied namespace gets no secret")
+}
+
+// A namespaced PostgresqlUser of a namespaced instance of its namespace gets
+// that instance's proxy (and the proxy key its ClusterProviderConfig lends)
+// with the user's login and password.
+func TestNamespacedUserOfANamespacedInstance(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "local-shop", nil)
+	readyNamespacedInstance(t, "local-shop", "db", func(pi *nsv1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
+	})
+	readyNamespacedUser(t, "local-shop", "cart", onNamespaced("db"), "cart")
+
+	p := userPod("local-shop", "web", "cart", "")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/db"))
+	g.Expect(envOf(p.Spec.Containers[0])).To(And(HaveKeyWithValue(podinject.EnvUser, "cart"), HaveKeyWithValue(podinject.EnvDatabase, "cart")))
+	g.Expect(p.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:local-shop-db"))))
+	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal("cart-login"))
+	g.Expect(secretVolume(g, p, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal(podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")))
+	g.Expect(env.Client.Create(ctx, userPod("local-shop", "not-its-db", "cart", "local-shop-db"))).To(MatchError(
+		ContainSubstring(`is "local-shop-db", which is not a database that PostgresqlUser "cart" of namespace local-shop (cloudsql.m.travelaudience.com) owns: it may name only cart`)))
 }
 
 // A cluster-scoped PostgresqlUser serves the namespaces of its own allow-list

@@ -133,10 +133,11 @@ func ConfigFrom(c configfile.Config, native bool) (Config, error) {
 }
 
 // An Injector is the admission handler of pods. It answers pods without the
-// annotation with an unchanged admission, denies pods whose instance is missing,
-// not ready or not allowed in their namespace, and otherwise copies the
-// instance's password (and the proxy's key) into the pod's namespace and
-// returns the pod changed by Mutate. Dry-run requests copy nothing.
+// annotations with an unchanged admission, denies pods whose instance (or
+// user) is missing, not ready or not allowed in their namespace, and otherwise
+// copies the instance's password, or the user's, (and the proxy's key) into
+// the pod's namespace and returns the pod changed by Mutate. Dry-run requests
+// copy nothing.
 type Injector struct {
 	cached  client.Reader
 	live    client.Reader
@@ -175,8 +176,8 @@ func newOptions(o []Option) options {
 	return opts
 }
 
-// NewInjector returns an injector that reads instances, ProviderConfigs and
-// namespaces through cached, confirms every denial and reads secrets through
+// NewInjector returns an injector that reads instances, users, ProviderConfigs
+// and namespaces through cached, confirms every denial and reads secrets through
 // live (uncached, so that the injector does not cache every secret of the
 // cluster), and writes the copies with writer.
 func NewInjector(cached, live client.Reader, writer client.Writer, scheme *runtime.Scheme, cfg Config, o ...Option) *Injector {
