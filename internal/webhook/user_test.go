@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,13 +29,17 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -355,4 +360,43 @@ func TestUsersThatCannotBeInjectedAreDenied(t *testing.T) {
 	l := &corev1.SecretList{}
 	g.Expect(env.Client.List(ctx, l, client.InNamespace("deny-app"))).To(Succeed())
 	g.Expect(l.Items).To(BeEmpty(), "a denied pod's namespace gets no secret")
+}
+
+// The injector reads both kinds of PostgresqlUser, and copies a cluster-scoped
+// one's password, with exactly the RBAC that cluster/deploy/provider.yaml
+// grants the provider's service account (envtest enforces RBAC).
+func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	objs, err := manifests.ReadFile(filepath.Join(controlplane.RepoRoot(), "cluster", "deploy", "provider.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+			if err := env.Client.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	rc := rest.CopyConfig(env.Config)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:crossplane-system:provider-cloudsql-postgres"}
+	as, err := client.New(rc, client.Options{Scheme: env.Scheme})
+	g.Expect(err).ToNot(HaveOccurred())
+	cfg, err := podinject.ConfigFrom(configfile.Defaults(), true)
+	g.Expect(err).ToNot(HaveOccurred())
+	inj := podinject.NewInjector(as, as, as, env.Scheme, cfg)
+
+	readyInstance(t, "rbac-pg", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"rbac-app"}}
+	})
+	namespace(t, "rbac-app", nil)
+	readyNamespacedUser(t, "rbac-app", "local", onCluster("rbac-pg"), "local")
+	readyClusterUser(t, "shared", "rbac-pg", []string{"shared"})
+	for _, user := range []string{"local", "shared"} {
+		resp := admit(g, inj, "rbac-app", userPod("rbac-app", "web-"+user, user, ""))
+		g.Expect(resp.Allowed).To(BeTrue(), "user %s: %v", user, resp.Result)
+		g.Expect(resp.Patches).ToNot(BeEmpty(), "user %s", user)
+	}
+	secret(g, "rbac-app", podinject.UserReplicaName("shared"))
 }
