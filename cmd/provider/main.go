@@ -396,6 +396,9 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
 		return podinject.SetupNamespacedRefresher(mgr, log, endpoints)
 	}, xpcontroller.NamespacedInstanceKinds...)
+	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.UserRefresherName, func() error {
+		return podinject.SetupUserRefresher(mgr, ic.Policy, log)
+	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
 	return nil
 }
 

@@ -226,6 +226,9 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupNamespacedRefresher(mgr, podinject.WithNamespacedEndpoints(endpoints)); err != nil {
 		return 0, err
 	}
+	if err := podinject.SetupUserRefresher(mgr, cfg.Policy); err != nil {
+		return 0, err
+	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))
 	postgresqlobject.Setup(mgr, cfg.Policy)
 

@@ -16,6 +16,10 @@ limitations under the License.
 
 // Package podinject is the pod injection webhook: a pod created with the annotation
 // cloudsql.travelaudience.com/postgresqlinstance-name: <PostgresqlInstance> gets
+// what follows; one created with cloudsql.travelaudience.com/postgresqluser-name:
+// <PostgresqlUser> gets the same for the user's instance, but PGUSER is the user's
+// login, PGDATABASE one of its databases, and the password file is written from
+// the user's connection secret, never the instance's:
 //
 //   - the Cloud SQL Auth Proxy v2, listening on 127.0.0.1:<random port>, as a native
 //     sidecar (an init container with restartPolicy Always) on Kubernetes 1.29 and
@@ -32,7 +36,8 @@ limitations under the License.
 //   - the annotation cloudsql.travelaudience.com/proxy-injected: "true".
 //
 // Mutate is the pure change of the pod; Injector is the admission handler that
-// looks up the instance, decides whether the pod's namespace may use it, copies
-// the secrets and calls Mutate; Refresher keeps the copies equal to their sources
-// and removes those that may no longer exist.
+// looks up the instance (or the user and its instance), decides whether the
+// pod's namespace may use it, copies the secrets and calls Mutate; Refresher,
+// NamespacedRefresher and UserRefresher keep the copies equal to their sources
+// and remove those that may no longer exist.
 package podinject

@@ -133,10 +133,11 @@ func ConfigFrom(c configfile.Config, native bool) (Config, error) {
 }
 
 // An Injector is the admission handler of pods. It answers pods without the
-// annotation with an unchanged admission, denies pods whose instance is missing,
-// not ready or not allowed in their namespace, and otherwise copies the
-// instance's password (and the proxy's key) into the pod's namespace and
-// returns the pod changed by Mutate. Dry-run requests copy nothing.
+// annotations with an unchanged admission, denies pods whose instance (or
+// user) is missing, not ready or not allowed in their namespace, and otherwise
+// copies the instance's password, or the user's, (and the proxy's key) into
+// the pod's namespace and returns the pod changed by Mutate. Dry-run requests
+// copy nothing.
 type Injector struct {
 	cached  client.Reader
 	live    client.Reader
@@ -175,8 +176,8 @@ func newOptions(o []Option) options {
 	return opts
 }
 
-// NewInjector returns an injector that reads instances, ProviderConfigs and
-// namespaces through cached, confirms every denial and reads secrets through
+// NewInjector returns an injector that reads instances, users, ProviderConfigs
+// and namespaces through cached, confirms every denial and reads secrets through
 // live (uncached, so that the injector does not cache every secret of the
 // cluster), and writes the copies with writer.
 func NewInjector(cached, live client.Reader, writer client.Writer, scheme *runtime.Scheme, cfg Config, o ...Option) *Injector {
@@ -220,28 +221,53 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		return admission.Denied(fmt.Sprintf(errOtherPodNamespace, podRef(pod.Namespace, pod), req.Namespace, pod.Namespace))
 	}
 	ref := podRef(req.Namespace, pod)
-	name, requested := pod.Annotations[v1alpha1.AnnotationInstanceName]
-	if !requested {
-		return admission.Allowed("the pod does not request a PostgresqlInstance")
-	}
-	if name == "" {
+	name, wantsInstance := pod.Annotations[v1alpha1.AnnotationInstanceName]
+	userName, wantsUser := pod.Annotations[v1alpha1.AnnotationUserName]
+	_, wantsDatabase := pod.Annotations[v1alpha1.AnnotationDatabaseName]
+	switch {
+	case !wantsInstance && !wantsUser:
+		return admission.Allowed("the pod requests neither a PostgresqlInstance nor a PostgresqlUser")
+	case wantsInstance && wantsUser:
+		return admission.Denied(fmt.Sprintf(errBothAnnotations, ref, v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName,
+			v1alpha1.AnnotationUserName, v1alpha1.AnnotationInstanceName))
+	case wantsInstance && wantsDatabase:
+		return admission.Denied(fmt.Sprintf(errDatabaseWithoutUser, ref, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationUserName,
+			v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationDatabaseName))
+	case wantsInstance && name == "":
 		return admission.Denied(fmt.Sprintf(errEmptyAnnotation, ref, v1alpha1.AnnotationInstanceName))
+	case wantsUser && userName == "":
+		return admission.Denied(fmt.Sprintf(errEmptyUserAnnotation, ref, v1alpha1.AnnotationUserName))
 	}
 	if LeftAsIs(pod, i.cfg.ProxyImage) {
 		return admission.Allowed("the pod has a Cloud SQL Auth Proxy of its own, or is marked injected")
 	}
 
-	t, resp := i.usableInstance(ctx, ref, req.Namespace, name)
-	if resp != nil {
-		return *resp
-	}
-	x, resp := i.prepare(ctx, ref, req.Namespace, t)
-	if resp != nil {
-		return *resp
+	var x prepared
+	var what fmt.Stringer // the instance or user, in messages
+	var resp *admission.Response
+	if wantsUser {
+		var ut userTarget
+		var t target
+		if ut, t, resp = i.usableUser(ctx, ref, req.Namespace, userName); resp != nil {
+			return *resp
+		}
+		if x, resp = i.prepareUser(ctx, ref, req.Namespace, ut, t, pod.Annotations); resp != nil {
+			return *resp
+		}
+		what = ut
+	} else {
+		var t target
+		if t, resp = i.usableInstance(ctx, ref, req.Namespace, name); resp != nil {
+			return *resp
+		}
+		if x, resp = i.prepare(ctx, ref, req.Namespace, t); resp != nil {
+			return *resp
+		}
+		what = t
 	}
 	out, err := Mutate(pod, x.Inputs)
 	if err != nil {
-		return admission.Denied(fmt.Sprintf(errInject, ref, t, err.Error()))
+		return admission.Denied(fmt.Sprintf(errInject, ref, what, err.Error()))
 	}
 	if equality.Semantic.DeepEqual(out, pod) {
 		return admission.Allowed("the pod is injected already")
@@ -249,7 +275,7 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if req.DryRun == nil || !*req.DryRun {
 		for _, s := range x.replicas {
 			if err := ensureReplica(ctx, i.live, i.writer, s); err != nil {
-				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, t, req.Namespace))
+				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, what, req.Namespace))
 			}
 		}
 	}
@@ -257,7 +283,7 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, errors.Wrap(err, errEncode))
 	}
-	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", t.resource(), "dryRun", req.DryRun != nil && *req.DryRun)
+	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", x.Instance, "user", x.User, "dryRun", req.DryRun != nil && *req.DryRun)
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 }
 
@@ -289,49 +315,59 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			continue
 		}
 		t := res.target
-		if t.cluster != nil {
-			ok, err := i.cfg.Policy.Allows(ctx, t.cluster, ns, namespaceGetter(r))
-			if err != nil {
-				deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name()))
-				continue
-			}
-			if !ok {
-				deny = admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, i.cfg.Policy.Explain(t.cluster, ns)))
-				continue
-			}
-		}
-		// A namespaced instance whose ClusterProviderConfig is not lent to its
-		// namespace gives its pods nothing: no proxy key, no password.
-		// Only a decision that it is not lent is a denial; one that could
-		// not be made (a read that failed) is an error the API server may
-		// retry, not an answer about the configuration.
-		lent := false
-		if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
-			pcRef := npi.GetProviderConfigReference()
-			lent = pcRef != nil && pcRef.Kind == nsv1alpha1.ClusterProviderConfigKind
-			err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
-			switch {
-			case providerconfig.IsNotLent(err):
-				deny = admission.Denied(fmt.Sprintf(errNotLent, ref, t, err))
-				continue
-			case err != nil:
-				deny = admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errLendCheck, ref, pcRef.Name, t, ns))
-				continue
-			}
-		}
-		if why := notReady(t.pi); why != "" {
-			deny = admission.Denied(fmt.Sprintf(errNotReady, ref, t, why, t.kubectlGet()))
+		confirm, resp := i.admitInstance(ctx, r, ref, ns, t)
+		if resp != nil {
+			deny = *resp
 			continue
 		}
-		if (t.cluster != nil || lent) && r != i.live {
-			// The cache may not have seen spec.injection, or a
-			// ClusterProviderConfig's spec.namespaces, shrink yet: the
-			// password goes to the namespace only once the API server agrees.
+		if confirm && r != i.live {
 			continue
 		}
 		return t, nil
 	}
 	return target{}, &deny
+}
+
+// admitInstance decides, reading through r, whether a pod of namespace ns may
+// use instance t: whether its spec.injection (or the default) allows ns, its
+// ClusterProviderConfig is lent to ns, and it is ready. It returns the denial,
+// else whether the decision must be confirmed against the API server before
+// anything is copied into ns.
+func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns string, t target) (confirm bool, deny *admission.Response) {
+	fail := func(resp admission.Response) (bool, *admission.Response) { return false, &resp }
+	if t.cluster != nil {
+		ok, err := i.cfg.Policy.Allows(ctx, t.cluster, ns, namespaceGetter(r))
+		if err != nil {
+			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name())))
+		}
+		if !ok {
+			return fail(admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, i.cfg.Policy.Explain(t.cluster, ns))))
+		}
+	}
+	// A namespaced instance whose ClusterProviderConfig is not lent to its
+	// namespace gives its pods nothing: no proxy key, no password.
+	// Only a decision that it is not lent is a denial; one that could
+	// not be made (a read that failed) is an error the API server may
+	// retry, not an answer about the configuration.
+	lent := false
+	if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
+		pcRef := npi.GetProviderConfigReference()
+		lent = pcRef != nil && pcRef.Kind == nsv1alpha1.ClusterProviderConfigKind
+		err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
+		switch {
+		case providerconfig.IsNotLent(err):
+			return fail(admission.Denied(fmt.Sprintf(errNotLent, ref, t, err)))
+		case err != nil:
+			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errLendCheck, ref, pcRef.Name, t, ns)))
+		}
+	}
+	if why := notReady(t.pi); why != "" {
+		return fail(admission.Denied(fmt.Sprintf(errNotReady, ref, t, why, t.kubectlGet())))
+	}
+	// The cache may not have seen spec.injection, or a
+	// ClusterProviderConfig's spec.namespaces, shrink yet: the password goes
+	// to the namespace only once the API server agrees.
+	return t.cluster != nil || lent, nil
 }
 
 // notFound is the denial of a pod whose annotation names no instance: where
@@ -359,7 +395,20 @@ func notFound(ref, ns, value string, l lookup, res resolution) string {
 
 // notReady says why pi cannot be connected to yet, or "" when it can.
 func notReady(pi instance) string {
-	c := pi.GetCondition(xpv2.TypeReady)
+	if why := notReadyCondition(pi); why != "" {
+		return why
+	}
+	if pi.Observation().ConnectionName == "" {
+		return "status.atProvider.connectionName is empty"
+	}
+	return ""
+}
+
+// notReadyCondition says why o's Ready condition is not True, or "" when it is.
+func notReadyCondition(o interface {
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+}) string {
+	c := o.GetCondition(xpv2.TypeReady)
 	switch {
 	case c.Status != corev1.ConditionTrue && c.Reason == "":
 		return "it has no Ready condition yet"
@@ -367,8 +416,6 @@ func notReady(pi instance) string {
 		return fmt.Sprintf("Ready is %s, reason %s: %s", c.Status, c.Reason, c.Message)
 	case c.Status != corev1.ConditionTrue:
 		return fmt.Sprintf("Ready is %s, reason %s", c.Status, c.Reason)
-	case pi.Observation().ConnectionName == "":
-		return "status.atProvider.connectionName is empty"
 	}
 	return ""
 }
@@ -403,17 +450,8 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 	if cs.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" {
 		return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, t)))
 	}
-	x := prepared{Inputs: Inputs{
-		Instance:       t.resource(),
-		ConnectionName: t.pi.Observation().ConnectionName,
-		PrivateIP:      t.pi.Observation().PublicIP == "",
-		PgpassSecret:   sr.Name,
-		ProxyImage:     i.cfg.ProxyImage,
-		WriterImage:    i.cfg.WriterImage,
-		Native:         i.cfg.Native,
-		ProxyResources: i.cfg.ProxyResources,
-		Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), // math/rand: ports need no secrecy
-	}}
+	x := prepared{Inputs: i.inputs(t)}
+	x.PgpassSecret = sr.Name
 	// The cluster-scoped kind's password is always copied, so that the
 	// refresher can take it away from a namespace that its policy stops allowing.
 	if sr.Namespace != ns || t.cluster != nil {
@@ -423,10 +461,34 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 		x.PgpassSecret = t.replicaName(ReplicaPgpass)
 		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
 	}
+	if resp := i.prepareProxy(ctx, ref, ns, t, &x); resp != nil {
+		return fail(*resp)
+	}
+	return x, nil
+}
 
+// inputs are Mutate's inputs for instance t, without the password file and
+// the proxy's key.
+func (i *Injector) inputs(t target) Inputs {
+	return Inputs{
+		Instance:       t.resource(),
+		ConnectionName: t.pi.Observation().ConnectionName,
+		PrivateIP:      t.pi.Observation().PublicIP == "",
+		ProxyImage:     i.cfg.ProxyImage,
+		WriterImage:    i.cfg.WriterImage,
+		Native:         i.cfg.Native,
+		ProxyResources: i.cfg.ProxyResources,
+		Rand:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), // math/rand: ports need no secrecy
+	}
+}
+
+// prepareProxy adds to x what the proxy takes from t's configuration: its
+// Admin API endpoint, and its key, mounted as it is when it is in the pod's
+// namespace already and a namespaced instance's, else copied there.
+func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x *prepared) *admission.Response {
 	pc, key, resp := i.proxyKey(ctx, ref, t)
 	if resp != nil {
-		return fail(*resp)
+		return resp
 	}
 	x.AdminAPIEndpoint = pc.endpoint
 	switch sel := pc.key; {
@@ -435,12 +497,12 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = sel.Name, sel.Key
 	default:
 		if resp := copyable(ref, t); resp != nil {
-			return fail(*resp)
+			return resp
 		}
 		x.ProxyCredentialsSecret = t.replicaName(ReplicaProxyCredentials)
 		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
 	}
-	return x, nil
+	return nil
 }
 
 // copyable denies the pod when the copies of t cannot carry its name in a

@@ -68,6 +68,8 @@ const (
 	EnvPort     = "PGPORT"
 	EnvUser     = "PGUSER"
 	EnvPassFile = "PGPASSFILE"
+	// EnvDatabase is added only for a PostgresqlUser (Inputs.Database).
+	EnvDatabase = "PGDATABASE"
 )
 
 // The proxy listens on 127.0.0.1:<port> and serves its health checks on
@@ -136,6 +138,12 @@ type Inputs struct {
 	Instance string
 	// PgpassSecret is the secret in the pod's namespace holding key pgpass.
 	PgpassSecret string
+	// User is the login that PGUSER names, the one PgpassSecret holds the
+	// password of; empty means postgres, the instance's administrator.
+	User string
+	// Database is what PGDATABASE names; empty sets no PGDATABASE (libpq
+	// then takes the login's name).
+	Database string
 	// ProxyCredentialsSecret is the secret in the pod's namespace holding the
 	// proxy's service-account key under ProxyCredentialsSecretKey; empty when
 	// the proxy authenticates as the pod (Workload Identity).
@@ -245,7 +253,7 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			if err := ensureMount(c); err != nil {
 				return nil, err
 			}
-			ensureEnv(c, port, uid)
+			ensureEnv(c, port, uid, x)
 		}
 	}
 	ensureWriters(pod, users, port, x)
@@ -577,18 +585,26 @@ func ensureMount(c *corev1.Container) error {
 // one address: a container that sets either keeps its own and gets neither,
 // since the proxy's port on another host (or another port on the proxy's
 // host) reaches nothing.
-func ensureEnv(c *corev1.Container, port int32, uid int64) {
+func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
 	set := map[string]bool{}
 	for _, e := range c.Env {
 		set[e.Name] = true
 	}
 	ownAddress := set[EnvHost] || set[EnvPort]
-	for _, e := range []corev1.EnvVar{
+	login := x.User
+	if login == "" {
+		login = cloudsql.RootUser
+	}
+	vars := []corev1.EnvVar{
 		{Name: EnvHost, Value: ProxyAddress},
 		{Name: EnvPort, Value: strconv.Itoa(int(port))},
-		{Name: EnvUser, Value: cloudsql.RootUser},
+		{Name: EnvUser, Value: login},
 		{Name: EnvPassFile, Value: PgpassFile(uid)},
-	} {
+	}
+	if x.Database != "" {
+		vars = append(vars, corev1.EnvVar{Name: EnvDatabase, Value: x.Database})
+	}
+	for _, e := range vars {
 		address := e.Name == EnvHost || e.Name == EnvPort
 		if !set[e.Name] && !(address && ownAddress) {
 			c.Env = append(c.Env, e)

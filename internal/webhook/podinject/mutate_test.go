@@ -308,6 +308,49 @@ func withPorts(port, health int32) func(*corev1.Pod) {
 	}
 }
 
+// userSecret is the copy of a cluster-scoped PostgresqlUser's password.
+const userSecret = "cloudsql-user-pgpass-app"
+
+// asLogin has the pod connect as login, to database db (none when empty),
+// with that login's password.
+func asLogin(login, db string) func(*Inputs) {
+	return func(x *Inputs) { x.User, x.Database, x.PgpassSecret = login, db, userSecret }
+}
+
+// asUser has the pod's own containers, as settled made them, connect as login
+// to database db (no PGDATABASE when empty) with the password file written
+// from that login's secret. It comes after the changes that add containers.
+func asUser(login, db string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for i := range cs {
+				if isInjected(cs[i].Name) {
+					continue
+				}
+				for j := range cs[i].Env {
+					if cs[i].Env[j].Name == EnvUser {
+						cs[i].Env[j].Value = login
+					}
+				}
+				if db != "" {
+					cs[i].Env = append(cs[i].Env, corev1.EnvVar{Name: EnvDatabase, Value: db})
+				}
+			}
+		}
+		userVolume(p)
+	}
+}
+
+// userVolume has the writers read the user's password rather than the
+// instance's.
+func userVolume(p *corev1.Pod) {
+	for i := range p.Spec.Volumes {
+		if p.Spec.Volumes[i].Name == PgpassSecretVolumeName {
+			p.Spec.Volumes[i].Secret.SecretName = userSecret
+		}
+	}
+}
+
 func TestMutate(t *testing.T) {
 	type args struct {
 		pod *corev1.Pod
@@ -448,6 +491,41 @@ func TestMutate(t *testing.T) {
 			args:   args{pod: pod(func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} }), x: inputs()},
 			want:   want{err: errors.New("the pod runs on Windows (spec.os.name), which the Cloud SQL Auth Proxy sidecar does not support")},
 		},
+		"AUserLogsInAsItselfToItsDatabase": {
+			reason: "A pod that names a PostgresqlUser should get the instance's proxy as any other, and every container, init containers included, that login, its database and the password file written from that login's secret.",
+			args:   args{pod: pod(withInit(migrate)), x: inputs(asLogin("app", "orders"))},
+			want:   want{pod: injected(withInit(settled(migrate, 0)), asUser("app", "orders"))},
+		},
+		"AUserWithAClassicSidecar": {
+			reason: "A PostgresqlUser's pod should get the classic sidecar as an instance's does, with the user's settings.",
+			args:   args{pod: pod(), x: inputs(classic, asLogin("app", "orders"))},
+			want:   want{pod: injected(classicProxy, asUser("app", "orders"))},
+		},
+		"AUserGetsTheProxyFlagsOfItsInstance": {
+			reason: "A PostgresqlUser's pod should get the proxy flags and key of its instance's configuration, as an instance's pod does.",
+			args:   args{pod: pod(), x: inputs(private, withCreds, endpoint(testEndpoint), asLogin("app", "orders"))},
+			want:   want{pod: injected(proxyFlags("--private-ip", "--sqladmin-api-endpoint="+testEndpoint), proxyCredentials, asUser("app", "orders"))},
+		},
+		"AUserThatOwnsNoDatabaseGetsNoPGDATABASE": {
+			reason: "Without a database the pod should get no PGDATABASE, and connect where its own settings say.",
+			args:   args{pod: pod(), x: inputs(asLogin("app", ""))},
+			want:   want{pod: injected(asUser("app", ""))},
+		},
+		"AUserVariablesTheContainerSetsKeepTheirValues": {
+			reason: "A container that sets PGUSER or PGDATABASE itself should keep its values, as with an instance.",
+			args:   args{pod: pod(appEnv("PGDATABASE=reports", "PGUSER=reader")), x: inputs(asLogin("app", "orders"))},
+			want: want{pod: injected(appEnv(
+				"PGDATABASE=reports", "PGUSER=reader", "PGHOST=127.0.0.1", "PGPORT="+strconv.Itoa(int(drawnPort)), "PGPASSFILE=/var/run/cloudsql-postgres/pgpass-0",
+			), userVolume)},
+		},
+		"AUserWithOnePasswordFilePerUnixUser": {
+			reason: "Each Unix user of the pod's containers should get a password file of the login, written as that user.",
+			args:   args{pod: pod(runAs1000, withContainer(worker)), x: inputs(asLogin("app", "orders"))},
+			want: want{pod: injected(runAs1000, func(p *corev1.Pod) {
+				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), nativeProxy(drawnPort, drawnHealth)}
+				p.Spec.Containers = []corev1.Container{settled(app, 1000), settled(worker, 3000)}
+			}, asUser("app", "orders"))},
+		},
 		"HostNetwork": {
 			reason: "A pod on the node's network should be denied: the proxy would listen where the node's other pods do.",
 			args:   args{pod: pod(func(p *corev1.Pod) { p.Spec.HostNetwork = true }), x: inputs()},
@@ -479,6 +557,25 @@ func TestMutate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A container that another webhook adds to the pod of a PostgresqlUser after
+// the injection gets that user's login and database, not postgres.
+func TestMutateReinvocationOfAUser(t *testing.T) {
+	g := NewWithT(t)
+	x := inputs(asLogin("app", "orders"))
+	first, err := Mutate(pod(), x)
+	g.Expect(err).ToNot(HaveOccurred())
+	changed := first.DeepCopy()
+	changed.Spec.Containers = append(changed.Spec.Containers, corev1.Container{Name: "late", Image: "example.com/late:1"})
+	completed, err := Mutate(changed, x)
+	g.Expect(err).ToNot(HaveOccurred())
+	port, _ := ports(g, first)
+	g.Expect(env(completed.Spec.Containers[len(completed.Spec.Containers)-1])).To(Equal(map[string]string{
+		EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "app", EnvPassFile: PgpassDir + "/pgpass-0", EnvDatabase: "orders",
+	}))
+	g.Expect(completed.Spec.Volumes).To(Equal(first.Spec.Volumes))
+	g.Expect(checkPod(changed, completed)).To(Succeed())
 }
 
 func TestMutateReinvocation(t *testing.T) {

@@ -34,7 +34,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
 
-// A pod that names an instance while PostgresqlInstances are not served is
+// A pod that names an instance, or a user, while their kinds are not served is
 // denied with what to do, not answered with a server error.
 func TestDeniedWhileTheKindIsNotServed(t *testing.T) {
 	controlplane.Need(t)
@@ -65,4 +65,19 @@ func TestDeniedWhileTheKindIsNotServed(t *testing.T) {
 		ContainSubstring(`PostgresqlInstance "orders"`),
 		ContainSubstring("this cluster serves no PostgresqlInstances"),
 		ContainSubstring("activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com or postgresqlinstances.cloudsql.travelaudience.com")))
+
+	// The same for a pod that names a PostgresqlUser.
+	pod.Annotations = map[string]string{v1alpha1.AnnotationUserName: "orders-app"}
+	raw, err = json.Marshal(pod)
+	g.Expect(err).NotTo(HaveOccurred())
+	resp = inj.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Namespace: "team-a", Object: runtime.RawExtension{Raw: raw},
+	}})
+	g.Expect(resp.Allowed).To(BeFalse())
+	g.Expect(resp.Result.Code).To(Equal(int32(http.StatusForbidden)), "a denial the user can act on, not a server error")
+	g.Expect(resp.Result.Message).To(And(
+		ContainSubstring("team-a/app"),
+		ContainSubstring(`PostgresqlUser "orders-app"`),
+		ContainSubstring("this cluster serves no PostgresqlUsers"),
+		ContainSubstring("activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com or postgresqlusers.cloudsql.travelaudience.com")))
 }

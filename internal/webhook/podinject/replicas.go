@@ -205,7 +205,7 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		// A copy of an instance that was deleted and created again names the
 		// old one's UID: the name and kind are enough to take it over here,
 		// where the pod's namespace has just been allowed the new one.
-		label := instanceLabel(want)
+		label := copyLabel(want)
 		if have.Labels[label] != want.Labels[label] || !ownedBy(have, want.OwnerReferences[0], true) {
 			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, ownerString(want.OwnerReferences[0]), label, want.Labels[label])
 		}
@@ -251,10 +251,12 @@ func settle(ctx context.Context, live client.Reader, w client.Writer, log loggin
 	return nil
 }
 
-// instanceLabel is the label of a copy that names its instance.
-func instanceLabel(s *corev1.Secret) string {
-	if _, ok := s.Labels[nsv1alpha1.LabelInstance]; ok {
-		return nsv1alpha1.LabelInstance
+// copyLabel is the label of a copy that names its instance or user.
+func copyLabel(s *corev1.Secret) string {
+	for _, l := range []string{nsv1alpha1.LabelInstance, v1alpha1.LabelUser, nsv1alpha1.LabelUser} {
+		if _, ok := s.Labels[l]; ok {
+			return l
+		}
 	}
 	return v1alpha1.LabelInstance
 }
@@ -263,9 +265,11 @@ func instanceLabel(s *corev1.Secret) string {
 // be, by its label, for secrets that also have that copy's name.
 const indexCopyOf = "podinject.copyOf"
 
-// Values of indexCopyOf: the kind of instance and its name.
+// Values of indexCopyOf: the kind of instance and its name, or the
+// cluster-scoped user's name.
 func clusterCopyKey(instance string) string    { return "cluster/" + instance }
 func namespacedCopyKey(instance string) string { return "namespaced/" + instance }
+func userCopyKey(user string) string           { return "user/" + user }
 
 // copyKeys are the index values of a secret: what it may be a copy of, judged
 // by its labels and name only (the refreshers check its owner).
@@ -276,6 +280,9 @@ func copyKeys(o client.Object) []string {
 	}
 	if n := o.GetLabels()[nsv1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, NamespacedReplicaName) != "" {
 		keys = append(keys, namespacedCopyKey(n))
+	}
+	if n := o.GetLabels()[v1alpha1.LabelUser]; n != "" && o.GetName() == UserReplicaName(n) {
+		keys = append(keys, userCopyKey(n))
 	}
 	return keys
 }
