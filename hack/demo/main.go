@@ -348,6 +348,7 @@ func (d *demo) printHowToLookAround() error {
 	fmt.Printf("  export KUBECONFIG=%s\n", d.prov.Kubeconfig)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com -o wide\n", kubectl)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.m.travelaudience.com -A -o wide\n", kubectl)
+	fmt.Printf("  %s -n %s get postgresqlusers,postgresqldatabases -o wide\n", kubectl, teamNS)
 	fmt.Printf("  %s -n %s get pod psql -o jsonpath='{.metadata.annotations}'\n", kubectl, teamNS)
 	fmt.Printf("  %s -n %s get secret example-minimal-postgres -o jsonpath='{.data}'\n", kubectl, namespace)
 	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)

@@ -47,15 +47,14 @@ import (
 )
 
 const (
-	errNoInstance       = "spec.forProvider.instance is not set: name the PostgresqlInstance the database belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
-	errInstanceNotReady = "PostgresqlInstance %s is not ready (Cloud SQL reports it %q): the database is created once it is; this is retried"
-	errGetOwner         = "cannot get PostgresqlUser %s named by spec.forProvider.owner: create it, or name an existing one"
-	errOwnerOther       = "PostgresqlUser %s named by spec.forProvider.owner belongs to PostgresqlInstance %s, not to %s: name a user of this database's instance"
-	errOwnerNotReady    = "PostgresqlUser %s named by spec.forProvider.owner is not ready: the database is given to its login once it is; this is retried"
-	errInspect          = "cannot read the owner and privileges of database %s on Cloud SQL instance %s"
-	errOwn              = "cannot give database %s to login %s on Cloud SQL instance %s"
-	errCreateDatabase   = "cannot create database %s on Cloud SQL instance %s in project %s"
-	errDeleteDatabase   = "cannot delete database %s from Cloud SQL instance %s in project %s (Cloud SQL refuses while sessions are connected to it: stop the applications that use it, then it is retried)"
+	errNoInstance     = "spec.forProvider.instance is not set: name the PostgresqlInstance the database belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
+	errGetOwner       = "cannot get PostgresqlUser %s named by spec.forProvider.owner: create it, or name an existing one"
+	errOwnerOther     = "PostgresqlUser %s named by spec.forProvider.owner belongs to PostgresqlInstance %s, not to %s: name a user of this database's instance"
+	errOwnerNotReady  = "PostgresqlUser %s named by spec.forProvider.owner is not ready: the database is given to its login once it is; this is retried"
+	errInspect        = "cannot read the owner and privileges of database %s on Cloud SQL instance %s"
+	errOwn            = "cannot give database %s to login %s on Cloud SQL instance %s"
+	errCreateDatabase = "cannot create database %s on Cloud SQL instance %s in project %s"
+	errDeleteDatabase = "cannot delete database %s from Cloud SQL instance %s in project %s (Cloud SQL refuses while sessions are connected to it: stop the applications that use it, then it is retried)"
 )
 
 // database is a PostgresqlDatabase of either kind.
@@ -176,7 +175,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instanceName(), e.conn.Observed.State)
+		return managed.ExternalObservation{}, e.conn.NotReady(e.instanceName(), "database")
 	}
 	dbs, _, err := e.lists.Databases(ctx, e.conn.Service, e.key())
 	if err != nil {

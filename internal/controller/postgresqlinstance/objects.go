@@ -45,6 +45,7 @@ import (
 const (
 	errNoInstanceConfig = "PostgresqlInstance %s has no spec.providerConfigRef: its databases and users reach Cloud SQL through its configuration; set it there"
 	errGetInstanceObj   = "cannot get PostgresqlInstance %s"
+	errInstanceNotReady = "PostgresqlInstance %s is not ready (%s): the %s is created once it is; this is retried"
 	errNoRootPassword   = "the password of user postgres of PostgresqlInstance %s is not in its connection secret yet: the provider logs in as postgres to give logins least privilege; it is retried"
 )
 
@@ -151,6 +152,16 @@ type InstanceConnection struct {
 // reports it RUNNABLE and its object knows its connection name.
 func (c *InstanceConnection) Ready() bool {
 	return c.Observed.State == stateRunnable && c.Observed.ConnectionName != ""
+}
+
+// NotReady says that the instance (named instance, for the user) is not
+// ready for the object (what: "login", "database") yet, and how it is.
+func (c *InstanceConnection) NotReady(instance, what string) error {
+	how := "its object has not observed it yet"
+	if st := c.Observed.State; st != "" {
+		how = "Cloud SQL reports it " + st
+	}
+	return errors.Errorf(errInstanceNotReady, instance, how, what)
 }
 
 // SQL returns a client that runs SQL on the instance as postgres, with the

@@ -49,7 +49,6 @@ import (
 
 const (
 	errNoInstance       = "spec.forProvider.instance is not set: name the PostgresqlInstance the user belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
-	errInstanceNotReady = "PostgresqlInstance %s is not ready (Cloud SQL reports it %q): the login is created once it is; this is retried"
 	errInspect          = "cannot read the privileges of login %s on Cloud SQL instance %s"
 	errLeastPrivilege   = "cannot give login %s least privilege on Cloud SQL instance %s"
 	errCreateUser       = "cannot create login %s on Cloud SQL instance %s in project %s"
@@ -182,7 +181,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			// An instance on its way out takes its logins with it.
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instance, e.conn.Observed.State)
+		return managed.ExternalObservation{}, e.conn.NotReady(e.instance, "login")
 	}
 	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
 	if err != nil {
