@@ -33,6 +33,7 @@ import (
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,6 +65,12 @@ type database interface {
 	Settings() *v1alpha1.PostgresqlDatabaseSettings
 	Observation() *v1alpha1.PostgresqlDatabaseObservation
 	InstanceKey() types.NamespacedName
+}
+
+// pacer marks objects for the core's pacing (postgresqlinstance.Pacer).
+type pacer interface {
+	Busy(m metav1.Object)
+	Stalled(m metav1.Object)
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
@@ -140,7 +147,7 @@ type external[T database] struct {
 	kube     client.Client
 	conn     *postgresqlinstance.InstanceConnection
 	lists    *listcache.Cache
-	pacer    postgresqlinstance.Pacer
+	pacer    pacer
 	instance types.NamespacedName
 
 	// owner is the login the database should belong to ("": none named).
