@@ -158,11 +158,15 @@ func (e *external[T]) key() listcache.Key {
 	return listcache.Key{Source: e.conn.Source, Project: e.conn.Project, Instance: e.conn.Instance, Kind: listcache.KindDatabases}
 }
 
-func (e *external[T]) instanceName() string {
-	if e.instance.Namespace == "" {
-		return e.instance.Name
+func (e *external[T]) instanceName() string { return keyName(e.instance) }
+
+// keyName names a PostgresqlInstance in messages: by name when
+// cluster-scoped, else by namespace and name.
+func keyName(k types.NamespacedName) string {
+	if k.Namespace == "" {
+		return k.Name
 	}
-	return e.instance.String()
+	return k.String()
 }
 
 // Observe implements managed.TypedExternalClient. In the steady state it
@@ -257,7 +261,7 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	}
 	if inst != e.instance {
-		return "", errors.Errorf(errOwnerOther, owner, inst.String(), e.instanceName())
+		return "", errors.Errorf(errOwnerOther, owner, keyName(inst), e.instanceName())
 	}
 	if !ready {
 		// Its login may not exist yet: the database goes to it once it does.
