@@ -33,6 +33,7 @@ import (
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,6 +64,12 @@ type database interface {
 	Settings() *v1alpha1.PostgresqlDatabaseSettings
 	Observation() *v1alpha1.PostgresqlDatabaseObservation
 	InstanceKey() types.NamespacedName
+}
+
+// pacer marks objects for the core's pacing (postgresqlinstance.Pacer).
+type pacer interface {
+	Busy(m metav1.Object)
+	Stalled(m metav1.Object)
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
@@ -149,7 +156,7 @@ type external[T database] struct {
 	kube     client.Client
 	conn     *postgresqlinstance.InstanceConnection
 	lists    *listcache.Cache
-	pacer    postgresqlinstance.Pacer
+	pacer    pacer
 	instance types.NamespacedName
 
 	// owner is the login the database should belong to ("": none named).
@@ -160,11 +167,15 @@ func (e *external[T]) key() listcache.Key {
 	return listcache.Key{Source: e.conn.Source, Project: e.conn.Project, Instance: e.conn.Instance, Kind: listcache.KindDatabases}
 }
 
-func (e *external[T]) instanceName() string {
-	if e.instance.Namespace == "" {
-		return e.instance.Name
+func (e *external[T]) instanceName() string { return keyName(e.instance) }
+
+// keyName names a PostgresqlInstance in messages: by name when
+// cluster-scoped, else by namespace and name.
+func keyName(k types.NamespacedName) string {
+	if k.Namespace == "" {
+		return k.Name
 	}
-	return e.instance.String()
+	return k.String()
 }
 
 // Observe implements managed.TypedExternalClient. In the steady state it
@@ -270,7 +281,7 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	}
 	if inst != e.instance {
-		return "", errors.Errorf(errOwnerOther, owner, inst.String(), e.instanceName())
+		return "", errors.Errorf(errOwnerOther, owner, keyName(inst), e.instanceName())
 	}
 	if !ready {
 		// Its login may not exist yet: the database goes to it once it does.

@@ -46,6 +46,7 @@ const (
 	errNoInstanceConfig = "PostgresqlInstance %s has no spec.providerConfigRef: its databases and users reach Cloud SQL through its configuration; set it there"
 	errGetInstanceObj   = "cannot get PostgresqlInstance %s"
 	errInstanceNotReady = "PostgresqlInstance %s is not ready (%s): the %s is created once it is; this is retried"
+	errNoSQL            = "the provider has no way to run SQL on Cloud SQL instance %s: this is a bug of the provider's, please report it"
 	errNoRootPassword   = "the password of user postgres of PostgresqlInstance %s is not in its connection secret yet: the provider logs in as postgres to give logins least privilege; it is retried"
 )
 
@@ -144,8 +145,9 @@ type InstanceConnection struct {
 	Credentials auth.Credentials
 	// Observed is what the instance's object last observed of it.
 	Observed v1alpha1.PostgresqlInstanceObservation
-
-	sql func(ctx context.Context) (*pgsql.Client, error)
+	// NewSQL returns a client that runs SQL on the instance as postgres;
+	// Connection sets it. Without it the instance takes no SQL.
+	NewSQL func(ctx context.Context) (*pgsql.Client, error)
 }
 
 // Ready says whether the instance can take databases and users: Cloud SQL
@@ -167,7 +169,10 @@ func (c *InstanceConnection) NotReady(instance, what string) error {
 // SQL returns a client that runs SQL on the instance as postgres, with the
 // password kept in the instance's connection secret.
 func (c *InstanceConnection) SQL(ctx context.Context) (*pgsql.Client, error) {
-	return c.sql(ctx)
+	if c.NewSQL == nil {
+		return nil, errors.Errorf(errNoSQL, c.Instance)
+	}
+	return c.NewSQL(ctx)
 }
 
 // Connection resolves the configuration of the PostgresqlInstance of mg (a
@@ -232,7 +237,7 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		Service: svc, Project: pc.Spec.ProjectID, Instance: cloudsql.InstanceName(obj),
 		Source: pc.Name, Config: pc, Credentials: creds, Observed: *obj.Observation(),
 	}
-	ic.sql = func(ctx context.Context) (*pgsql.Client, error) {
+	ic.NewSQL = func(ctx context.Context) (*pgsql.Client, error) {
 		pw, err := newSecretStore(kube, secrets, schema.GroupVersionKind{}).password(ctx, obj)
 		if err != nil {
 			return nil, err

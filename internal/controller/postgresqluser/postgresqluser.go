@@ -34,6 +34,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -66,6 +67,12 @@ type user interface {
 	Observation() *v1alpha1.PostgresqlUserObservation
 	ConnectionSecret() *xpv2.SecretReference
 	InstanceKey() types.NamespacedName
+}
+
+// pacer marks objects for the core's pacing (postgresqlinstance.Pacer).
+type pacer interface {
+	Busy(m metav1.Object)
+	Stalled(m metav1.Object)
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlUser kind
@@ -160,7 +167,7 @@ type external[T user] struct {
 	conn      *postgresqlinstance.InstanceConnection
 	lists     *listcache.Cache
 	passwords postgresqlinstance.Passwords
-	pacer     postgresqlinstance.Pacer
+	pacer     pacer
 	// instance names the PostgresqlInstance, for messages.
 	instance string
 
@@ -317,7 +324,13 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	}
 	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
-	if _, err := e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do(); err != nil && !cloudsql.IsUserExists(err) {
+	_, err := e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do()
+	if cloudsql.IsUserExists(err) {
+		// A login made elsewhere, whose password is not known to be ours:
+		// it stays unconfirmed, and Update sets it.
+		return managed.ExternalCreation{}, nil
+	}
+	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
 	}
 	if builtIn(mg) {
