@@ -116,10 +116,11 @@ func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(erro
 	WhenEstablished(mgr, o.Gate, failed, "namespaced ProviderConfig and ClusterProviderConfig", func() error { return config.SetupNamespaced(mgr, o.Options) }, NamespacedConfigKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return core.SetupCluster(mgr) }, InstanceKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlInstance", func() error { return core.SetupNamespaced(mgr) }, NamespacedInstanceKinds...)
+	// A user's controller watches the databases that name it as owner.
 	WhenEstablished(mgr, o.Gate, failed, "PostgresqlUser", func() error { return postgresqluser.SetupCluster(mgr, core) },
-		append([]schema.GroupVersionKind{v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
+		append([]schema.GroupVersionKind{v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlDatabaseGroupVersionKind}, ObjectKinds...)...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlUser", func() error { return postgresqluser.SetupNamespaced(mgr, core) },
-		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
+		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlUserGroupVersionKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind}, NamespacedObjectKinds...)...)
 	WhenEstablished(mgr, o.Gate, failed, "PostgresqlDatabase", func() error { return postgresqldatabase.SetupCluster(mgr, core) },
 		append([]schema.GroupVersionKind{v1alpha1.PostgresqlDatabaseGroupVersionKind, v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, core) },

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -67,6 +68,15 @@ type Kind struct {
 	Finalizer resource.Finalizer
 	// Initializers run before each observation.
 	Initializers []managed.Initializer
+	// Watches bring objects of the kind to a reconcile when objects of
+	// other kinds change (a user, when a database it owns does).
+	Watches []Watch
+}
+
+// Watch is a kind whose changes bring the objects Map names to a reconcile.
+type Watch struct {
+	Object client.Object
+	Map    handler.MapFunc
 }
 
 // SetupKind adds the controller of k to mgr. Its objects count in the fleet's
@@ -84,7 +94,7 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	return c.setup(mgr, kindSetup{
 		groupKind: k.GroupKind, gvk: k.GVK, obj: k.Object, connect: k.Connector,
 		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
-		initializers: k.Initializers, finalizer: fin,
+		initializers: k.Initializers, finalizer: fin, watches: k.Watches,
 	})
 }
 

@@ -282,6 +282,7 @@ type kindSetup struct {
 	poll         managed.PollIntervalHook
 	initializers []managed.Initializer
 	finalizer    resource.Finalizer
+	watches      []Watch
 }
 
 // setup adds the managed reconciler of one kind to mgr.
@@ -318,6 +319,9 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		For(k.obj)
 	if k.changed != nil {
 		b = b.WatchesRawSource(source.Channel(k.changed, &handler.EnqueueRequestForObject{}))
+	}
+	for _, w := range k.watches {
+		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map))
 	}
 	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter))
 }

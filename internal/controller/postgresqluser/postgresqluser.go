@@ -39,6 +39,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -78,16 +80,43 @@ type pacer interface {
 // SetupCluster adds the controller of the cluster-scoped PostgresqlUser kind
 // to mgr, through core.
 func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind)
+	return setup(mgr, core, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind,
+		postgresqlinstance.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf(func(o client.Object) string {
+			d, _ := o.(*v1alpha1.PostgresqlDatabase)
+			if d == nil {
+				return ""
+			}
+			return d.Spec.ForProvider.Owner
+		})})
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlUser kind
 // to mgr, through core.
 func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind)
+	return setup(mgr, core, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind,
+		postgresqlinstance.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf(func(o client.Object) string {
+			d, _ := o.(*nsv1alpha1.PostgresqlDatabase)
+			if d == nil {
+				return ""
+			}
+			return d.Spec.ForProvider.Owner
+		})})
 }
 
-func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind) error {
+// ownerOf maps a PostgresqlDatabase to its owner, of its own scope and
+// namespace: a database that names a user, or stops naming it, changes what
+// the user's connection secret offers (its database and databases keys).
+func ownerOf(owner func(client.Object) string) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		name := owner(o)
+		if name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	}
+}
+
+func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
 	c := &connector[T]{
 		kube:      mgr.GetClient(),
 		secrets:   mgr.GetAPIReader(),
@@ -98,6 +127,7 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
 		Connector: managed.WithTypedExternalConnector[T](c),
+		Watches:   watches,
 	})
 }
 
