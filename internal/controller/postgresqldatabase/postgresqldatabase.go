@@ -166,6 +166,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
+		// Back soon after the instance is: not at the end of an error
+		// backoff that grows while it is created.
+		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instanceName(), e.conn.Observed.State)
 	}
 	dbs, _, err := e.lists.Databases(ctx, e.conn.Service, e.key())
@@ -264,7 +267,9 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 		return "", errors.Errorf(errOwnerOther, owner, inst.String(), e.instanceName())
 	}
 	if !ready {
-		// Its login may not exist yet: the database goes to it once it does.
+		// Its login may not exist yet: the database goes to it once it
+		// does, soon after, not at the end of an error backoff.
+		e.pacer.Waiting(mg)
 		return "", errors.Errorf(errOwnerNotReady, owner)
 	}
 	return cloudsql.UserName(s, owner), nil

@@ -113,6 +113,11 @@ func (p Pacer) Busy(m metav1.Object) { p.p.markBusy(kindKey(p.gvk, m)) }
 // object comes back at the poll interval, not with the error backoff.
 func (p Pacer) Stalled(m metav1.Object) { p.p.markStalled(kindKey(p.gvk, m)) }
 
+// Waiting says that the last error waits on another object (its owner to
+// be Ready, its databases to go): the object comes back at the busy poll
+// interval, not in the error backoff, which grows to a minute.
+func (p Pacer) Waiting(m metav1.Object) { p.p.markWaiting(kindKey(p.gvk, m)) }
+
 // Forget drops what the pacing knows of a deleted object.
 func (p Pacer) Forget(m metav1.Object) { p.p.forget(kindKey(p.gvk, m)) }
 

@@ -182,6 +182,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			// An instance on its way out takes its logins with it.
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
+		// Back soon after the instance is: not at the end of an error
+		// backoff that grows while it is created.
+		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instance, e.conn.Observed.State)
 	}
 	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
@@ -389,6 +392,9 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	if len(e.role.Databases) > 0 {
+		// Their deletion, under way, frees it: it is dropped soon after,
+		// not at the end of an error backoff that grows meanwhile.
+		e.pacer.Waiting(mg)
 		return managed.ExternalDelete{}, errors.Errorf(errOwnsDatabases, login, strings.Join(e.role.Databases, ", "), e.conn.Instance)
 	}
 	defer e.lists.Invalidate(e.key())
