@@ -339,11 +339,8 @@ func (w *world) lostPasswords(ctx context.Context) (int, error) {
 	return lost, nil
 }
 
-// deleteLogins deletes every user and database at once, waits until their
-// objects are gone, and counts the logins and databases left in Cloud SQL.
-// Objects still there after the timeout are counted at the end, not an
-// error, so that the instances are still deleted.
-func (w *world) deleteLogins(ctx context.Context, r *Report) error {
+// deleteLogins deletes every user and database at once.
+func (w *world) deleteLogins(ctx context.Context) error {
 	w.logf("deleting the %d users and %d databases", len(w.logins), len(w.logins))
 	for _, l := range w.logins {
 		for _, o := range []client.Object{l.user(), l.database()} {
@@ -352,7 +349,16 @@ func (w *world) deleteLogins(ctx context.Context, r *Report) error {
 			}
 		}
 	}
-	start := time.Now()
+	w.loginsDeleted = time.Now()
+	return nil
+}
+
+// loginsGone waits until the objects of the deleted users and databases are
+// gone, and counts the logins and databases left in Cloud SQL. Objects still
+// there after the timeout are counted at the end, not an error, so that the
+// instances are still deleted.
+func (w *world) loginsGone(ctx context.Context, r *Report) error {
+	start := w.loginsDeleted
 	for {
 		users := &v1alpha1.PostgresqlUserList{}
 		dbs := &v1alpha1.PostgresqlDatabaseList{}

@@ -208,6 +208,8 @@ type world struct {
 	// users and databases made on them.
 	sqlEmu *emulator.Server
 	logins []login
+	// loginsDeleted is when the users and databases were deleted.
+	loginsDeleted time.Time
 
 	mu       sync.Mutex
 	provider *exec.Cmd
@@ -474,6 +476,16 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	if err := w.waitLogins(ctx, r); err != nil {
 		return err
 	}
+	if len(w.sqlAll) > 0 {
+		if err := w.checkLogins(ctx, r); err != nil {
+			return err
+		}
+		// They go while the other instances change; before their
+		// instances, which would take them along.
+		if err := w.deleteLogins(ctx); err != nil {
+			return err
+		}
+	}
 	w.logf("taking over the imported instances (managementPolicies [\"*\"], a connection secret)")
 	for _, n := range imports {
 		if err := w.update(ctx, n, func(pi *v1alpha1.PostgresqlInstance) {
@@ -497,12 +509,7 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 			return err
 		}
 		r.BadPasswords += bad
-		if err := w.checkLogins(ctx, r); err != nil {
-			return err
-		}
-		// Users and databases go before their instances, which would take
-		// them along.
-		if err := w.deleteLogins(ctx, r); err != nil {
+		if err := w.loginsGone(ctx, r); err != nil {
 			return err
 		}
 	}
@@ -656,6 +663,7 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	}
 	r.Requests = len(times)
 	r.MaxPerMinute = busiestMinute(times)
+	w.logf("requests by method: %s", byMethod(w.emu, w.sqlEmu))
 	// Cloud SQL refuses a second insert of a name that exists, so more inserts
 	// accepted than instances to create means one was created, deleted and
 	// created again.
@@ -705,6 +713,25 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	if err := w.c.List(ctx, dbs); err == nil {
 		r.ObjectsLeft += len(dbs.Items)
 	}
+}
+
+// byMethod lists the requests the emulators counted, by method.
+func byMethod(emus ...*emulator.Server) string {
+	counts := map[string]int{}
+	for _, e := range emus {
+		if e == nil {
+			continue
+		}
+		for m, n := range e.Counts() {
+			counts[m] += n
+		}
+	}
+	parts := make([]string, 0, len(counts))
+	for m, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", m, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // busiestMinute is the most of times in any 60 seconds, as Cloud SQL counts
