@@ -227,7 +227,7 @@ fleet-bench: control-plane ## A fleet of 1,000 instances in one project under th
 SOAK_N ?= 50
 
 .PHONY: soak
-soak: control-plane ## The provider SIGKILLed every 5-20 s while SOAK_N instances (default 50) are created, changed, imported and deleted under faults and the quota: prints what went wrong (all zero).
+soak: control-plane postgres ## The provider SIGKILLed every 5-20 s while SOAK_N instances (default 50) are created, changed, imported and deleted, and users and databases made on 3 more that run PostgreSQL, under faults and the quota: prints what went wrong (all zero).
 	$(GO) run ./hack/soak -instances $(SOAK_N)
 
 .PHONY: demo

@@ -17,8 +17,10 @@ limitations under the License.
 // Command soak runs the provider binary under SIGKILLs every 5-20 s against a real
 // API server and the Cloud SQL emulator (5xx, 429 and slow inserts injected, the
 // quota enforced) while instances are created, changed, imported and deleted,
-// then prints what went wrong: every count must be zero, and no 60 seconds may
-// hold more requests than the quota.
+// and users and databases are created and deleted on a few instances that run
+// a real PostgreSQL (failed operations injected too), then prints what went
+// wrong: every count must be zero, and no 60 seconds may hold more requests
+// than the quota.
 //
 //	go run ./hack/soak -instances 200
 //
@@ -45,10 +47,12 @@ func main() {
 	flag.DurationVar(&o.KillMin, "kill-min", 5*time.Second, "least time between two SIGKILLs of the provider")
 	flag.DurationVar(&o.KillMax, "kill-max", 20*time.Second, "most time between two SIGKILLs of the provider")
 	flag.IntVar(&o.MaxKills, "kills", 0, "stop killing after this many (0: until the end)")
+	flag.IntVar(&o.SQLInstances, "sql-instances", 3, "more instances that run a real PostgreSQL (needs `make postgres`), with users and databases")
+	flag.IntVar(&o.Logins, "logins", 5, "PostgresqlUsers, each owning a PostgresqlDatabase, on each of -sql-instances")
 	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "how long each phase may take")
 	flag.Parse()
-	if o.Instances < 1 || o.KillMin <= 0 || o.KillMax < o.KillMin {
-		fmt.Fprintln(os.Stderr, "soak: -instances must be at least 1, and 0 < -kill-min <= -kill-max")
+	if o.Instances < 1 || o.KillMin <= 0 || o.KillMax < o.KillMin || o.SQLInstances < 0 || o.Logins < 0 {
+		fmt.Fprintln(os.Stderr, "soak: -instances must be at least 1, -sql-instances and -logins not negative, and 0 < -kill-min <= -kill-max")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -270,6 +270,41 @@ func (s *Server) PasswordIs(project, instance, user, password string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(u.password), []byte(password)) == 1
 }
 
+// UserNames returns the names of an instance's users, sorted, as
+// users.list would list them but without going through the API (its budget,
+// faults and request log), for tests that check what Cloud SQL holds.
+func (s *Server) UserNames(project, instance string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(inst.users))
+	for n := range inst.users {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// DatabaseNames returns the names of an instance's databases, sorted, as
+// databases.list would list them, without going through the API.
+func (s *Server) DatabaseNames(project, instance string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(inst.dbs()))
+	for n := range inst.dbs() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // SetDatabaseOwner makes role the owner of a database of an instance, as
 // `ALTER DATABASE ... OWNER TO role` run by postgres does on Cloud SQL: the
 // API does not show owners, but users.delete refuses a user that owns a

@@ -313,3 +313,29 @@ func TestSeedManySeedsAFleet(t *testing.T) {
 	_, err = e.emu.Instance("other", "web-00002")
 	e.g.Expect(err).NotTo(HaveOccurred())
 }
+
+func TestUserAndDatabaseNames(t *testing.T) {
+	e := newEnv(t)
+	e.g.Expect(e.emu.Seed(project, &sqladmin.DatabaseInstance{Name: "names", DatabaseVersion: "POSTGRES_15", RootPassword: "pw",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}})).To(Succeed())
+	for _, n := range []string{"zed", "amy"} {
+		_, err := e.svc.Users.Insert(project, "names", &sqladmin.User{Name: n, Password: "pw-" + n}).Do()
+		e.g.Expect(err).NotTo(HaveOccurred())
+		_, err = e.svc.Databases.Insert(project, "names", &sqladmin.Database{Name: n + "-db"}).Do()
+		e.g.Expect(err).NotTo(HaveOccurred())
+	}
+	counts := e.emu.Counts()
+
+	users, err := e.emu.UserNames(project, "names")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(users).To(Equal([]string{"amy", "postgres", "zed"}))
+	dbs, err := e.emu.DatabaseNames(project, "names")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(dbs).To(Equal([]string{"amy-db", "postgres", "zed-db"}))
+	e.g.Expect(e.emu.Counts()).To(Equal(counts), "the admin listings are not API calls")
+
+	_, err = e.emu.UserNames(project, "ghost")
+	e.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
+	_, err = e.emu.DatabaseNames(project, "ghost")
+	e.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
+}

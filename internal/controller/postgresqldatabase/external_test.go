@@ -62,10 +62,11 @@ const (
 )
 
 // recorder is the pacing's view of a reconcile: which marks it left.
-type recorder struct{ busy, stalled bool }
+type recorder struct{ busy, stalled, waiting bool }
 
 func (r *recorder) Busy(metav1.Object)    { r.busy = true }
 func (r *recorder) Stalled(metav1.Object) { r.stalled = true }
+func (r *recorder) Waiting(metav1.Object) { r.waiting = true }
 
 func (r *recorder) marks() []string {
 	var m []string
@@ -74,6 +75,9 @@ func (r *recorder) marks() []string {
 	}
 	if r.stalled {
 		m = append(m, "stalled")
+	}
+	if r.waiting {
+		m = append(m, "waiting")
 	}
 	return m
 }
@@ -338,6 +342,7 @@ func TestObserve(t *testing.T) {
 			want: result{
 				Err:       `PostgresqlInstance shared is not ready (Cloud SQL reports it PENDING_CREATE): the database is created once it is; this is retried`,
 				Databases: postgresOnly,
+				Pacing:    []string{"waiting"},
 			},
 		},
 		"NamespacedInstanceNotReady": {
@@ -346,6 +351,7 @@ func TestObserve(t *testing.T) {
 			want: result{
 				Err:       `PostgresqlInstance team-a/shared is not ready (Cloud SQL reports it PENDING_CREATE): the database is created once it is; this is retried`,
 				Databases: postgresOnly,
+				Pacing:    []string{"waiting"},
 			},
 		},
 		"InstanceGoingWithTheDeletedDatabase": {
@@ -402,6 +408,7 @@ func TestObserve(t *testing.T) {
 			want: result{
 				Err:       "PostgresqlUser app named by spec.forProvider.owner is not ready: the database is given to its login once it is; this is retried",
 				Databases: withOrders(), Calls: []string{emulator.MethodDatabasesList},
+				Pacing: []string{"waiting"},
 			},
 		},
 		"InstanceUnreachable": {

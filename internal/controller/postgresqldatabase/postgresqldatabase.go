@@ -33,7 +33,6 @@ import (
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,12 +63,6 @@ type database interface {
 	Settings() *v1alpha1.PostgresqlDatabaseSettings
 	Observation() *v1alpha1.PostgresqlDatabaseObservation
 	InstanceKey() types.NamespacedName
-}
-
-// pacer marks objects for the core's pacing (postgresqlinstance.Pacer).
-type pacer interface {
-	Busy(m metav1.Object)
-	Stalled(m metav1.Object)
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
@@ -156,7 +149,7 @@ type external[T database] struct {
 	kube     client.Client
 	conn     *postgresqlinstance.InstanceConnection
 	lists    *listcache.Cache
-	pacer    pacer
+	pacer    postgresqlinstance.Marks
 	instance types.NamespacedName
 
 	// owner is the login the database should belong to ("": none named).
@@ -186,6 +179,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
+		// Back soon after the instance is: not at the end of an error
+		// backoff that grows while it is created.
+		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, e.conn.NotReady(e.instanceName(), "database")
 	}
 	dbs, _, err := e.lists.Databases(ctx, e.conn.Service, e.key())
@@ -284,7 +280,9 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 		return "", errors.Errorf(errOwnerOther, owner, keyName(inst), e.instanceName())
 	}
 	if !ready {
-		// Its login may not exist yet: the database goes to it once it does.
+		// Its login may not exist yet: the database goes to it once it
+		// does, soon after, not at the end of an error backoff.
+		e.pacer.Waiting(mg)
 		return "", errors.Errorf(errOwnerNotReady, owner)
 	}
 	return cloudsql.UserName(s, owner), nil

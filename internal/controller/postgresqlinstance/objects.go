@@ -108,6 +108,14 @@ func kindKey(gvk schema.GroupVersionKind, m metav1.Object) string {
 // per instance and kind per interval of the fleet's polls.
 func (c *Core) Lists() *listcache.Cache { return c.lists }
 
+// Marks are what the external client of an object tells the core's pacing:
+// Pacer leaves them; tests record them.
+type Marks interface {
+	Busy(m metav1.Object)
+	Stalled(m metav1.Object)
+	Waiting(m metav1.Object)
+}
+
 // Pacer marks objects of one kind for the core's pacing.
 type Pacer struct {
 	p   *pacing
@@ -124,6 +132,11 @@ func (p Pacer) Busy(m metav1.Object) { p.p.markBusy(kindKey(p.gvk, m)) }
 // Stalled says that the last error repeats until the spec changes: the
 // object comes back at the poll interval, not with the error backoff.
 func (p Pacer) Stalled(m metav1.Object) { p.p.markStalled(kindKey(p.gvk, m)) }
+
+// Waiting says that the last error waits on another object (its owner to
+// be Ready, its databases to go): the object comes back at the busy poll
+// interval, not in the error backoff, which grows to a minute.
+func (p Pacer) Waiting(m metav1.Object) { p.p.markWaiting(kindKey(p.gvk, m)) }
 
 // Forget drops what the pacing knows of a deleted object.
 func (p Pacer) Forget(m metav1.Object) { p.p.forget(kindKey(p.gvk, m)) }

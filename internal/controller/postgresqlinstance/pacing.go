@@ -92,6 +92,10 @@ type pacing struct {
 	mu      sync.Mutex
 	busy    map[string]bool
 	stalled map[string]bool
+	// waiting marks objects whose last error waits on another object (an
+	// owner to be Ready, databases to go): they come back at the busy poll
+	// interval rather than in the error backoff, which grows to a minute.
+	waiting map[string]bool
 	// active is when the provider last changed the instance (or learned that its
 	// copy is stale); a listing that began before then cannot say how it is now.
 	active map[string]time.Time
@@ -141,7 +145,7 @@ func newPacing(c pacingConfig) *pacing {
 	return &pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
-		busy: map[string]bool{}, stalled: map[string]bool{}, hurry: map[string]bool{},
+		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{},
 	}
@@ -208,6 +212,13 @@ func (p *pacing) markStalled(name string) {
 	p.stalled[name] = true
 }
 
+// markWaiting says that the object's last error waits on another object.
+func (p *pacing) markWaiting(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting[name] = true
+}
+
 // lastActive is when the provider last changed the instance or saw it change,
 // zero when not since it started.
 func (p *pacing) lastActive(name string) time.Time {
@@ -240,6 +251,7 @@ func (p *pacing) forget(name string) {
 	defer p.mu.Unlock()
 	delete(p.busy, name)
 	delete(p.stalled, name)
+	delete(p.waiting, name)
 	delete(p.active, name)
 	delete(p.hurry, name)
 	delete(p.visible, name)
@@ -497,6 +509,11 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 	}
 	if b.pacing.take(b.pacing.stalled, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
 		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
+	}
+	if b.pacing.take(b.pacing.waiting, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && b.pacing.busyPoll > 0 {
+		// What it waits for happens without it: the error backoff would
+		// keep it waiting up to a minute after.
+		return reconcile.Result{RequeueAfter: b.pacing.busyPoll}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)

@@ -195,6 +195,37 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 	}
 }
 
+// An object whose error waits on another object (a database on its owner, a
+// user on its databases' deletion) comes back at the busy poll interval, not
+// in the error backoff that grows to a minute; once, and only that object.
+func TestWaitingObjectsComeBackAtTheBusyPollInterval(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlUser")
+	key := func(m metav1.Object) string { return kindKey(gvk, m) }
+	pacer := Pacer{p: p, gvk: gvk}
+	// crossplane-runtime asks for the error backoff after an error it
+	// recorded in a condition.
+	b := &backoffToPoll{inner: fixedResult{res: reconcile.Result{Requeue: true}}, pacing: p, poll: 5 * time.Minute, key: key}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: "app"}}
+	obj := &v1alpha1.PostgresqlUser{}
+	obj.SetName("app")
+
+	pacer.Waiting(obj)
+	p.markWaiting("app") // an instance named app: not the object
+	res, err := b.Reconcile(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second}))
+
+	res, err = b.Reconcile(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(reconcile.Result{Requeue: true}), "once: the next error backs off unless it waits again")
+
+	other := reconcile.Request{NamespacedName: types.NamespacedName{Name: "other"}}
+	res, _ = b.Reconcile(context.Background(), other)
+	g.Expect(res).To(Equal(reconcile.Result{Requeue: true}))
+}
+
 func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
 	g := NewWithT(t)
 	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180})

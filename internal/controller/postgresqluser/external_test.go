@@ -67,10 +67,11 @@ const (
 )
 
 // recorder is the pacing's view of a reconcile: which marks it left.
-type recorder struct{ busy, stalled bool }
+type recorder struct{ busy, stalled, waiting bool }
 
 func (r *recorder) Busy(metav1.Object)    { r.busy = true }
 func (r *recorder) Stalled(metav1.Object) { r.stalled = true }
+func (r *recorder) Waiting(metav1.Object) { r.waiting = true }
 
 func (r *recorder) marks() []string {
 	var m []string
@@ -79,6 +80,9 @@ func (r *recorder) marks() []string {
 	}
 	if r.stalled {
 		m = append(m, "stalled")
+	}
+	if r.waiting {
+		m = append(m, "waiting")
 	}
 	return m
 }
@@ -418,6 +422,7 @@ func TestObserve(t *testing.T) {
 			want: result{
 				Err:    `PostgresqlInstance shared is not ready (Cloud SQL reports it PENDING_CREATE): the login is created once it is; this is retried`,
 				Secret: "none", Login: "absent",
+				Pacing: []string{"waiting"},
 			},
 		},
 		"InstanceGoingWithTheDeletedUser": {
@@ -673,6 +678,7 @@ func TestDelete(t *testing.T) {
 			want: result{
 				Err:    "login app still owns database(s) orders, stock on Cloud SQL instance shared: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none",
 				Secret: "none", Login: "stored",
+				Pacing: []string{"waiting"},
 			},
 		},
 		"Deletes": {

@@ -34,7 +34,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -69,12 +68,6 @@ type user interface {
 	Observation() *v1alpha1.PostgresqlUserObservation
 	ConnectionSecret() *xpv2.SecretReference
 	InstanceKey() types.NamespacedName
-}
-
-// pacer marks objects for the core's pacing (postgresqlinstance.Pacer).
-type pacer interface {
-	Busy(m metav1.Object)
-	Stalled(m metav1.Object)
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlUser kind
@@ -197,7 +190,7 @@ type external[T user] struct {
 	conn      *postgresqlinstance.InstanceConnection
 	lists     *listcache.Cache
 	passwords postgresqlinstance.Passwords
-	pacer     pacer
+	pacer     postgresqlinstance.Marks
 	// instance names the PostgresqlInstance, for messages.
 	instance string
 
@@ -218,6 +211,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			// An instance on its way out takes its logins with it.
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
+		// Back soon after the instance is: not at the end of an error
+		// backoff that grows while it is created.
+		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, e.conn.NotReady(e.instance, "login")
 	}
 	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
@@ -431,6 +427,9 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	if len(e.role.Databases) > 0 {
+		// Their deletion, under way, frees it: it is dropped soon after,
+		// not at the end of an error backoff that grows meanwhile.
+		e.pacer.Waiting(mg)
 		return managed.ExternalDelete{}, errors.Errorf(errOwnsDatabases, login, strings.Join(e.role.Databases, ", "), e.conn.Instance)
 	}
 	defer e.lists.Invalidate(e.key())

@@ -207,7 +207,7 @@ func RunFailover(ctx context.Context, o FailoverOptions) (FailoverReport, error)
 	srv := &http.Server{Handler: w.emu, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	defer func() { _ = srv.Close() }()
-	if err := w.configure("http://" + lis.Addr().String() + "/"); err != nil {
+	if err := w.configure("http://"+lis.Addr().String()+"/", ""); err != nil {
 		return r, err
 	}
 	if err := w.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}}); err != nil {
@@ -351,7 +351,7 @@ func (w *world) tallyFailover(ctx context.Context, r *FailoverReport) {
 	r.Requests = len(times)
 	r.MaxPerMinute = busiestMinute(times)
 	r.DuplicateCreate = max(0, inserted-len(w.all))
-	if bad, err := w.badPasswords(ctx, []string{podsOf}); err == nil {
+	if bad, err := w.badPasswords(ctx, w.emu, []string{podsOf}); err == nil {
 		r.BadPasswords += bad
 	}
 }

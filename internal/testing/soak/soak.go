@@ -17,10 +17,13 @@ limitations under the License.
 // Package soak runs the provider binary as a process of its own against a real
 // API server and the Cloud SQL emulator (injecting 5xx, 429 and slow inserts, and
 // enforcing the quota), kills it with SIGKILL every few seconds while instances
-// are created, changed, imported and deleted, and reports what went wrong:
-// duplicate creates, orphaned instances, passwords Cloud SQL does not accept,
-// the most requests Cloud SQL counted in any 60 seconds, 429s shown in
-// conditions, and secrets or finalizers left behind. RunFailover does the same
+// are created, changed, imported and deleted, and users and databases are
+// created and deleted on a few instances that run a real PostgreSQL (failed
+// operations injected too), and reports what went wrong: duplicate creates,
+// orphaned instances, users and databases, passwords Cloud SQL does not
+// accept or that a user's secret lost, users and databases not Ready with
+// least privilege, the most requests Cloud SQL counted in any 60 seconds, 429s
+// shown in conditions, and secrets or finalizers left behind. RunFailover does the same
 // with two replicas and leader election: it kills and stops the leader, and
 // reports how long each takeover took, the busiest minute across both replicas
 // and whether annotated pods were admitted throughout.
@@ -36,6 +39,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,6 +86,12 @@ type Options struct {
 	KillMin, KillMax time.Duration
 	// MaxKills stops the killing after this many (0: until the end).
 	MaxKills int
+	// SQLInstances is how many more instances run on an emulator that gives
+	// each a PostgreSQL server, with Logins PostgresqlUsers each and as many
+	// PostgresqlDatabases, one owned by each user.
+	SQLInstances int
+	// Logins is how many users (and databases) each of SQLInstances gets.
+	Logins int
 	// Timeout bounds each phase.
 	Timeout time.Duration
 	// Log receives the progress.
@@ -101,6 +111,21 @@ type Report struct {
 	QuotaConditions int
 	SecretsLeft     int
 	ObjectsLeft     int
+	// Users is how many PostgresqlUsers were made, each owning one of as
+	// many PostgresqlDatabases.
+	Users int
+	// LostPasswords are users in Cloud SQL whose connection secret does not
+	// hold their password.
+	LostPasswords int
+	// UsersTwice and DatabasesTwice were created in Cloud SQL more than once,
+	// or claimed by more than one object.
+	UsersTwice, DatabasesTwice int
+	// OrphanUsers and OrphanDatabases are in Cloud SQL without an object,
+	// while the objects live or after they were deleted.
+	OrphanUsers, OrphanDatabases int
+	// NotLeastPrivileged are users and databases not Ready with the least
+	// privilege their status records.
+	NotLeastPrivileged int
 	// Conditions are the condition messages that mentioned a 429, for the
 	// record.
 	Conditions []string
@@ -119,7 +144,13 @@ func (r Report) Failed() []string {
 	check(r.BadPasswords, "connection secrets whose password Cloud SQL does not accept")
 	check(r.QuotaConditions, "instances that showed a 429 in a condition")
 	check(r.SecretsLeft, "connection secrets left after deletion")
-	check(r.ObjectsLeft, "PostgresqlInstances left (finalizers) after deletion")
+	check(r.ObjectsLeft, "objects left (finalizers) after deletion")
+	check(r.LostPasswords, "users whose connection secret lost the password Cloud SQL has")
+	check(r.UsersTwice, "users created twice or claimed by two objects")
+	check(r.DatabasesTwice, "databases created twice or claimed by two objects")
+	check(r.OrphanUsers, "users in Cloud SQL without a PostgresqlUser")
+	check(r.OrphanDatabases, "databases in Cloud SQL without a PostgresqlDatabase")
+	check(r.NotLeastPrivileged, "users and databases not Ready with least privilege")
 	if r.MaxPerMinute > r.Quota {
 		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
 	}
@@ -140,6 +171,19 @@ func (r Report) Print(w io.Writer) {
 		{"connection secrets left", r.SecretsLeft},
 		{"objects (finalizers) left", r.ObjectsLeft},
 	}
+	if r.Users > 0 {
+		rows = append(rows, []struct {
+			what string
+			n    int
+		}{
+			{fmt.Sprintf("users (of %d) whose password is lost", r.Users), r.LostPasswords},
+			{"users created or claimed twice", r.UsersTwice},
+			{"databases created or claimed twice", r.DatabasesTwice},
+			{"orphaned users", r.OrphanUsers},
+			{"orphaned databases", r.OrphanDatabases},
+			{"users, databases not least privileged", r.NotLeastPrivileged},
+		}...)
+	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-40s %d\n", row.what, row.n)
 	}
@@ -157,8 +201,15 @@ type world struct {
 	cfg  string
 	kube string
 
-	// all names every instance of the soak.
-	all []string
+	// all names every instance of the soak on emu, sqlAll those on sqlEmu.
+	all    []string
+	sqlAll []string
+	// sqlEmu gives its instances a PostgreSQL server each; logins are the
+	// users and databases made on them.
+	sqlEmu *emulator.Server
+	logins []login
+	// loginsDeleted is when the users and databases were deleted.
+	loginsDeleted time.Time
 
 	mu       sync.Mutex
 	provider *exec.Cmd
@@ -207,7 +258,17 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	go func() { _ = srv.Serve(lis) }()
 	defer func() { _ = srv.Close() }()
 
-	if err := w.configure("http://" + lis.Addr().String() + "/"); err != nil {
+	sqlEndpoint := ""
+	if o.SQLInstances > 0 {
+		endpoint, stop, err := w.serveSQL()
+		if err != nil {
+			return Report{}, err
+		}
+		defer stop()
+		sqlEndpoint = endpoint
+	}
+
+	if err := w.configure("http://"+lis.Addr().String()+"/", sqlEndpoint); err != nil {
 		return Report{}, err
 	}
 	if err := w.start(); err != nil {
@@ -215,6 +276,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	defer w.stop()
 
+	// Named before the watchers start, which read them.
+	w.sqlAll = w.sqlInstances()
 	kctx, stopKilling := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	bg.Add(2)
@@ -237,20 +300,31 @@ func (w *world) logf(format string, a ...any) {
 	fmt.Fprintf(w.o.Log, "    "+format+"\n", a...)
 }
 
-func (w *world) configure(endpoint string) error {
+// configure creates the ProviderConfigs of the emulators (sqlEndpoint, when
+// not empty, is the one with PostgreSQL) and the provider's configuration.
+func (w *world) configure(endpoint, sqlEndpoint string) error {
 	ctx := context.Background()
-	for _, obj := range []client.Object{
+	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
 			Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 		}},
-	} {
+	}
+	if sqlEndpoint != "" {
+		more, err := sqlObjects(sqlEndpoint)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, more...)
+	}
+	for _, obj := range objs {
 		if err := w.c.Create(ctx, obj); err != nil {
 			return err
 		}
 	}
 	w.cfg = filepath.Join(w.dir, "config.toml")
-	if err := os.WriteFile(w.cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = \"30s\"\nbusy_poll_interval = \"5s\"\n\n[cloudsql]\nrequests_per_minute = %d\n", w.o.Quota), 0o600); err != nil {
+	if err := os.WriteFile(w.cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = \"30s\"\nbusy_poll_interval = \"5s\"\n\n[cloudsql]\nrequests_per_minute = %d\n\n"+
+		"# The key of the emulator with PostgreSQL gets its tokens from that emulator.\n[credentials]\nallow_key_token_uri = true\n", w.o.Quota), 0o600); err != nil {
 		return err
 	}
 	w.kube = filepath.Join(w.dir, "kubeconfig")
@@ -315,18 +389,36 @@ func (w *world) killer(ctx context.Context) {
 	}
 }
 
-// watchConditions records every instance whose conditions speak of a 429.
+// watchConditions records every instance, user and database whose
+// conditions speak of a 429.
 func (w *world) watchConditions(ctx context.Context) {
+	record := func(name string, cs []xpv2.Condition) {
+		for _, c := range cs {
+			if strings.Contains(c.Message, "429") || strings.Contains(c.Message, "rateLimitExceeded") || strings.Contains(c.Message, "Quota exceeded") {
+				w.mu.Lock()
+				w.quota[name] = c.Message
+				w.mu.Unlock()
+			}
+		}
+	}
 	for {
 		l := &v1alpha1.PostgresqlInstanceList{}
 		if err := w.c.List(ctx, l); err == nil {
 			for i := range l.Items {
-				for _, c := range l.Items[i].Status.Conditions {
-					if strings.Contains(c.Message, "429") || strings.Contains(c.Message, "rateLimitExceeded") || strings.Contains(c.Message, "Quota exceeded") {
-						w.mu.Lock()
-						w.quota[l.Items[i].Name] = c.Message
-						w.mu.Unlock()
-					}
+				record(l.Items[i].Name, l.Items[i].Status.Conditions)
+			}
+		}
+		if len(w.logins) > 0 {
+			users := &v1alpha1.PostgresqlUserList{}
+			if err := w.c.List(ctx, users); err == nil {
+				for i := range users.Items {
+					record("PostgresqlUser "+users.Items[i].Name, users.Items[i].Status.Conditions)
+				}
+			}
+			dbs := &v1alpha1.PostgresqlDatabaseList{}
+			if err := w.c.List(ctx, dbs); err == nil {
+				for i := range dbs.Items {
+					record("PostgresqlDatabase "+dbs.Items[i].Name, dbs.Items[i].Status.Conditions)
 				}
 			}
 		}
@@ -354,11 +446,20 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	}
 
 	w.all = append(append([]string{}, names...), imports...)
-	w.logf("creating %d instances and importing %d (observe first), while the provider is killed every %s to %s", len(names), len(imports), w.o.KillMin, w.o.KillMax)
+	w.logf("creating %d instances (%d with PostgreSQL) and importing %d (observe first), while the provider is killed every %s to %s",
+		len(names)+len(w.sqlAll), len(w.sqlAll), len(imports), w.o.KillMin, w.o.KillMax)
 	for _, n := range names {
 		if err := w.c.Create(ctx, newInstance(n)); err != nil {
 			return err
 		}
+	}
+	for _, n := range w.sqlAll {
+		if err := w.c.Create(ctx, newSQLInstance(n)); err != nil {
+			return err
+		}
+	}
+	if err := w.createLogins(ctx); err != nil {
+		return err
 	}
 	for _, n := range imports {
 		pi := newInstance(n)
@@ -368,8 +469,22 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 			return err
 		}
 	}
-	if err := w.waitFor(ctx, "every instance Ready", func() (bool, error) { return w.allReady(ctx, append(names, imports...)) }); err != nil {
+	if err := w.waitFor(ctx, "every instance Ready", func() (bool, error) { return w.allReady(ctx, slices.Concat(names, imports, w.sqlAll)) }); err != nil {
 		return err
+	}
+	r.Users = len(w.logins)
+	if err := w.waitLogins(ctx, r); err != nil {
+		return err
+	}
+	if len(w.sqlAll) > 0 {
+		if err := w.checkLogins(ctx, r); err != nil {
+			return err
+		}
+		// They go while the other instances change; before their
+		// instances, which would take them along.
+		if err := w.deleteLogins(ctx); err != nil {
+			return err
+		}
 	}
 	w.logf("taking over the imported instances (managementPolicies [\"*\"], a connection secret)")
 	for _, n := range imports {
@@ -384,13 +499,22 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	if err := w.changeTiers(ctx, names[:len(names)/3], append(names, imports...)); err != nil {
 		return err
 	}
-	bad, err := w.badPasswords(ctx, append(names, imports...))
+	bad, err := w.badPasswords(ctx, w.emu, append(names, imports...))
 	if err != nil {
 		return err
 	}
 	r.BadPasswords = bad
+	if len(w.sqlAll) > 0 {
+		if bad, err = w.badPasswords(ctx, w.sqlEmu, w.sqlAll); err != nil {
+			return err
+		}
+		r.BadPasswords += bad
+		if err := w.loginsGone(ctx, r); err != nil {
+			return err
+		}
+	}
 
-	return w.deleteAll(ctx, append(names, imports...), 0)
+	return w.deleteAll(ctx, slices.Concat(names, imports, w.sqlAll), 0)
 }
 
 // changeTiers changes the tier of the instances named changed, and waits until
@@ -408,7 +532,7 @@ func (w *world) changeTiers(ctx context.Context, changed, all []string) error {
 				return false, nil
 			}
 		}
-		bad, err := w.badPasswords(ctx, all)
+		bad, err := w.badPasswords(ctx, w.emu, all)
 		return bad == 0, err
 	})
 }
@@ -469,9 +593,9 @@ func (w *world) allReady(ctx context.Context, names []string) (bool, error) {
 	return true, nil
 }
 
-// badPasswords counts the connection secrets whose password Cloud SQL does not
-// accept, or that have none.
-func (w *world) badPasswords(ctx context.Context, names []string) (int, error) {
+// badPasswords counts the connection secrets of the instances named names
+// (on emu) whose password Cloud SQL does not accept, or that have none.
+func (w *world) badPasswords(ctx context.Context, emu *emulator.Server, names []string) (int, error) {
 	bad := 0
 	for _, n := range names {
 		s := &corev1.Secret{}
@@ -480,7 +604,7 @@ func (w *world) badPasswords(ctx context.Context, names []string) (int, error) {
 			return 0, err
 		}
 		pw := string(s.Data[cloudsql.ConnectionKeyPassword])
-		if err != nil || pw == "" || s.Annotations[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || !w.emu.PasswordIs(project, n, cloudsql.RootUser, pw) {
+		if err != nil || pw == "" || s.Annotations[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || !emu.PasswordIs(project, n, cloudsql.RootUser, pw) {
 			bad++
 		}
 	}
@@ -520,9 +644,15 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	w.mu.Unlock()
 	sort.Strings(r.Conditions)
 
+	// Both emulators stand for one project, whose quota the provider's one
+	// budget serves.
 	var times []time.Time
 	inserted := 0
-	for _, q := range w.emu.Requests() {
+	requests := w.emu.Requests()
+	if w.sqlEmu != nil {
+		requests = append(requests, w.sqlEmu.Requests()...)
+	}
+	for _, q := range requests {
 		if q.Method == "" || q.Project != project {
 			continue
 		}
@@ -533,16 +663,25 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	}
 	r.Requests = len(times)
 	r.MaxPerMinute = busiestMinute(times)
+	w.logf("requests by method: %s", byMethod(w.emu, w.sqlEmu))
 	// Cloud SQL refuses a second insert of a name that exists, so more inserts
 	// accepted than instances to create means one was created, deleted and
 	// created again.
-	r.DuplicateCreate = max(0, inserted-w.o.Instances)
+	r.DuplicateCreate = max(0, inserted-w.o.Instances-len(w.sqlAll))
+	if w.sqlEmu != nil {
+		w.createdTwice(r)
+	}
 	// Deleted instances may still be PENDING_DELETE for the emulator's delay.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r.Orphans = 0
 		for _, name := range w.all {
 			if db, err := w.emu.Instance(project, name); err == nil && db.State != emulator.StatePendingDelete {
+				r.Orphans++
+			}
+		}
+		for _, name := range w.sqlAll {
+			if db, err := w.sqlEmu.Instance(project, name); err == nil && db.State != emulator.StatePendingDelete {
 				r.Orphans++
 			}
 		}
@@ -557,7 +696,7 @@ func (w *world) tally(ctx context.Context, r *Report) {
 			// Kubernetes' garbage collector deletes the secrets that name
 			// their instance as owner (this API server runs none); the others
 			// would stay.
-			if strings.HasSuffix(s.Name, "-postgres") && len(s.OwnerReferences) == 0 {
+			if (strings.HasSuffix(s.Name, "-postgres") || strings.HasSuffix(s.Name, loginSecretSuffix)) && len(s.OwnerReferences) == 0 {
 				r.SecretsLeft++
 			}
 		}
@@ -566,6 +705,33 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	if err := w.c.List(ctx, objs); err == nil {
 		r.ObjectsLeft = len(objs.Items)
 	}
+	users := &v1alpha1.PostgresqlUserList{}
+	if err := w.c.List(ctx, users); err == nil {
+		r.ObjectsLeft += len(users.Items)
+	}
+	dbs := &v1alpha1.PostgresqlDatabaseList{}
+	if err := w.c.List(ctx, dbs); err == nil {
+		r.ObjectsLeft += len(dbs.Items)
+	}
+}
+
+// byMethod lists the requests the emulators counted, by method.
+func byMethod(emus ...*emulator.Server) string {
+	counts := map[string]int{}
+	for _, e := range emus {
+		if e == nil {
+			continue
+		}
+		for m, n := range e.Counts() {
+			counts[m] += n
+		}
+	}
+	parts := make([]string, 0, len(counts))
+	for m, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", m, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // busiestMinute is the most of times in any 60 seconds, as Cloud SQL counts

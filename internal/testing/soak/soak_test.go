@@ -25,8 +25,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// The short soak of `make test`: 10 instances, 2 imported, the provider
-// SIGKILLed four times while they are created, changed, taken over and deleted.
+// The short soak of `make test`: 10 instances, 2 imported, and 3 that run a
+// real PostgreSQL with 2 users and 2 databases each, the provider SIGKILLed up
+// to six times while they are created, changed, taken over and deleted.
 // `make soak` runs the long one.
 func TestShortSoak(t *testing.T) {
 	if testing.Short() {
@@ -35,7 +36,8 @@ func TestShortSoak(t *testing.T) {
 	g := NewWithT(t)
 	r, err := Run(context.Background(), Options{
 		Instances: 10, Imports: 2, Quota: 180,
-		KillMin: 5 * time.Second, KillMax: 20 * time.Second, MaxKills: 4,
+		SQLInstances: 3, Logins: 2,
+		KillMin: 5 * time.Second, KillMax: 20 * time.Second, MaxKills: 6,
 		Timeout: 5 * time.Minute, Log: os.Stderr,
 	})
 	r.Print(os.Stderr)
