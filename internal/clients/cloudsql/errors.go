@@ -19,6 +19,7 @@ package cloudsql
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -55,6 +56,14 @@ func IsUserNotFound(err error) bool {
 // that exists.
 func IsUserExists(err error) bool {
 	return hasReason(err, http.StatusConflict, ReasonUserAlreadyExists)
+}
+
+// IsDatabaseInUse reports whether err is Cloud SQL's refusal to delete a
+// database that sessions are connected to: a 400 whose message carries
+// PostgreSQL's "is being accessed by other users".
+func IsDatabaseInUse(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusBadRequest && strings.Contains(ge.Message, "is being accessed by other users")
 }
 
 // IsDatabaseNotFound reports whether err is the 404 of a database that does

@@ -131,3 +131,28 @@ func TestTruncated(t *testing.T) {
 		t.Errorf("Truncated(nil) is not nil")
 	}
 }
+
+func TestUserAndDatabaseErrors(t *testing.T) {
+	apiErr := func(code int, reason, msg string) error {
+		return &googleapi.Error{Code: code, Message: msg, Errors: []googleapi.ErrorItem{{Reason: reason}}}
+	}
+	type want struct{ userNotFound, userExists, dbNotFound, dbInUse bool }
+	cases := map[string]struct {
+		err  error
+		want want
+	}{
+		"UserNotFound":       {apiErr(404, "userDoesNotExist", "The Cloud SQL user does not exist."), want{userNotFound: true}},
+		"UserExists":         {errors.Wrap(apiErr(409, "userAlreadyExists", ""), "insert"), want{userExists: true}},
+		"InstanceNotFound":   {apiErr(404, "instanceDoesNotExist", ""), want{}},
+		"DatabaseNotFound":   {apiErr(404, "notFound", "Not Found"), want{dbNotFound: true}},
+		"DatabaseInUse":      {apiErr(400, "invalid", `Invalid request: failed to delete database sales. Detail: pq: database "sales" is being accessed by other users.`), want{dbInUse: true}},
+		"OtherBadRequest":    {apiErr(400, "invalid", "Invalid request: something else."), want{}},
+		"InProgressIsNotUse": {apiErr(409, "operationInProgress", "is being accessed by other users"), want{}},
+		"NotAnAPIError":      {errors.New("database is being accessed by other users"), want{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(want{IsUserNotFound(tc.err), IsUserExists(tc.err), IsDatabaseNotFound(tc.err), IsDatabaseInUse(tc.err)}).To(Equal(tc.want))
+		})
+	}
+}

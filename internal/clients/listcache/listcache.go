@@ -194,10 +194,7 @@ func (c *Cache) Active(within time.Duration) int {
 			delete(c.entries, k)
 		}
 	}
-	for k := range c.gen {
-		if _, ok := c.entries[k]; !ok {
-			delete(c.gen, k)
-		}
-	}
+	// Generations stay (a key per instance and kind): dropping one could let
+	// a listing begun before an invalidation pass for a younger one.
 	return len(c.entries)
 }

@@ -548,7 +548,7 @@ func TestDelete(t *testing.T) {
 			reason: "A failed databases.delete is the reconcile's error, which says what Cloud SQL refuses.",
 			args:   args{mg: ordersDB(deleted), cloud: []cloud{existing("orders"), fault(emulator.MethodDatabasesDelete, 1)}},
 			want: result{
-				Err:    "cannot delete database orders from Cloud SQL instance shared in project unit-project (Cloud SQL refuses while sessions are connected to it: stop the applications that use it, then it is retried): googleapi 500",
+				Err:    "cannot delete database orders from Cloud SQL instance shared in project unit-project: googleapi 500",
 				Pacing: []string{"busy"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesDelete},
 			},
 		},

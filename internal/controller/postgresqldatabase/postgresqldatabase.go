@@ -54,7 +54,8 @@ const (
 	errInspect        = "cannot read the owner and privileges of database %s on Cloud SQL instance %s"
 	errOwn            = "cannot give database %s to login %s on Cloud SQL instance %s"
 	errCreateDatabase = "cannot create database %s on Cloud SQL instance %s in project %s"
-	errDeleteDatabase = "cannot delete database %s from Cloud SQL instance %s in project %s (Cloud SQL refuses while sessions are connected to it: stop the applications that use it, then it is retried)"
+	errDeleteDatabase = "cannot delete database %s from Cloud SQL instance %s in project %s"
+	errDatabaseInUse  = "cannot delete database %s from Cloud SQL instance %s in project %s: sessions are connected to it, and Cloud SQL refuses until they end; stop the applications that use it (or scale them to zero), then it is retried"
 )
 
 // database is a PostgresqlDatabase of either kind.
@@ -332,7 +333,11 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
 	_, err := e.conn.Service.Databases.Delete(e.conn.Project, e.conn.Instance, name).Context(ctx).Do()
-	if err != nil && !cloudsql.IsDatabaseNotFound(err) {
+	switch {
+	case err == nil || cloudsql.IsDatabaseNotFound(err):
+	case cloudsql.IsDatabaseInUse(err):
+		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDatabaseInUse, name, e.conn.Instance, e.conn.Project)
+	default:
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteDatabase, name, e.conn.Instance, e.conn.Project)
 	}
 	return managed.ExternalDelete{}, nil
