@@ -19,7 +19,9 @@ limitations under the License.
 // Package e2e proves that an injected pod really connects: the provider binary
 // with both webhooks, a real API server, the emulator backed by real PostgreSQL
 // servers, the Cloud SQL Auth Proxy release the provider deploys (built from
-// hack/proxy), and psql run with exactly the environment the injector wrote.
+// hack/proxy), and psql run with exactly the environment the injector wrote:
+// as postgres (TestInjectedPodConnects), and as applications' own
+// PostgresqlUsers on a shared instance (TestApplicationsShareAnInstance).
 // `make e2e` runs it (and `make test` runs `make e2e`); it needs
 // KUBEBUILDER_ASSETS, CLOUD_SQL_PROXY and PostgreSQL's server, which those targets
 // provide, and fails, never skips, without them.

@@ -54,14 +54,8 @@ const (
 	steadyState = time.Minute
 )
 
-// sharedApps share sharedInstance: two with namespaced users and databases
-// (clusterInstanceRef), one with a cluster-scoped user lent to its namespace
-// alone and a cluster-scoped database.
-var sharedApps = []tenants.App{
-	{Namespace: "shop", User: "shop-api", Login: "shop_api", Database: "shop"},
-	{Namespace: "billing", User: "billing-api", Login: "billing_api", Database: "billing"},
-	{Namespace: "reports", User: "reports-app", Login: "reports_app", Database: "reports", Cluster: true},
-}
+// sharedApps share sharedInstance.
+var sharedApps = tenants.Apps
 
 // TestApplicationsShareAnInstance runs applications in their own namespaces
 // on one cluster-scoped PostgresqlInstance, each with its own PostgresqlUser
@@ -143,10 +137,7 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 		mine, err := tenants.SecretsHolding(ctx, w.c, a.Namespace, own)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(mine).NotTo(BeEmpty(), "the password of %s is in %s, for its pods", a.User, a.Namespace)
-		for _, o := range sharedApps {
-			if o.User == a.User {
-				continue
-			}
+		for _, o := range a.Others(sharedApps) {
 			theirs, err := tenants.SecretsHolding(ctx, w.c, a.Namespace, w.userPassword(ctx, o))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(theirs).To(BeEmpty(), "the password of %s", o.User)
@@ -282,10 +273,7 @@ func (w *world) refusals(ctx context.Context, a tenants.App, lp *localpod.Pod) {
 	g := NewWithT(w.t)
 	proxy, out := w.startProxy(ctx, lp)
 	defer func() { _ = proxy.Stop() }()
-	for _, o := range sharedApps {
-		if o.User == a.User {
-			continue
-		}
+	for _, o := range a.Others(sharedApps) {
 		for _, r := range a.Refusals(o) {
 			got, err := w.runApp(ctx, lp, r.Args...)
 			g.Expect(err).To(HaveOccurred(), "%s: %s may do %s: %s", a.Namespace, a.Login, r.What, got)

@@ -66,6 +66,27 @@ type App struct {
 	Cluster bool
 }
 
+// Apps are the applications the end-to-end tests run on one shared
+// instance: two with namespaced users and databases (clusterInstanceRef), one
+// with a cluster-scoped user lent to its namespace alone and a
+// cluster-scoped database.
+var Apps = []App{
+	{Namespace: "shop", User: "shop-api", Login: "shop_api", Database: "shop"},
+	{Namespace: "billing", User: "billing-api", Login: "billing_api", Database: "billing"},
+	{Namespace: "reports", User: "reports-app", Login: "reports_app", Database: "reports", Cluster: true},
+}
+
+// Others are the applications of apps other than a.
+func (a App) Others(apps []App) []App {
+	var others []App
+	for _, o := range apps {
+		if o.User != a.User {
+			others = append(others, o)
+		}
+	}
+	return others
+}
+
 // SecretNamespace holds the connection secrets of cluster-scoped users.
 const SecretNamespace = "crossplane-system"
 
