@@ -127,7 +127,7 @@ func (c *Core) Pacer(gvk schema.GroupVersionKind) Pacer { return Pacer{p: c.paci
 
 // Busy asks for the object's next visit soon: a change of the provider's
 // is under way.
-func (p Pacer) Busy(m metav1.Object) { p.p.markBusy(kindKey(p.gvk, m)) }
+func (p Pacer) Busy(m metav1.Object) { p.p.markSoon(kindKey(p.gvk, m)) }
 
 // Stalled says that the last error repeats until the spec changes: the
 // object comes back at the poll interval, not with the error backoff.

@@ -160,6 +160,17 @@ func (p *pacing) markBusy(name string) {
 	p.hurry[name] = true
 }
 
+// markSoon asks for the next visit of an object of another kind to come
+// soon. It hurries no listing of instances: its changes show in the
+// databases' and users' listings, and nothing would take its mark back
+// (only instances' visits clear hurry), so the projects would be listed at
+// the busy poll interval for good.
+func (p *pacing) markSoon(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busy[name] = true
+}
+
 // markChanged is markBusy after the provider changed the instance, or may have
 // (an answer lost), or learned that its copy is stale: only what is read after
 // now can tell how it is, and an operation of the provider's may run. visible

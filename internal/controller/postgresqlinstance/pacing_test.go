@@ -246,3 +246,23 @@ func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
 	defer p.mu.Unlock()
 	g.Expect(p.seen).To(BeEmpty(), "objects are not counted as instances")
 }
+
+// A busy database or user comes back soon, but hurries no listing of
+// instances: their changes show in the databases' and users' listings, and
+// only an instance's visit takes a hurry back, so one database created would
+// list its project at the busy poll interval for good.
+func TestBusyObjectsDoNotHurryInstanceListings(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 10 * time.Second, busyPoll: time.Second, perMinute: 180, listed: true})
+	normal := p.listPeriod()
+	g.Expect(normal).To(Equal(5*time.Second), "a project is listed twice a poll interval")
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlUser")
+	hook := p.objectPollHook(func(m metav1.Object) string { return kindKey(gvk, m) }, time.Second)
+	obj := &v1alpha1.PostgresqlUser{}
+	obj.SetName("app")
+
+	Pacer{p: p, gvk: gvk}.Busy(obj)
+	g.Expect(p.listPeriod()).To(Equal(normal), "while the user is busy")
+	g.Expect(hook(obj, 10*time.Second)).To(Equal(time.Second), "the user comes back soon")
+	g.Expect(p.listPeriod()).To(Equal(normal), "after its visit")
+}

@@ -19,7 +19,9 @@ limitations under the License.
 // Package e2e proves that an injected pod really connects: the provider binary
 // with both webhooks, a real API server, the emulator backed by real PostgreSQL
 // servers, the Cloud SQL Auth Proxy release the provider deploys (built from
-// hack/proxy), and psql run with exactly the environment the injector wrote.
+// hack/proxy), and psql run with exactly the environment the injector wrote:
+// as postgres (TestInjectedPodConnects), and as applications' own
+// PostgresqlUsers on a shared instance (TestApplicationsShareAnInstance).
 // `make e2e` runs it (and `make test` runs `make e2e`); it needs
 // KUBEBUILDER_ASSETS, CLOUD_SQL_PROXY and PostgreSQL's server, which those targets
 // provide, and fails, never skips, without them.
@@ -99,9 +101,11 @@ func step(t *testing.T, format string, a ...any) {
 	t.Logf("==> "+format, a...)
 }
 
-func TestInjectedPodConnects(t *testing.T) {
+// newWorld starts the control plane with the provider's CRDs and webhook
+// configurations, the emulator with its data plane, and the provider binary
+// with both webhooks.
+func newWorld(t *testing.T) *world {
 	g := NewWithT(t)
-	ctx := context.Background()
 	w := &world{t: t, dir: t.TempDir()}
 
 	w.proxyBin = os.Getenv("CLOUD_SQL_PROXY")
@@ -149,6 +153,13 @@ func TestInjectedPodConnects(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	w.startProvider(configfile.SidecarAuto)
 	t.Cleanup(w.stopProvider)
+	return w
+}
+
+func TestInjectedPodConnects(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	w := newWorld(t)
 
 	// 2. ProviderConfigs, with and without proxy credentials; a public and a
 	// private-IP-only instance.
@@ -413,10 +424,11 @@ func (w *world) connect(ctx context.Context, pod *corev1.Pod, why string) *local
 	return lp
 }
 
-func (w *world) runApp(ctx context.Context, lp *localpod.Pod) (string, error) {
+// runApp runs the pod's container app, with extraArgs after its own.
+func (w *world) runApp(ctx context.Context, lp *localpod.Pod, extraArgs ...string) (string, error) {
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return lp.Run(rctx, "app")
+	return lp.Run(rctx, "app", extraArgs...)
 }
 
 // tamper rewrites the pod's password file with a wrong password (same owner and
@@ -463,7 +475,7 @@ func (w *world) refused(ctx context.Context, lp *localpod.Pod, what string) {
 // client certificate that generateEphemeralCert issued for the private instance.
 func (w *world) foreignCertificateRefused(ctx context.Context) {
 	g := NewWithT(w.t)
-	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(w.endpoint), option.WithoutAuthentication())
+	svc, err := sqladmin.NewService(ctx, optionsOf(w.endpoint)...)
 	g.Expect(err).NotTo(HaveOccurred())
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -537,6 +549,12 @@ func instance(name, pc string, privateOnly bool) *v1alpha1.PostgresqlInstance {
 		pi.Spec.ForProvider.Networking.PublicIP = v1alpha1.PublicIP{Enabled: true}
 	}
 	return pi
+}
+
+// optionsOf are the options of an Admin API client of the emulator at
+// endpoint, which asks no credentials of the test.
+func optionsOf(endpoint string) []option.ClientOption {
+	return []option.ClientOption{option.WithEndpoint(endpoint), option.WithoutAuthentication()}
 }
 
 func findContainer(pod *corev1.Pod, name string) (*corev1.Container, bool) {

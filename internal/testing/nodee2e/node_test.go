@@ -20,7 +20,9 @@ limitations under the License.
 // Cloud SQL Auth Proxy as a native sidecar with its probes, the password-file
 // writer as an init container of the application's user, psql in an init
 // container and in the main container, as a non-root user with read-only root
-// file systems, connecting through the proxy to the emulator's PostgreSQL.
+// file systems, connecting through the proxy to the emulator's PostgreSQL;
+// and applications that share the instance, each connecting as its own
+// PostgresqlUser to its own PostgresqlDatabase and refused the others'.
 // `make node-e2e` runs it, as root; it fails, never skips, where it cannot run.
 package nodee2e
 
@@ -55,6 +57,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest/images"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/tenants"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
@@ -156,8 +159,8 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: instName}}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: instName + "-conn"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
-	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{appNS}}
-	for _, o := range []client.Object{
+	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append([]string{appNS}, tenants.Namespaces(tenants.Apps)...)}
+	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: deniedNS}},
@@ -169,7 +172,11 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 				SecretReference: xpv2.SecretReference{Namespace: secretNS, Name: keySecret}, Key: "key.json",
 			},
 		}},
-	} {
+	}
+	for _, ns := range tenants.Namespaces(tenants.Apps) {
+		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}
+	for _, o := range objs {
 		w.g.Expect(w.c.Create(ctx, o)).To(Succeed())
 	}
 	w.createWhenAdmitted(ctx, pi)
@@ -190,6 +197,8 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	step(t, "a pod of %s, which the instance does not allow, is denied", deniedNS)
 	err = w.c.Create(ctx, w.podSpec(deniedNS, "denied", app.Ref, false))
 	w.g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf(`may not be used from namespace %s`, deniedNS))))
+
+	w.applicationsShareTheInstance(ctx, app.Ref)
 
 	step(t, "restarting the provider with classic sidecars: the main container connects, the proxy keeps running")
 	w.stopProvider()
