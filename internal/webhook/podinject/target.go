@@ -49,65 +49,93 @@ type instance interface {
 	ConnectionSecret() *xpv2.SecretReference
 }
 
+// kindNames are what messages, kubectl and the copies of secrets call a kind
+// that comes in both scopes.
+type kindNames struct {
+	kind                                string
+	clusterResource, namespacedResource string
+	clusterLabel, namespacedLabel       string
+}
+
+// instanceNames name the PostgresqlInstance kinds.
+var instanceNames = kindNames{
+	kind: v1alpha1.PostgresqlInstanceKind, clusterResource: clusterResource, namespacedResource: namespacedResource,
+	clusterLabel: v1alpha1.LabelInstance, namespacedLabel: nsv1alpha1.LabelInstance,
+}
+
+// scoped is an object of a kind of both scopes, as messages, kubectl and the
+// copies of its secrets name it.
+type scoped struct {
+	obj           client.Object
+	clusterScoped bool
+	names         kindNames
+}
+
+// name is the object's metadata.name.
+func (s scoped) name() string { return s.obj.GetName() }
+
+// String names the object in messages: the cluster-scoped kind as it always
+// was, the namespaced kind with its group and namespace.
+func (s scoped) String() string {
+	if s.clusterScoped {
+		return fmt.Sprintf("%s %q", s.names.kind, s.name())
+	}
+	return fmt.Sprintf("%s %q of namespace %s (%s)", s.names.kind, s.name(), s.obj.GetNamespace(), nsv1alpha1.Group)
+}
+
+// resource is the object as `kubectl get` takes it in the pod's namespace,
+// and, for an instance, the value of AnnotationInjectedInstance on the pods it
+// was injected into.
+func (s scoped) resource() string {
+	if s.clusterScoped {
+		return s.names.clusterResource + "/" + s.name()
+	}
+	return s.names.namespacedResource + "/" + s.name()
+}
+
+// kubectlGet is the command that shows the object.
+func (s scoped) kubectlGet() string {
+	if s.clusterScoped {
+		return "kubectl get " + s.resource()
+	}
+	return "kubectl -n " + s.obj.GetNamespace() + " get " + s.resource()
+}
+
+// owner is the owner reference of the secrets copied for the object, so that
+// the garbage collector removes them with it.
+func (s scoped) owner() metav1.OwnerReference {
+	gv := nsv1alpha1.SchemeGroupVersion
+	if s.clusterScoped {
+		gv = v1alpha1.SchemeGroupVersion
+	}
+	return metav1.OwnerReference{APIVersion: gv.String(), Kind: s.names.kind, Name: s.name(), UID: s.obj.GetUID()}
+}
+
+// label is the label whose value, the object's name, marks its copies. The
+// scopes have different labels, so that the copies of a namespaced object and
+// of a cluster-scoped one of the same name never mix.
+func (s scoped) label() string {
+	if s.clusterScoped {
+		return s.names.clusterLabel
+	}
+	return s.names.namespacedLabel
+}
+
 // A target is the PostgresqlInstance that a pod's annotation resolved to.
 type target struct {
+	scoped
 	pi instance
 	// cluster is pi when it is cluster-scoped: its spec.injection decides which
 	// namespaces may use it. A namespaced instance serves its own namespace only.
 	cluster *v1alpha1.PostgresqlInstance
 }
 
-func clusterTarget(pi *v1alpha1.PostgresqlInstance) target { return target{pi: pi, cluster: pi} }
-
-func namespacedTarget(pi *nsv1alpha1.PostgresqlInstance) target { return target{pi: pi} }
-
-// name is the instance's metadata.name.
-func (t target) name() string { return t.pi.GetName() }
-
-// String names the instance in messages: the cluster-scoped kind as it always
-// was, the namespaced kind with its group and namespace.
-func (t target) String() string {
-	if t.cluster != nil {
-		return fmt.Sprintf("PostgresqlInstance %q", t.name())
-	}
-	return fmt.Sprintf("PostgresqlInstance %q of namespace %s (%s)", t.name(), t.pi.GetNamespace(), nsv1alpha1.Group)
+func clusterTarget(pi *v1alpha1.PostgresqlInstance) target {
+	return target{scoped: scoped{obj: pi, clusterScoped: true, names: instanceNames}, pi: pi, cluster: pi}
 }
 
-// resource is the instance as `kubectl get` takes it in the pod's namespace,
-// and the value of AnnotationInjectedInstance on the pods it was injected into.
-func (t target) resource() string {
-	if t.cluster != nil {
-		return clusterResource + "/" + t.name()
-	}
-	return namespacedResource + "/" + t.name()
-}
-
-// kubectlGet is the command that shows the instance.
-func (t target) kubectlGet() string {
-	if t.cluster != nil {
-		return "kubectl get " + t.resource()
-	}
-	return "kubectl -n " + t.pi.GetNamespace() + " get " + t.resource()
-}
-
-// owner is the owner reference of the secrets copied for the instance, so that
-// the garbage collector removes them with it.
-func (t target) owner() metav1.OwnerReference {
-	gv, kind := v1alpha1.SchemeGroupVersion, v1alpha1.PostgresqlInstanceKind
-	if t.cluster == nil {
-		gv, kind = nsv1alpha1.SchemeGroupVersion, nsv1alpha1.PostgresqlInstanceKind
-	}
-	return metav1.OwnerReference{APIVersion: gv.String(), Kind: kind, Name: t.name(), UID: t.pi.GetUID()}
-}
-
-// label is the label whose value, the instance's name, marks its copies. The
-// kinds have different labels, so that the copies of a namespaced instance and
-// of a cluster-scoped one of the same name never mix.
-func (t target) label() string {
-	if t.cluster != nil {
-		return v1alpha1.LabelInstance
-	}
-	return nsv1alpha1.LabelInstance
+func namespacedTarget(pi *nsv1alpha1.PostgresqlInstance) target {
+	return target{scoped: scoped{obj: pi, names: instanceNames}, pi: pi}
 }
 
 // replicaName is the name of the copy of a kind for the instance.

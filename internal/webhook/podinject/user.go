@@ -18,7 +18,6 @@ package podinject
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -51,8 +50,15 @@ type user interface {
 	InstanceKey() types.NamespacedName
 }
 
+// userNames name the PostgresqlUser kinds.
+var userNames = kindNames{
+	kind: v1alpha1.PostgresqlUserKind, clusterResource: clusterUserResource, namespacedResource: namespacedUserResource,
+	clusterLabel: v1alpha1.LabelUser, namespacedLabel: nsv1alpha1.LabelUser,
+}
+
 // A userTarget is the PostgresqlUser that a pod's annotation resolved to.
 type userTarget struct {
+	scoped
 	u user
 	// cluster is u when it is cluster-scoped: its
 	// spec.forProvider.injection, and its instance's spec.injection, decide
@@ -61,52 +67,12 @@ type userTarget struct {
 	cluster *v1alpha1.PostgresqlUser
 }
 
-func clusterUser(u *v1alpha1.PostgresqlUser) userTarget { return userTarget{u: u, cluster: u} }
-
-func namespacedUser(u *nsv1alpha1.PostgresqlUser) userTarget { return userTarget{u: u} }
-
-// name is the user's metadata.name.
-func (ut userTarget) name() string { return ut.u.GetName() }
-
-// String names the user in messages, as target.String names instances.
-func (ut userTarget) String() string {
-	if ut.cluster != nil {
-		return fmt.Sprintf("PostgresqlUser %q", ut.name())
-	}
-	return fmt.Sprintf("PostgresqlUser %q of namespace %s (%s)", ut.name(), ut.u.GetNamespace(), nsv1alpha1.Group)
+func clusterUser(u *v1alpha1.PostgresqlUser) userTarget {
+	return userTarget{scoped: scoped{obj: u, clusterScoped: true, names: userNames}, u: u, cluster: u}
 }
 
-// resource is the user as `kubectl get` takes it.
-func (ut userTarget) resource() string {
-	if ut.cluster != nil {
-		return clusterUserResource + "/" + ut.name()
-	}
-	return namespacedUserResource + "/" + ut.name()
-}
-
-// kubectlGet is the command that shows the user.
-func (ut userTarget) kubectlGet() string {
-	if ut.cluster != nil {
-		return "kubectl get " + ut.resource()
-	}
-	return "kubectl -n " + ut.u.GetNamespace() + " get " + ut.resource()
-}
-
-// owner is the owner reference of the copies of the user's password.
-func (ut userTarget) owner() metav1.OwnerReference {
-	gv, kind := v1alpha1.SchemeGroupVersion, v1alpha1.PostgresqlUserKind
-	if ut.cluster == nil {
-		gv, kind = nsv1alpha1.SchemeGroupVersion, nsv1alpha1.PostgresqlUserKind
-	}
-	return metav1.OwnerReference{APIVersion: gv.String(), Kind: kind, Name: ut.name(), UID: ut.u.GetUID()}
-}
-
-// label is the label whose value, the user's name, marks its copies.
-func (ut userTarget) label() string {
-	if ut.cluster != nil {
-		return v1alpha1.LabelUser
-	}
-	return nsv1alpha1.LabelUser
+func namespacedUser(u *nsv1alpha1.PostgresqlUser) userTarget {
+	return userTarget{scoped: scoped{obj: u, names: userNames}, u: u}
 }
 
 // login is the user's name in PostgreSQL: as observed, else as asked for,
