@@ -556,7 +556,9 @@ func labels(n int) map[string]v1alpha1.LabelValue {
 // spec.deletionPolicy honoured (resource.LegacyManaged), and what its reference
 // resolution calls.
 var (
+	//lint:ignore SA1019 the cluster-scoped kinds are legacy managed resources in crossplane-runtime v2: only those have spec.deletionPolicy honoured
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlDatabase{}
+	//lint:ignore SA1019 as above
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlUser{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlDatabaseList{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlUserList{}
