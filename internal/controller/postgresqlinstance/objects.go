@@ -96,7 +96,8 @@ func kindKey(gvk schema.GroupVersionKind, m metav1.Object) string {
 // per instance and kind per interval of the fleet's polls.
 func (c *Core) Lists() *listcache.Cache { return c.lists }
 
-// Pacer marks objects of one kind for the core's pacing.
+// Pacer marks objects of one kind for the core's pacing. The zero Pacer
+// marks nothing, for tests of a kind's external client alone.
 type Pacer struct {
 	p   *pacing
 	gvk schema.GroupVersionKind
@@ -107,14 +108,34 @@ func (c *Core) Pacer(gvk schema.GroupVersionKind) Pacer { return Pacer{p: c.paci
 
 // Busy asks for the object's next visit soon: a change of the provider's
 // is under way.
-func (p Pacer) Busy(m metav1.Object) { p.p.markBusy(kindKey(p.gvk, m)) }
+func (p Pacer) Busy(m metav1.Object) {
+	if p.p != nil {
+		p.p.markBusy(kindKey(p.gvk, m))
+	}
+}
 
 // Stalled says that the last error repeats until the spec changes: the
 // object comes back at the poll interval, not with the error backoff.
-func (p Pacer) Stalled(m metav1.Object) { p.p.markStalled(kindKey(p.gvk, m)) }
+func (p Pacer) Stalled(m metav1.Object) {
+	if p.p != nil {
+		p.p.markStalled(kindKey(p.gvk, m))
+	}
+}
+
+// Observed records that m was observed from a listing of its instance read
+// at readAt, for the metric of the time between two reads of an object.
+func (p Pacer) Observed(m metav1.Object, readAt time.Time) {
+	if p.p != nil {
+		p.p.objectObserved(p.gvk.Kind, kindKey(p.gvk, m), readAt)
+	}
+}
 
 // Forget drops what the pacing knows of a deleted object.
-func (p Pacer) Forget(m metav1.Object) { p.p.forget(kindKey(p.gvk, m)) }
+func (p Pacer) Forget(m metav1.Object) {
+	if p.p != nil {
+		p.p.forget(kindKey(p.gvk, m))
+	}
+}
 
 // objectPollHook is pollIntervalHook for the objects of other kinds: busy
 // ones come back soon, the others at the fleet's interval with jitter. They

@@ -184,10 +184,11 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		}
 		return managed.ExternalObservation{}, errors.Errorf(errInstanceNotReady, e.instance, e.conn.Observed.State)
 	}
-	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
+	users, readAt, err := e.lists.Users(ctx, e.conn.Service, e.key())
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	e.pacer.Observed(mg, readAt)
 	found := findUser(users, login)
 	if found == nil {
 		return managed.ExternalObservation{ResourceExists: false}, nil
