@@ -165,6 +165,10 @@ func Method(verb, path string) string {
 		return "users.get"
 	case rest[2] == "users":
 		return byVerb(verb, "users", map[string]string{http.MethodGet: "list", http.MethodPost: "insert", http.MethodPut: "update", http.MethodDelete: "delete"})
+	case rest[2] == "databases" && len(rest) == 3:
+		return byVerb(verb, "databases", map[string]string{http.MethodGet: "list", http.MethodPost: "insert"})
+	case rest[2] == "databases" && len(rest) == 4:
+		return byVerb(verb, "databases", map[string]string{http.MethodGet: "get", http.MethodPatch: "patch", http.MethodPut: "update", http.MethodDelete: "delete"})
 	}
 	return "other"
 }
