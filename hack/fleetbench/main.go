@@ -323,28 +323,42 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 
 	// Each object is observed once per resync interval: the steady state of
 	// the databases and users shows once every one has been observed twice.
+	// The interval grows while the provider counts the listings of the first
+	// pass, so it is read again while measuring.
 	measureFor := o.measure
-	if r.objects > 0 {
+	atLeast := func() error {
+		if r.objects == 0 {
+			return nil
+		}
 		_, _, effective, _, err := scrape(metricsAddr)
 		if err != nil {
-			return r, err
+			return err
 		}
 		if d, err := time.ParseDuration(effective); err == nil && time.Duration(1.2*float64(d)) > measureFor {
 			measureFor = time.Duration(1.2 * float64(d)).Round(time.Second)
 		}
+		return nil
 	}
-	r.measured = measureFor
-
-	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s (out-of-band changes on 1%% after a third of it)\n", measureFor)
+	if err := atLeast(); err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s or more (out-of-band changes on 1%% after a third of it)\n", measureFor)
 	emu.ResetCounts()
 	cpu0, _ := cpuSeconds(prov.Process.Pid)
 	t0 := time.Now()
+	checked := t0
 	changedAt := map[string]time.Time{}
 	reverts := []time.Duration{}
 	changed := false
 	for time.Since(t0) < measureFor {
 		if err := pause(ctx, time.Second); err != nil {
 			return r, err
+		}
+		if time.Since(checked) > 30*time.Second {
+			checked = time.Now()
+			if err := atLeast(); err != nil {
+				return r, err
+			}
 		}
 		if !changed && time.Since(t0) > measureFor/3 {
 			changed = true
@@ -364,6 +378,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 		}
 	}
 	elapsed := time.Since(t0)
+	r.measured = elapsed.Round(time.Second)
 	cpu1, _ := cpuSeconds(prov.Process.Pid)
 	r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
 	r.rssMiB, _ = peakRSSMiB(prov.Process.Pid)
