@@ -25,6 +25,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -33,6 +35,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
 // getModeInterval is 1,000 gets at half of 180 a minute: 11m6.67s.
@@ -214,4 +217,28 @@ func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	g.Expect(p.seen).To(BeEmpty(), "objects are not counted as instances")
+}
+
+// The objects' observation gaps are the time between the listings behind two
+// successive observations of an object; a listing no newer than the last one
+// (an object observed twice from one listing) is no gap, and objects are not
+// counted in the fleet of instances.
+func TestObjectObservedMeasuresGapsBetweenListings(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: time.Minute})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	count := func() uint64 {
+		m := &dto.Metric{}
+		g.Expect(metrics.ObjectObservationGap.WithLabelValues("PostgresqlUser").(prometheus.Histogram).Write(m)).To(Succeed())
+		return m.GetHistogram().GetSampleCount()
+	}
+	before := count()
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0)
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0)
+	g.Expect(count()).To(Equal(before), "the first listing, and the same listing again, are no gap")
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0.Add(5*time.Minute))
+	g.Expect(count()).To(Equal(before + 1))
+	g.Expect(p.seen).To(BeEmpty(), "objects do not size the fleet of instances")
+	p.forget("PostgresqlUser.x:app")
+	g.Expect(p.objectSeen).To(BeEmpty())
 }
