@@ -82,7 +82,7 @@ func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, g
 	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk)}
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
-		Connector: managed.WithTypedExternalConnector[T](c),
+		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindDatabases,
 	})
 }
 

@@ -19,6 +19,7 @@ package postgresqlinstance
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,6 +67,11 @@ type Kind struct {
 	Finalizer resource.Finalizer
 	// Initializers run before each observation.
 	Initializers []managed.Initializer
+	// Listing is the kind of listing (listcache.KindDatabases or
+	// KindUsers) that observes the kind's objects: the pacing counts one per
+	// instance that has objects of the kind, from the start, not only once
+	// each was made. Objects name their instance with InstanceKey.
+	Listing string
 }
 
 // SetupKind adds the controller of k to mgr. Its objects count in the fleet's
@@ -72,6 +79,9 @@ type Kind struct {
 // listings of the core's Lists.
 func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	if err := c.objects.watch(mgr, k.Object); err != nil {
+		return err
+	}
+	if err := c.needed.watch(mgr, k.Object, k.Listing); err != nil {
 		return err
 	}
 	fin := k.Finalizer
@@ -84,6 +94,80 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
 		initializers: k.Initializers, finalizer: fin,
 	})
+}
+
+// neededListings counts the listings that the objects in the manager's
+// cache need per interval: one per listing kind and instance with objects.
+// The listings made so far (listcache.Cache.Active) fall short of it during
+// the first pass, when an interval computed from them is too short: the
+// listings would expire, and be made again, sooner than the fleet's interval.
+type neededListings struct {
+	mu sync.Mutex
+	// objects counts the objects of each listing kind and instance.
+	objects map[string]int
+}
+
+// watch counts the objects of obj's kind, observed by listings of kind
+// listing ("": not counted).
+func (n *neededListings) watch(mgr ctrl.Manager, obj client.Object, listing string) error {
+	if listing == "" {
+		return nil
+	}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), obj)
+	if err != nil {
+		return errors.Wrap(err, errInformer)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { n.add(listing, o, 1) },
+		UpdateFunc: func(old, o any) { n.move(listing, old, o) },
+		DeleteFunc: func(o any) { n.add(listing, o, -1) },
+	})
+	return errors.Wrap(err, errInformer)
+}
+
+// listingKey is the listing that observes o: its kind and o's instance; ""
+// while o names no instance.
+func listingKey(listing string, o any) string {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	i, ok := o.(interface{ InstanceKey() types.NamespacedName })
+	if !ok || i.InstanceKey().Name == "" {
+		return ""
+	}
+	return listing + "\x00" + i.InstanceKey().String()
+}
+
+func (n *neededListings) add(listing string, o any, d int) {
+	k := listingKey(listing, o)
+	if k == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.objects == nil {
+		n.objects = map[string]int{}
+	}
+	n.objects[k] += d
+	if n.objects[k] <= 0 {
+		delete(n.objects, k)
+	}
+}
+
+// move counts an object again when its instance is resolved or changes.
+func (n *neededListings) move(listing string, old, o any) {
+	if listingKey(listing, old) == listingKey(listing, o) {
+		return
+	}
+	n.add(listing, old, -1)
+	n.add(listing, o, 1)
+}
+
+// count is how many listings an interval of the objects' polls needs.
+func (n *neededListings) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.objects)
 }
 
 // kindKey names an object of another kind than PostgresqlInstance in the

@@ -29,6 +29,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -241,4 +242,37 @@ func TestObjectObservedMeasuresGapsBetweenListings(t *testing.T) {
 	g.Expect(p.seen).To(BeEmpty(), "objects do not size the fleet of instances")
 	p.forget("PostgresqlUser.x:app")
 	g.Expect(p.objectSeen).To(BeEmpty())
+}
+
+// The listings the objects need are counted from the objects themselves,
+// one per listing kind and instance, so that the first pass is paced for
+// them all rather than for the listings made so far.
+func TestNeededListingsCountsInstancesWithObjects(t *testing.T) {
+	g := NewWithT(t)
+	user := func(name, instance string) *v1alpha1.PostgresqlUser {
+		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		u.Spec.ForProvider.Instance = instance
+		return u
+	}
+	n := &neededListings{}
+	for i := range 5 {
+		n.add("users", user(fmt.Sprintf("a-%d", i), "a"), 1)
+	}
+	n.add("users", user("b-0", "b"), 1)
+	n.add("databases", user("a-db", "a"), 1)
+	unresolved := user("c-0", "")
+	n.add("users", unresolved, 1)
+	g.Expect(n.count()).To(Equal(3), "users of a and b, databases of a; an object without an instance needs none yet")
+	n.move("users", unresolved, user("c-0", "c"))
+	g.Expect(n.count()).To(Equal(4), "its instance resolved")
+	n.add("users", toolscache.DeletedFinalStateUnknown{Obj: user("b-0", "b")}, -1)
+	g.Expect(n.count()).To(Equal(3), "b has no users left")
+	n.add("users", user("a-0", "a"), -1)
+	g.Expect(n.count()).To(Equal(3), "a still has users")
+
+	// Paced for them: 2,000 listings of 1,000 instances at half of 180 a
+	// minute, from the first reconcile on.
+	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180})
+	p.lists = func() int { return 2000 }
+	g.Expect(p.interval("i")).To(BeNumerically(">", 22*time.Minute))
 }

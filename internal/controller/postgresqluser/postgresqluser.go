@@ -91,7 +91,7 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 	}
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
-		Connector: managed.WithTypedExternalConnector[T](c),
+		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindUsers,
 	})
 }
 
