@@ -221,7 +221,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s) beyond its seeds; a fai
 	done
 
 .PHONY: fleet-bench
-fleet-bench: control-plane ## A fleet of 1,000 instances in one project under the 180/min quota, both observe modes: requests, staleness, reverts, RSS (FLEET_FLAGS for more).
+fleet-bench: control-plane ## A fleet of 1,000 instances with 5 databases and 5 users each in one project under the 180/min quota, both observe modes: requests by method, 429s, staleness, reverts, RSS (FLEET_FLAGS for more).
 	$(GO) run ./hack/fleetbench $(FLEET_FLAGS)
 
 SOAK_N ?= 50

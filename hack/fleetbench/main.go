@@ -28,12 +28,26 @@ limitations under the License.
 //     the instances) to its revert;
 //   - the provider's peak RSS and CPU seconds per minute;
 //   - with -create, the time to create that many more instances to Ready (in the
-//     modes -create-modes names).
+//     modes -create-modes names);
+//   - for the -databases PostgresqlDatabases and -users PostgresqlUsers of each
+//     instance (5 and 5 by default), the databases.list and users.list requests a
+//     minute, the time between the reads behind two observations of an object
+//     (cloudsql_postgres_object_observation_gap_seconds), and the shortest time
+//     between two listings of one instance's databases or users over the whole
+//     run, which the provider keeps at one per effective poll interval at most.
 //
 // The fleet is imported, not created: the benchmark creates the PostgresqlInstances
 // and their connection secrets, then seeds each Cloud SQL instance as the provider
 // would have created it (its settings, the owner-uid label, the password), and only
 // then starts the provider, so that the steady state is what is measured. The
+// databases and users are seeded in the emulator (which has no PostgreSQL at this
+// scale) and imported as observe-only objects (managementPolicies Observe), each
+// user with its password in its connection secret and each database owned by a
+// user: their observation is then the shared listings alone, and the SQL that
+// objects the provider may change would run once (the connector's two Admin API
+// requests per instance and certificate) is left out. With objects, the steady
+// state is measured for at least 1.2 resync intervals, so that every object is
+// observed twice. The
 // first pass over an imported fleet is itself paced by the quota (in get mode,
 // 10,000 instances take about an hour at 180 requests a minute): after
 // -warmup-limit, the steady state is measured with the fleet synced so far.
@@ -104,6 +118,13 @@ type options struct {
 	// goMemLimit is the provider's GOMEMLIMIT, as in a container with a memory
 	// limit; empty leaves the runtime's default.
 	goMemLimit string
+	// keep keeps the work directory (the provider's logs and configuration).
+	keep bool
+	// debug runs the provider with --debug.
+	debug bool
+	// databases and users are how many PostgresqlDatabases and
+	// PostgresqlUsers each instance has.
+	databases, users int
 }
 
 func main() {
@@ -119,6 +140,10 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 25, "reconcile.max_reconcile_rate of the provider")
 	flag.DurationVar(&o.warmupLimit, "warmup-limit", 20*time.Minute, "how long to wait for the first pass over the fleet before measuring anyway")
 	flag.DurationVar(&o.createLimit, "create-limit", 20*time.Minute, "how long to wait for the -create instances to be Ready before reporting how many are")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (the provider's logs and configuration) and print its path")
+	flag.BoolVar(&o.debug, "debug", false, "run the provider with --debug (its log is in the work directory: use with -keep)")
+	flag.IntVar(&o.databases, "databases", 5, "PostgresqlDatabases of each instance, imported observe-only (0: none)")
+	flag.IntVar(&o.users, "users", 5, "PostgresqlUsers of each instance, imported observe-only (0: none)")
 	flag.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT of the provider, as the provider sets it from a container's memory limit (90% of it), for example 230MiB for a 256 MiB container; empty: none")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -128,6 +153,10 @@ func main() {
 			os.Exit(2)
 		}
 		o.sizes = append(o.sizes, n)
+	}
+	if o.databases < 0 || o.users < 0 {
+		fmt.Fprintln(os.Stderr, "fleetbench: -databases and -users must be 0 or more")
+		os.Exit(2)
 	}
 	o.modes = strings.Split(modes, ",")
 	o.createModes = strings.Split(createModes, ",")
@@ -158,6 +187,16 @@ type row struct {
 	created             int
 	warmup              time.Duration
 	synced              int
+	// Of the databases and users: how many objects, how many synced at the
+	// end of the warm-up, the gaps between the reads behind two observations
+	// of an object, and the shortest time between two listings of one
+	// instance's databases (users) with how many came sooner than the
+	// effective interval after the one before.
+	objects, objectsSynced   int
+	objGapP50, objGapP99     string
+	minListGap               time.Duration
+	listPairs, soonerListing int
+	measured                 time.Duration
 }
 
 func run(ctx context.Context, o options) error {
@@ -165,7 +204,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if o.keep {
+		fmt.Fprintf(os.Stderr, "work directory (kept): %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	bin, err := providerproc.Build(dir)
 	if err != nil {
 		return err
@@ -217,8 +260,11 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 		}
 	}
 
-	fmt.Fprintf(os.Stderr, "    importing %d instances (objects, secrets, seeded Cloud SQL instances)\n", n)
-	if err := parallel(n, 8, func(i int) error { return importInstance(ctx, c, emu, fmt.Sprintf("fleet-%05d", i)) }); err != nil {
+	r.objects = n * (o.databases + o.users)
+	fmt.Fprintf(os.Stderr, "    importing %d instances with %d databases and %d users each (objects, secrets, seeded Cloud SQL instances, databases and users)\n", n, o.databases, o.users)
+	if err := parallel(n, 8, func(i int) error {
+		return importInstance(ctx, c, emu, fmt.Sprintf("fleet-%05d", i), o.databases, o.users)
+	}); err != nil {
 		return r, err
 	}
 
@@ -245,8 +291,12 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 		return r, err
 	}
 	defer logf.Close()
-	prov := exec.Command(bin, "--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr, "--metrics-secure=false",
-		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false")
+	args := []string{"--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr, "--metrics-secure=false",
+		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false"}
+	if o.debug {
+		args = append(args, "--debug")
+	}
+	prov := exec.Command(bin, args...)
 	prov.Stdout, prov.Stderr = logf, logf
 	if o.goMemLimit != "" {
 		prov.Env = append(os.Environ(), "GOMEMLIMIT="+o.goMemLimit)
@@ -256,39 +306,65 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	}
 	defer func() { _ = prov.Process.Signal(syscall.SIGTERM); _ = prov.Wait() }()
 
-	// Warm-up: every instance observed once (Synced), which in get mode is
-	// itself paced by the quota.
+	// Warm-up: every instance, database and user observed once (Synced),
+	// which is itself paced by the quota.
 	start := time.Now()
-	for r.synced < n && time.Since(start) < o.warmupLimit {
+	for (r.synced < n || r.objectsSynced < r.objects) && time.Since(start) < o.warmupLimit {
 		if err := pause(ctx, 5*time.Second); err != nil {
 			return r, err
 		}
-		l := &v1alpha1.PostgresqlInstanceList{}
-		if err := c.List(ctx, l); err != nil {
+		if r.synced, r.objectsSynced, err = countSynced(ctx, c); err != nil {
 			return r, err
 		}
-		r.synced = 0
-		for i := range l.Items {
-			if l.Items[i].GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue {
-				r.synced++
-			}
-		}
-		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d synced after %s\n", r.synced, n, time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d instances and %d/%d databases and users synced after %s\n",
+			r.synced, n, r.objectsSynced, r.objects, time.Since(start).Round(time.Second))
 	}
 	r.warmup = time.Since(start)
 
-	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s (out-of-band changes on 1%% after a third of it)\n", o.measure)
+	// Each object is observed once per resync interval: the steady state of
+	// the databases and users shows once every one has been observed twice.
+	// The interval grows while the provider counts the listings of the first
+	// pass, so it is read again while measuring.
+	measureFor := o.measure
+	atLeast := func() error {
+		if r.objects == 0 {
+			return nil
+		}
+		_, _, effective, _, err := scrape(metricsAddr)
+		if err != nil {
+			return err
+		}
+		if d, err := time.ParseDuration(effective); err == nil && time.Duration(1.2*float64(d)) > measureFor {
+			measureFor = time.Duration(1.2 * float64(d)).Round(time.Second)
+		}
+		return nil
+	}
+	if err := atLeast(); err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s or more (out-of-band changes on 1%% after a third of it)\n", measureFor)
+	// The listings of the warm-up count in the check of one listing per
+	// instance and kind per interval: the second listing of each is the
+	// first that could come too soon.
+	warmupRequests := emu.Requests()
 	emu.ResetCounts()
 	cpu0, _ := cpuSeconds(prov.Process.Pid)
 	t0 := time.Now()
+	checked := t0
 	changedAt := map[string]time.Time{}
 	reverts := []time.Duration{}
 	changed := false
-	for time.Since(t0) < o.measure {
+	for time.Since(t0) < measureFor {
 		if err := pause(ctx, time.Second); err != nil {
 			return r, err
 		}
-		if !changed && time.Since(t0) > o.measure/3 {
+		if time.Since(checked) > 30*time.Second {
+			checked = time.Now()
+			if err := atLeast(); err != nil {
+				return r, err
+			}
+		}
+		if !changed && time.Since(t0) > measureFor/3 {
 			changed = true
 			for i := 0; i < n; i += 100 {
 				name := fmt.Sprintf("fleet-%05d", i)
@@ -306,6 +382,7 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 		}
 	}
 	elapsed := time.Since(t0)
+	r.measured = elapsed.Round(time.Second)
 	cpu1, _ := cpuSeconds(prov.Process.Pid)
 	r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
 	r.rssMiB, _ = peakRSSMiB(prov.Process.Pid)
@@ -326,6 +403,13 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	r.gapP50, r.gapP99, r.effective, r.listEvery, err = scrape(metricsAddr)
 	if err != nil {
 		return r, err
+	}
+	if r.objects > 0 {
+		if r.objGapP50, r.objGapP99, err = scrapeObjectGaps(metricsAddr); err != nil {
+			return r, err
+		}
+		effective, _ := time.ParseDuration(r.effective)
+		r.minListGap, r.listPairs, r.soonerListing = listingGaps(append(warmupRequests, emu.Requests()...), effective)
 	}
 
 	if o.create > 0 && slices.Contains(o.createModes, mode) {
@@ -363,8 +447,9 @@ func pause(ctx context.Context, d time.Duration) error {
 }
 
 // importInstance creates a PostgresqlInstance, its connection secret, and the
-// Cloud SQL instance as the provider would have created it.
-func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, name string) error {
+// Cloud SQL instance as the provider would have created it; then its users
+// and databases, seeded in the emulator and imported observe-only.
+func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, name string, databases, users int) error {
 	pi := newInstance(name)
 	if err := c.Create(ctx, pi); err != nil {
 		return err
@@ -376,7 +461,108 @@ func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, 
 	}
 	params := *pi.Spec.ForProvider.DeepCopy()
 	params.Labels = map[string]v1alpha1.LabelValue{v1alpha1.OwnerUIDLabelKey: v1alpha1.LabelValue(pi.GetUID())}
-	return emu.Seed(project, cloudsql.GenerateInstance(name, project, params, password))
+	if err := emu.Seed(project, cloudsql.GenerateInstance(name, project, params, password)); err != nil {
+		return err
+	}
+	for j := range users {
+		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-u%d", name, j)}}
+		u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+		u.Spec.ForProvider.Instance = name
+		u.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: u.Name}
+		if err := c.Create(ctx, u); err != nil {
+			return err
+		}
+		// The password the login was created with, known as an imported
+		// instance's postgres password is.
+		sec := resource.ConnectionSecretFor(u, v1alpha1.PostgresqlUserGroupVersionKind)
+		sec.Data = map[string][]byte{cloudsql.ConnectionKeyPassword: []byte(password)}
+		if err := c.Create(ctx, sec); err != nil {
+			return err
+		}
+		if err := emu.SeedUser(project, name, &sqladmin.User{Name: u.Name, Password: password}); err != nil {
+			return err
+		}
+	}
+	for j := range databases {
+		d := &v1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-d%d", name, j)}}
+		d.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+		d.Spec.ForProvider.Instance = name
+		if users > 0 {
+			d.Spec.ForProvider.Owner = fmt.Sprintf("%s-u%d", name, j%users)
+		}
+		if err := c.Create(ctx, d); err != nil {
+			return err
+		}
+		if err := emu.SeedDatabase(project, name, &sqladmin.Database{Name: d.Name}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countSynced counts the instances, and the databases and users, that are
+// Synced.
+func countSynced(ctx context.Context, c client.Client) (instances, objects int, err error) {
+	synced := func(s interface {
+		GetCondition(xpv2.ConditionType) xpv2.Condition
+	}) bool {
+		return s.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
+	}
+	pis := &v1alpha1.PostgresqlInstanceList{}
+	if err := c.List(ctx, pis); err != nil {
+		return 0, 0, err
+	}
+	for i := range pis.Items {
+		if synced(&pis.Items[i]) {
+			instances++
+		}
+	}
+	users := &v1alpha1.PostgresqlUserList{}
+	if err := c.List(ctx, users); err != nil {
+		return 0, 0, err
+	}
+	for i := range users.Items {
+		if synced(&users.Items[i]) {
+			objects++
+		}
+	}
+	dbs := &v1alpha1.PostgresqlDatabaseList{}
+	if err := c.List(ctx, dbs); err != nil {
+		return 0, 0, err
+	}
+	for i := range dbs.Items {
+		if synced(&dbs.Items[i]) {
+			objects++
+		}
+	}
+	return instances, objects, nil
+}
+
+// listingGaps is the shortest time between two listings of one instance's
+// databases, or of one instance's users, in the request log; how many pairs of
+// successive listings it holds; and how many of them came sooner than
+// 0.95 × effective after the one before (5% for the moves of the effective
+// interval while the fleet is counted).
+func listingGaps(reqs []emulator.Request, effective time.Duration) (least time.Duration, pairs, sooner int) {
+	last := map[string]time.Time{}
+	for _, q := range reqs {
+		if q.Method != emulator.MethodDatabasesList && q.Method != emulator.MethodUsersList {
+			continue
+		}
+		k := q.Method + "\x00" + q.Instance
+		if t, ok := last[k]; ok {
+			d := q.Time.Sub(t)
+			pairs++
+			if least == 0 || d < least {
+				least = d
+			}
+			if float64(d) < 0.95*float64(effective) {
+				sooner++
+			}
+		}
+		last[k] = q.Time
+	}
+	return least, pairs, sooner
 }
 
 func newInstance(name string) *v1alpha1.PostgresqlInstance {
@@ -436,10 +622,6 @@ func scrape(addr string) (p50, p99, effective, listEvery string, err error) {
 	}
 	listEvery = "-"
 	defer resp.Body.Close()
-	type bucket struct {
-		le    float64
-		count float64
-	}
 	var buckets []bucket
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -464,22 +646,70 @@ func scrape(addr string) (p50, p99, effective, listEvery string, err error) {
 			}
 		}
 	}
+	return quantile(buckets, 0.5), quantile(buckets, 0.99), effective, listEvery, sc.Err()
+}
+
+// bucket is a cumulative bucket of a histogram of seconds; le -1 is +Inf.
+type bucket struct {
+	le    float64
+	count float64
+}
+
+// quantile is the bound of the first bucket that holds q of the histogram's
+// observations ("none" when it has none).
+func quantile(buckets []bucket, q float64) string {
 	if len(buckets) == 0 || buckets[len(buckets)-1].count == 0 {
-		return "none", "none", effective, listEvery, nil
+		return "none"
 	}
 	total := buckets[len(buckets)-1].count
-	quantile := func(q float64) string {
-		for _, b := range buckets {
-			if b.count >= q*total {
-				if b.le < 0 {
-					return "> 2h"
-				}
-				return "<= " + (time.Duration(b.le) * time.Second).String()
+	for _, b := range buckets {
+		if b.count >= q*total {
+			if b.le < 0 {
+				return "> 2h"
 			}
+			return "<= " + (time.Duration(b.le) * time.Second).String()
 		}
-		return "?"
 	}
-	return quantile(0.5), quantile(0.99), effective, listEvery, sc.Err()
+	return "?"
+}
+
+// scrapeObjectGaps reads the objects' observation-gap histogram (both kinds
+// together) from the provider's /metrics.
+func scrapeObjectGaps(addr string) (p50, p99 string, err error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	byBound := map[float64]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "cloudsql_postgres_object_observation_gap_seconds_bucket{")
+		if !ok {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "le=\"")
+		le, count, _ := strings.Cut(rest, "\"} ")
+		l, _ := strconv.ParseFloat(le, 64)
+		if le == "+Inf" {
+			l = -1
+		}
+		v, _ := strconv.ParseFloat(count, 64)
+		byBound[l] += v
+	}
+	var buckets []bucket
+	for le, n := range byBound {
+		buckets = append(buckets, bucket{le, n})
+	}
+	// Ascending, +Inf last.
+	sort.Slice(buckets, func(i, j int) bool {
+		a, b := buckets[i].le, buckets[j].le
+		if a < 0 || b < 0 {
+			return b < 0 && a >= 0
+		}
+		return a < b
+	})
+	return quantile(buckets, 0.5), quantile(buckets, 0.99), sc.Err()
 }
 
 // cpuSeconds is the user and system CPU time of a process.
@@ -515,13 +745,13 @@ func print(o options, rows []row) {
 	if o.goMemLimit != "" {
 		memlimit = o.goMemLimit
 	}
-	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s, provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s (with databases and users: at least 1.2 resync intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {
 		other := 0.0
 		for m, v := range r.perMinute {
-			if m != emulator.MethodInstancesList && m != emulator.MethodInstancesGet {
+			if m != emulator.MethodInstancesList && m != emulator.MethodInstancesGet && m != emulator.MethodDatabasesList && m != emulator.MethodUsersList {
 				other += v
 			}
 		}
@@ -533,13 +763,29 @@ func print(o options, rows []row) {
 			create = fmt.Sprintf("%.0f", r.createSeconds)
 		}
 		warmup := r.warmup.Round(time.Second).String()
-		if r.synced < r.n {
-			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced)
+		if r.synced < r.n || r.objectsSynced < r.objects {
+			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced+r.objectsSynced)
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
 			r.n, r.mode, warmup, r.perMinute[emulator.MethodInstancesList], r.perMinute[emulator.MethodInstancesGet], other,
 			r.throttled, r.gapP50, r.gapP99, r.listEvery, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
 			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
+	}
+	_ = w.Flush()
+	if o.databases+o.users == 0 {
+		return
+	}
+	fmt.Printf("\n%d databases and %d users of each instance, imported observe-only (their observation is the shared listings alone)\n\n", o.databases, o.users)
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "instances\tobserve\tdatabases+users\tmeasured\treq/min total\treq/min databases.list\treq/min users.list\t429s\tobject gap p50\tobject gap p99\tresync interval\tleast time between two listings of one instance\tlistings sooner than the interval\tpeak RSS MiB")
+	for _, r := range rows {
+		total := 0.0
+		for _, v := range r.perMinute {
+			total += v
+		}
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%d of %d\t%.0f\n",
+			r.n, r.mode, r.objects, r.measured, total, r.perMinute[emulator.MethodDatabasesList], r.perMinute[emulator.MethodUsersList], r.throttled,
+			r.objGapP50, r.objGapP99, r.effective, r.minListGap.Round(time.Second), r.soonerListing, r.listPairs, r.rssMiB)
 	}
 	_ = w.Flush()
 }

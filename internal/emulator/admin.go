@@ -51,6 +51,10 @@ var (
 	// ErrRoleNotFound means SetDatabaseOwner was given an owner that is
 	// neither a user of the instance nor cloudsqlsuperuser.
 	ErrRoleNotFound = errors.New("emulator: no such role; name a user of the instance or cloudsqlsuperuser")
+	// ErrDatabaseExists means SeedDatabase was given a name already in use.
+	ErrDatabaseExists = errors.New("emulator: a database of that name exists")
+	// ErrUserExists means SeedUser was given a name already in use.
+	ErrUserExists = errors.New("emulator: a user of that name exists")
 	// ErrInvalidState means SetInstanceState was given a state it can't set.
 	ErrInvalidState = errors.New("emulator: invalid instance state; use RUNNABLE, SUSPENDED, MAINTENANCE, ONLINE_MAINTENANCE, FAILED or REPAIRING")
 )
@@ -389,6 +393,70 @@ func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
 	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
 	s.refreshIPAddresses(inst, built)
 	p.instances[db.Name] = inst
+	return nil
+}
+
+// SeedDatabase stores a database of a seeded instance as if databases.insert
+// had created it long ago, without an operation, a request or the budget, so
+// that a benchmark can import databases by the thousand. d.Name is validated
+// as databases.insert does; charset and collation default as there. With a
+// data plane, the instance's PostgreSQL creates it too.
+func (s *Server) SeedDatabase(project, instance string, d *sqladmin.Database) error {
+	if d == nil {
+		return errRequired("database")
+	}
+	if err := validDatabaseName(d.Name); err != nil {
+		return err
+	}
+	charset, collation, err := databaseCharset(d.Charset, d.Collation)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return err
+	}
+	if _, ok := inst.dbs()[d.Name]; ok || systemDatabases[d.Name] {
+		return ErrDatabaseExists
+	}
+	seeded := newDatabase(project, instance, d.Name, charset, collation)
+	inst.dbs()[d.Name] = seeded
+	s.dataPlaneTask(inst, createDatabaseTask(seeded))
+	return nil
+}
+
+// SeedUser stores a user of a seeded instance with u.Password, as if
+// users.insert had created it long ago, without an operation, a request or
+// the budget. u.Type is BUILT_IN when empty. With a data plane, the
+// instance's PostgreSQL creates its role too.
+func (s *Server) SeedUser(project, instance string, u *sqladmin.User) error {
+	if u == nil {
+		return errRequired("user")
+	}
+	if u.Name == "" {
+		return errRequired("name")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return err
+	}
+	if _, ok := inst.users[u.Name]; ok {
+		return ErrUserExists
+	}
+	seeded := newUserState(project, instance, u.Name, u.Password)
+	if u.Type != "BUILT_IN" {
+		// BUILT_IN is the default, which the API leaves out of answers.
+		seeded.user.Type = u.Type
+	}
+	inst.users[u.Name] = seeded
+	name, password := u.Name, u.Password
+	s.dataPlaneTask(inst, task{what: "create role " + name, run: func(ctx context.Context, b *backend) error {
+		return b.postgres().CreateRole(ctx, name, password)
+	}})
 	return nil
 }
 

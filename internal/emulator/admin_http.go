@@ -189,6 +189,27 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 			return nil, adminError(err)
 		}
 		return s.adminInstance(project, seg[2])
+	case len(seg) == 4 && seg[3] == "databases" && m == http.MethodPost:
+		var d sqladmin.Database
+		if err := decodeJSON(readAll(r), &d); err != nil {
+			return nil, err
+		}
+		if err := s.SeedDatabase(project, seg[2], &d); errors.Is(err, ErrDatabaseExists) {
+			// As databases.insert answers it.
+			return nil, errInvalid(msgDatabaseExists, d.Name, d.Name)
+		} else if err != nil {
+			return nil, adminError(err)
+		}
+		return s.adminDatabase(project, seg[2], d.Name)
+	case len(seg) == 4 && seg[3] == "users" && m == http.MethodPost:
+		var u sqladmin.User
+		if err := decodeJSON(readAll(r), &u); err != nil {
+			return nil, err
+		}
+		if err := s.SeedUser(project, seg[2], &u); err != nil {
+			return nil, adminError(err)
+		}
+		return s.adminUser(project, seg[2], u.Name)
 	case len(seg) == 5 && seg[3] == "databases" && strings.HasSuffix(seg[4], adminActionSetOwner) && m == http.MethodPost:
 		var in struct {
 			Owner string `json:"owner"`
@@ -222,6 +243,29 @@ func (s *Server) adminInstance(project, name string) (any, error) {
 	return db, nil
 }
 
+// adminDatabase is a seeded database as databases.get answers it.
+func (s *Server) adminDatabase(project, instance, name string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return nil, adminError(err)
+	}
+	out := *inst.dbs()[name]
+	return &out, nil
+}
+
+// adminUser is a seeded user as users.get answers it.
+func (s *Server) adminUser(project, instance, name string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return nil, adminError(err)
+	}
+	return inst.users[name].rendered(), nil
+}
+
 // adminError maps admin API errors onto the API's envelope.
 func adminError(err error) error {
 	switch {
@@ -231,6 +275,8 @@ func adminError(err error) error {
 		return errInstanceExists()
 	case errors.Is(err, ErrDatabaseNotFound):
 		return errDatabaseNotFound()
+	case errors.Is(err, ErrUserExists):
+		return errUserExists()
 	case errors.Is(err, ErrRoleNotFound):
 		return errInvalid("%v.", err)
 	case errors.Is(err, ErrInvalidState):

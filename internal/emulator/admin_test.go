@@ -339,3 +339,45 @@ func TestUserAndDatabaseNames(t *testing.T) {
 	_, err = e.emu.DatabaseNames(project, "ghost")
 	e.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
 }
+
+func TestSeedDatabasesAndUsers(t *testing.T) {
+	e := newEnv(t)
+	e.g.Expect(e.emu.Seed(project, instance("shared"))).To(Succeed())
+
+	// Go.
+	e.g.Expect(e.emu.SeedDatabase(project, "shared", &sqladmin.Database{Name: "orders"})).To(Succeed())
+	e.g.Expect(e.emu.SeedUser(project, "shared", &sqladmin.User{Name: "orders-app", Password: "s3cret"})).To(Succeed())
+	e.g.Expect(e.emu.SeedDatabase(project, "shared", &sqladmin.Database{Name: "orders"})).To(MatchError(emulator.ErrDatabaseExists))
+	e.g.Expect(e.emu.SeedDatabase(project, "shared", &sqladmin.Database{Name: "template1"})).To(MatchError(emulator.ErrDatabaseExists))
+	e.g.Expect(e.emu.SeedDatabase(project, "shared", &sqladmin.Database{Name: "bad", Charset: "LATIN1"})).To(HaveOccurred())
+	e.g.Expect(e.emu.SeedDatabase(project, "ghost", &sqladmin.Database{Name: "orders"})).To(MatchError(emulator.ErrInstanceNotFound))
+	e.g.Expect(e.emu.SeedDatabase(project, "shared", nil)).To(HaveOccurred())
+	e.g.Expect(e.emu.SeedUser(project, "shared", &sqladmin.User{Name: "orders-app"})).To(MatchError(emulator.ErrUserExists))
+	e.g.Expect(e.emu.SeedUser(project, "shared", &sqladmin.User{})).To(HaveOccurred())
+	e.g.Expect(e.emu.SeedUser(project, "ghost", &sqladmin.User{Name: "x"})).To(MatchError(emulator.ErrInstanceNotFound))
+	e.g.Expect(e.emu.PasswordIs(project, "shared", "orders-app", "s3cret")).To(BeTrue())
+
+	// HTTP.
+	var d sqladmin.Database
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/databases", `{"name":"billing"}`, &d)).To(Equal(200))
+	e.g.Expect(d).To(And(HaveField("Name", "billing"), HaveField("Charset", "UTF8"), HaveField("Collation", "en_US.UTF8"), HaveField("Instance", "shared")))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/databases", `{"name":"billing"}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/ghost/databases", `{"name":"billing"}`, nil)).To(Equal(404))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/databases", `{`, nil)).To(Equal(400))
+	var u sqladmin.User
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/users", `{"name":"billing-app","password":"pw"}`, &u)).To(Equal(200))
+	e.g.Expect(u).To(And(HaveField("Name", "billing-app"), HaveField("Password", ""), HaveField("Instance", "shared")))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/users", `{"name":"billing-app"}`, nil)).To(Equal(409))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/shared/users", `{}`, nil)).To(Equal(400))
+	e.g.Expect(e.call("POST", "/emulator/v1/projects/test-project/instances/ghost/users", `{"name":"x"}`, nil)).To(Equal(404))
+	e.g.Expect(e.emu.PasswordIs(project, "shared", "billing-app", "pw")).To(BeTrue())
+
+	// The API lists them, and seeding cost no request.
+	dbs, err := e.svc.Databases.List(project, "shared").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(dbs.Items).To(ConsistOf(HaveField("Name", "postgres"), HaveField("Name", "orders"), HaveField("Name", "billing")))
+	users, err := e.svc.Users.List(project, "shared").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(users.Items).To(ConsistOf(HaveField("Name", "postgres"), HaveField("Name", "orders-app"), HaveField("Name", "billing-app")))
+	e.g.Expect(e.emu.Counts()).To(Equal(map[string]int{"databases.list": 1, "users.list": 1}))
+}

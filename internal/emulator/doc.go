@@ -121,7 +121,7 @@ limitations under the License.
 // The Go methods of *Server (Counts, ResetCounts, Requests, Operations,
 // InjectFault, Faults, ClearFaults, Instance, MutateInstance,
 // SetInstanceState, Now, Advance, FinishOperations, PasswordIs,
-// SetDatabaseOwner, Seed, SeedMany, ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
+// SetDatabaseOwner, Seed, SeedMany, SeedDatabase, SeedUser, ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
 // neither count as API requests nor spend the budget:
 //
 //	GET    /emulator/v1/healthz                      {"status":"ok"}
@@ -140,6 +140,8 @@ limitations under the License.
 //	GET    /emulator/v1/projects/{p}/instances/{i}   instance
 //	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
+//	POST   /emulator/v1/projects/{p}/instances/{i}/databases  seed a Database -> database
+//	POST   /emulator/v1/projects/{p}/instances/{i}/users      seed a User, with its password -> user
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users/{u}:checkPassword  {"password":"..."} -> {"match":true}
 //	POST   /emulator/v1/projects/{p}/instances/{i}/databases/{d}:setOwner  {"owner":"app"} -> {"database":...,"owner":...}
 //

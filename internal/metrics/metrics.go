@@ -61,6 +61,16 @@ var (
 		Buckets:   []float64{15, 30, 45, 60, 90, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
 	})
 
+	// ObjectObservationGap is the time between two reads of a database's or
+	// user's state from Cloud SQL: the listings of its instance that served
+	// two successive observations of its object.
+	ObjectObservationGap = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "object_observation_gap_seconds",
+		Help:      "Time between the reads from Cloud SQL (a databases.list or users.list of its instance, shared by the instance's objects) behind two successive observations of a PostgresqlDatabase or PostgresqlUser: how late an out-of-band change of a database or user can be noticed.",
+		Buckets:   []float64{15, 30, 45, 60, 90, 120, 180, 300, 450, 600, 900, 1800, 3600, 7200},
+	}, []string{"kind"})
+
 	// ReconcileRateWait is how long a reconcile waited for the global rate
 	// limiter (reconcile.max_reconcile_rate) before it started.
 	ReconcileRateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -105,7 +115,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, Observations, ReconcileRateWait} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, ObjectObservationGap, Observations, ReconcileRateWait} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
@@ -155,6 +165,10 @@ func Method(verb, path string) string {
 		return "users.get"
 	case rest[2] == "users":
 		return byVerb(verb, "users", map[string]string{http.MethodGet: "list", http.MethodPost: "insert", http.MethodPut: "update", http.MethodDelete: "delete"})
+	case rest[2] == "databases" && len(rest) == 3:
+		return byVerb(verb, "databases", map[string]string{http.MethodGet: "list", http.MethodPost: "insert"})
+	case rest[2] == "databases" && len(rest) == 4:
+		return byVerb(verb, "databases", map[string]string{http.MethodGet: "get", http.MethodPatch: "patch", http.MethodPut: "update", http.MethodDelete: "delete"})
 	}
 	return "other"
 }

@@ -68,6 +68,8 @@ func (r *recorder) Busy(metav1.Object)    { r.busy = true }
 func (r *recorder) Stalled(metav1.Object) { r.stalled = true }
 func (r *recorder) Waiting(metav1.Object) { r.waiting = true }
 
+func (r *recorder) Observed(metav1.Object, time.Time) {}
+
 func (r *recorder) marks() []string {
 	var m []string
 	if r.busy {

@@ -82,7 +82,7 @@ func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, g
 	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk)}
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
-		Connector: managed.WithTypedExternalConnector[T](c),
+		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindDatabases,
 	})
 }
 
@@ -185,10 +185,11 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, e.conn.NotReady(e.instanceName(), "database")
 	}
-	dbs, _, err := e.lists.Databases(ctx, e.conn.Service, e.key())
+	dbs, readAt, err := e.lists.Databases(ctx, e.conn.Service, e.key())
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	e.pacer.Observed(mg, readAt)
 	found := findDatabase(dbs, name)
 	if found == nil {
 		return managed.ExternalObservation{ResourceExists: false}, nil
@@ -197,6 +198,12 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	obs.Instance, obs.Name, obs.Charset, obs.Collation = e.conn.Instance, name, found.Charset, found.Collation
 	if meta.WasDeleted(mg) {
 		// Deleting needs no owner, nor SQL.
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	if !postgresqlinstance.MayChange(mg) {
+		// An imported database that is only observed is given to no one: its
+		// owner need not be ready, nor even exist, for the listing to show it.
+		mg.SetConditions(xpv2.Available())
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	}
 

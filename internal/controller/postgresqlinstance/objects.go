@@ -19,6 +19,7 @@ package postgresqlinstance
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -68,6 +70,11 @@ type Kind struct {
 	Finalizer resource.Finalizer
 	// Initializers run before each observation.
 	Initializers []managed.Initializer
+	// Listing is the kind of listing (listcache.KindDatabases or
+	// KindUsers) that observes the kind's objects: the pacing counts one per
+	// instance that has objects of the kind, from the start, not only once
+	// each was made. Objects name their instance with InstanceKey.
+	Listing string
 	// Watches bring objects of the kind to a reconcile when objects of
 	// other kinds change (a user, when a database it owns does).
 	Watches []Watch
@@ -86,6 +93,9 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	if err := c.objects.watch(mgr, k.Object); err != nil {
 		return err
 	}
+	if err := c.needed.watch(mgr, k.Object, k.Listing); err != nil {
+		return err
+	}
 	fin := k.Finalizer
 	if fin == nil {
 		fin = resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io")
@@ -96,6 +106,80 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
 		initializers: k.Initializers, finalizer: fin, watches: k.Watches,
 	})
+}
+
+// neededListings counts the listings that the objects in the manager's
+// cache need per interval: one per listing kind and instance with objects.
+// The listings made so far (listcache.Cache.Active) fall short of it during
+// the first pass, when an interval computed from them is too short: the
+// listings would expire, and be made again, sooner than the fleet's interval.
+type neededListings struct {
+	mu sync.Mutex
+	// objects counts the objects of each listing kind and instance.
+	objects map[string]int
+}
+
+// watch counts the objects of obj's kind, observed by listings of kind
+// listing ("": not counted).
+func (n *neededListings) watch(mgr ctrl.Manager, obj client.Object, listing string) error {
+	if listing == "" {
+		return nil
+	}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), obj)
+	if err != nil {
+		return errors.Wrap(err, errInformer)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { n.add(listing, o, 1) },
+		UpdateFunc: func(old, o any) { n.move(listing, old, o) },
+		DeleteFunc: func(o any) { n.add(listing, o, -1) },
+	})
+	return errors.Wrap(err, errInformer)
+}
+
+// listingKey is the listing that observes o: its kind and o's instance; ""
+// while o names no instance.
+func listingKey(listing string, o any) string {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	i, ok := o.(interface{ InstanceKey() types.NamespacedName })
+	if !ok || i.InstanceKey().Name == "" {
+		return ""
+	}
+	return listing + "\x00" + i.InstanceKey().String()
+}
+
+func (n *neededListings) add(listing string, o any, d int) {
+	k := listingKey(listing, o)
+	if k == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.objects == nil {
+		n.objects = map[string]int{}
+	}
+	n.objects[k] += d
+	if n.objects[k] <= 0 {
+		delete(n.objects, k)
+	}
+}
+
+// move counts an object again when its instance is resolved or changes.
+func (n *neededListings) move(listing string, old, o any) {
+	if listingKey(listing, old) == listingKey(listing, o) {
+		return
+	}
+	n.add(listing, old, -1)
+	n.add(listing, o, 1)
+}
+
+// count is how many listings an interval of the objects' polls needs.
+func (n *neededListings) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.objects)
 }
 
 // kindKey names an object of another kind than PostgresqlInstance in the
@@ -114,9 +198,11 @@ type Marks interface {
 	Busy(m metav1.Object)
 	Stalled(m metav1.Object)
 	Waiting(m metav1.Object)
+	Observed(m metav1.Object, readAt time.Time)
 }
 
-// Pacer marks objects of one kind for the core's pacing.
+// Pacer marks objects of one kind for the core's pacing. The zero Pacer
+// marks nothing, for tests of a kind's external client alone.
 type Pacer struct {
 	p   *pacing
 	gvk schema.GroupVersionKind
@@ -127,19 +213,43 @@ func (c *Core) Pacer(gvk schema.GroupVersionKind) Pacer { return Pacer{p: c.paci
 
 // Busy asks for the object's next visit soon: a change of the provider's
 // is under way.
-func (p Pacer) Busy(m metav1.Object) { p.p.markSoon(kindKey(p.gvk, m)) }
+func (p Pacer) Busy(m metav1.Object) {
+	if p.p != nil {
+		p.p.markSoon(kindKey(p.gvk, m))
+	}
+}
 
 // Stalled says that the last error repeats until the spec changes: the
 // object comes back at the poll interval, not with the error backoff.
-func (p Pacer) Stalled(m metav1.Object) { p.p.markStalled(kindKey(p.gvk, m)) }
+func (p Pacer) Stalled(m metav1.Object) {
+	if p.p != nil {
+		p.p.markStalled(kindKey(p.gvk, m))
+	}
+}
+
+// Observed records that m was observed from a listing of its instance read
+// at readAt, for the metric of the time between two reads of an object.
+func (p Pacer) Observed(m metav1.Object, readAt time.Time) {
+	if p.p != nil {
+		p.p.objectObserved(p.gvk.Kind, kindKey(p.gvk, m), readAt)
+	}
+}
 
 // Waiting says that the last error waits on another object (its owner to
 // be Ready, its databases to go): the object comes back at the busy poll
 // interval, not in the error backoff, which grows to a minute.
-func (p Pacer) Waiting(m metav1.Object) { p.p.markWaiting(kindKey(p.gvk, m)) }
+func (p Pacer) Waiting(m metav1.Object) {
+	if p.p != nil {
+		p.p.markWaiting(kindKey(p.gvk, m))
+	}
+}
 
 // Forget drops what the pacing knows of a deleted object.
-func (p Pacer) Forget(m metav1.Object) { p.p.forget(kindKey(p.gvk, m)) }
+func (p Pacer) Forget(m metav1.Object) {
+	if p.p != nil {
+		p.p.forget(kindKey(p.gvk, m))
+	}
+}
 
 // objectPollHook is pollIntervalHook for the objects of other kinds: busy
 // ones come back soon, the others at the fleet's interval with jitter. They

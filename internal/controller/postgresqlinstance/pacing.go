@@ -118,8 +118,12 @@ type pacing struct {
 	// seen is when each instance was last read from Cloud SQL (by a listing or
 	// an instances.get), or first reconciled, to size the fleet and measure the
 	// gaps between observations.
-	seen      map[string]time.Time
-	lastPrune time.Time
+	seen map[string]time.Time
+	// objectSeen is, for each object of the other kinds, when the listing
+	// behind its last observation was read, to measure the gaps between
+	// them. It does not size the fleet.
+	objectSeen map[string]time.Time
+	lastPrune  time.Time
 }
 
 // pacingConfig is what pacing needs of the configuration.
@@ -147,7 +151,7 @@ func newPacing(c pacingConfig) *pacing {
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
-		active: map[string]time.Time{}, seen: map[string]time.Time{},
+		active: map[string]time.Time{}, seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
 	}
 }
 
@@ -269,6 +273,7 @@ func (p *pacing) forget(name string) {
 	delete(p.idle, name)
 	delete(p.deleting, name)
 	delete(p.seen, name)
+	delete(p.objectSeen, name)
 }
 
 func (p *pacing) take(m map[string]bool, name string) bool {
@@ -308,6 +313,24 @@ func (p *pacing) observed(readAt time.Time, names ...string) {
 	p.mu.Unlock()
 	for _, g := range gaps {
 		metrics.ObservationGap.Observe(g)
+	}
+}
+
+// objectObserved records that the object named (an object of another kind,
+// of the kind given for the metric) was observed from a listing read at
+// readAt, and the time since the listing behind its previous observation goes
+// to the objects' gap metric.
+func (p *pacing) objectObserved(kind, name string, readAt time.Time) {
+	p.mu.Lock()
+	last, ok := p.objectSeen[name]
+	if ok && !readAt.After(last) {
+		p.mu.Unlock()
+		return
+	}
+	p.objectSeen[name] = readAt
+	p.mu.Unlock()
+	if ok {
+		metrics.ObjectObservationGap.WithLabelValues(kind).Observe(readAt.Sub(last).Seconds())
 	}
 }
 
@@ -390,6 +413,11 @@ func (p *pacing) prune(now time.Time, older time.Duration) {
 	for k, t := range p.seen {
 		if now.Sub(t) > older {
 			delete(p.seen, k)
+		}
+	}
+	for k, t := range p.objectSeen {
+		if now.Sub(t) > older {
+			delete(p.objectSeen, k)
 		}
 	}
 }

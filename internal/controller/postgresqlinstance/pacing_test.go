@@ -25,14 +25,18 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
 // getModeInterval is 1,000 gets at half of 180 a minute: 11m6.67s.
@@ -267,4 +271,61 @@ func TestBusyObjectsDoNotHurryInstanceListings(t *testing.T) {
 	g.Expect(p.listPeriod()).To(Equal(normal), "while the user is busy")
 	g.Expect(hook(obj, 10*time.Second)).To(Equal(time.Second), "the user comes back soon")
 	g.Expect(p.listPeriod()).To(Equal(normal), "after its visit")
+}
+
+// The objects' observation gaps are the time between the listings behind two
+// successive observations of an object; a listing no newer than the last one
+// (an object observed twice from one listing) is no gap, and objects are not
+// counted in the fleet of instances.
+func TestObjectObservedMeasuresGapsBetweenListings(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: time.Minute})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	count := func() uint64 {
+		m := &dto.Metric{}
+		g.Expect(metrics.ObjectObservationGap.WithLabelValues("PostgresqlUser").(prometheus.Histogram).Write(m)).To(Succeed())
+		return m.GetHistogram().GetSampleCount()
+	}
+	before := count()
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0)
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0)
+	g.Expect(count()).To(Equal(before), "the first listing, and the same listing again, are no gap")
+	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0.Add(5*time.Minute))
+	g.Expect(count()).To(Equal(before + 1))
+	g.Expect(p.seen).To(BeEmpty(), "objects do not size the fleet of instances")
+	p.forget("PostgresqlUser.x:app")
+	g.Expect(p.objectSeen).To(BeEmpty())
+}
+
+// The listings the objects need are counted from the objects themselves,
+// one per listing kind and instance, so that the first pass is paced for
+// them all rather than for the listings made so far.
+func TestNeededListingsCountsInstancesWithObjects(t *testing.T) {
+	g := NewWithT(t)
+	user := func(name, instance string) *v1alpha1.PostgresqlUser {
+		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		u.Spec.ForProvider.Instance = instance
+		return u
+	}
+	n := &neededListings{}
+	for i := range 5 {
+		n.add("users", user(fmt.Sprintf("a-%d", i), "a"), 1)
+	}
+	n.add("users", user("b-0", "b"), 1)
+	n.add("databases", user("a-db", "a"), 1)
+	unresolved := user("c-0", "")
+	n.add("users", unresolved, 1)
+	g.Expect(n.count()).To(Equal(3), "users of a and b, databases of a; an object without an instance needs none yet")
+	n.move("users", unresolved, user("c-0", "c"))
+	g.Expect(n.count()).To(Equal(4), "its instance resolved")
+	n.add("users", toolscache.DeletedFinalStateUnknown{Obj: user("b-0", "b")}, -1)
+	g.Expect(n.count()).To(Equal(3), "b has no users left")
+	n.add("users", user("a-0", "a"), -1)
+	g.Expect(n.count()).To(Equal(3), "a still has users")
+
+	// Paced for them: 2,000 listings of 1,000 instances at half of 180 a
+	// minute, from the first reconcile on.
+	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180})
+	p.lists = func() int { return 2000 }
+	g.Expect(p.interval("i")).To(BeNumerically(">", 22*time.Minute))
 }

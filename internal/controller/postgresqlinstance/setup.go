@@ -127,6 +127,9 @@ type Core struct {
 	// started; objects counts the other kinds' (databases, users).
 	fleet   *fleet
 	objects *fleet
+	// needed counts the listings of databases and users that the objects
+	// need per interval.
+	needed *neededListings
 	// lists serves the databases and users of each Cloud SQL instance to
 	// the objects that manage them, one listing per instance and kind.
 	lists *listcache.Cache
@@ -147,6 +150,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		dialers:  pgsql.NewDialerCache(o.Transport, dialerCacheOptions(o)...),
 		fleet:    &fleet{},
 		objects:  &fleet{},
+		needed:   &neededListings{},
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}
@@ -163,7 +167,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	// an interval of the fleet's polls; those asked for in the last few
 	// intervals are what the fleet's polls cost on top of the instances'.
 	c.lists = listcache.New(c.pacing.effectiveInterval)
-	c.pacing.lists = func() int { return c.lists.Active(c.pacing.watchExpiry()) }
+	c.pacing.lists = func() int { return max(c.lists.Active(c.pacing.watchExpiry()), c.needed.count()) }
 	// The connectors hold certificates and refresh them in the background:
 	// they go with the manager.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

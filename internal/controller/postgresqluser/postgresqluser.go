@@ -119,8 +119,8 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 	}
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
-		Connector: managed.WithTypedExternalConnector[T](c),
-		Watches:   watches,
+		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindUsers,
+		Watches: watches,
 	})
 }
 
@@ -216,10 +216,11 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		e.pacer.Waiting(mg)
 		return managed.ExternalObservation{}, e.conn.NotReady(e.instance, "login")
 	}
-	users, _, err := e.lists.Users(ctx, e.conn.Service, e.key())
+	users, readAt, err := e.lists.Users(ctx, e.conn.Service, e.key())
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	e.pacer.Observed(mg, readAt)
 	found := findUser(users, login)
 	if found == nil {
 		return managed.ExternalObservation{ResourceExists: false}, nil
