@@ -291,7 +291,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		}
 	}
 	e := &external[*v1alpha1.PostgresqlUser]{
-		conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
+		kube: w.kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
 		passwords: postgresqlinstance.NewPasswords(w.kube, w.kube, v1alpha1.PostgresqlUserGroupVersionKind),
 		pacer:     w.rec, instance: unitInstance, password: a.password, role: a.role,
 	}
@@ -743,5 +743,35 @@ func TestGone(t *testing.T) {
 	}
 	if err := g.Disconnect(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestOwnedReadsTheUsersDatabasesOnly(t *testing.T) {
+	db := func(name, owner, instance string) *v1alpha1.PostgresqlDatabase {
+		d := &v1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		d.Spec.ForProvider.Owner, d.Spec.ForProvider.Instance = owner, instance
+		return d
+	}
+	nsdb := &nsv1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: unitNS, Name: "team"}}
+	nsdb.Spec.ForProvider.Owner, nsdb.Spec.ForProvider.ClusterInstance = "app", unitInstance
+	named := db("billing-db", "app", unitInstance)
+	named.Spec.ForProvider.Name = ptr.To("billing")
+	w, e := newWorld(t, args{mg: appUser()})
+	for _, o := range []client.Object{
+		db("orders", "app", unitInstance), named,
+		db("stock", "other", unitInstance), // another owner
+		db("elsewhere", "app", "other-pg"), // another instance
+		nsdb,                               // another scope
+	} {
+		if err := w.kube.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.owned(context.Background(), appUser())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"billing", "orders"}, got); diff != "" {
+		t.Errorf("owned(...): -want, +got:\n%s", diff)
 	}
 }

@@ -38,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -74,39 +73,25 @@ type user interface {
 // to mgr, through core.
 func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
 	return setup(mgr, core, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind,
-		postgresqlinstance.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf(func(o client.Object) string {
-			d, _ := o.(*v1alpha1.PostgresqlDatabase)
-			if d == nil {
-				return ""
-			}
-			return d.Spec.ForProvider.Owner
-		})})
+		postgresqlinstance.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf})
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlUser kind
 // to mgr, through core.
 func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
 	return setup(mgr, core, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind,
-		postgresqlinstance.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf(func(o client.Object) string {
-			d, _ := o.(*nsv1alpha1.PostgresqlDatabase)
-			if d == nil {
-				return ""
-			}
-			return d.Spec.ForProvider.Owner
-		})})
+		postgresqlinstance.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf})
 }
 
 // ownerOf maps a PostgresqlDatabase to its owner, of its own scope and
 // namespace: a database that names a user, or stops naming it, changes what
 // the user's connection secret offers (its database and databases keys).
-func ownerOf(owner func(client.Object) string) handler.MapFunc {
-	return func(_ context.Context, o client.Object) []reconcile.Request {
-		name := owner(o)
-		if name == "" {
-			return nil
-		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
+	name := ownerOfDatabase(o)
+	if name == "" {
+		return nil
 	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
@@ -293,33 +278,52 @@ func leastPrivileged(o *v1alpha1.PostgresqlUserObservation) bool {
 // instance: what its connection secret offers, read from the cache without
 // a request.
 func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
-	var names []string
+	var (
+		names []string
+		l     client.ObjectList
+		// Read in place from the cache: a copy of every database at each
+		// observation of each user would be the cost of a fleet of them.
+		opts = []client.ListOption{client.UnsafeDisableDeepCopy}
+	)
 	switch any(mg).(type) {
 	case *v1alpha1.PostgresqlUser:
-		l := &v1alpha1.PostgresqlDatabaseList{}
-		if err := e.kube.List(ctx, l); err != nil {
-			return nil, errors.Wrap(err, errListDatabases)
-		}
-		for i := range l.Items {
-			d := &l.Items[i]
-			if d.Spec.ForProvider.Owner == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
-				names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
-			}
-		}
+		l = &v1alpha1.PostgresqlDatabaseList{}
 	case *nsv1alpha1.PostgresqlUser:
-		l := &nsv1alpha1.PostgresqlDatabaseList{}
-		if err := e.kube.List(ctx, l, client.InNamespace(mg.GetNamespace())); err != nil {
-			return nil, errors.Wrap(err, errListDatabases)
-		}
-		for i := range l.Items {
-			d := &l.Items[i]
-			if d.Spec.ForProvider.Owner == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
-				names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
-			}
+		l = &nsv1alpha1.PostgresqlDatabaseList{}
+		opts = append(opts, client.InNamespace(mg.GetNamespace()))
+	default:
+		return nil, nil
+	}
+	if err := e.kube.List(ctx, l, opts...); err != nil {
+		return nil, errors.Wrap(err, errListDatabases)
+	}
+	for _, o := range l.(resource.ManagedList).GetItems() {
+		d, ok := o.(database)
+		if ok && ownerOfDatabase(d) == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
+			names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
 		}
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// database is what owned reads of a PostgresqlDatabase of either kind.
+type database interface {
+	resource.Managed
+	Settings() *v1alpha1.PostgresqlDatabaseSettings
+	InstanceKey() types.NamespacedName
+}
+
+// ownerOfDatabase is the user a PostgresqlDatabase of either kind names as
+// its owner (spec.forProvider.owner), or "".
+func ownerOfDatabase(o client.Object) string {
+	switch d := o.(type) {
+	case *v1alpha1.PostgresqlDatabase:
+		return d.Spec.ForProvider.Owner
+	case *nsv1alpha1.PostgresqlDatabase:
+		return d.Spec.ForProvider.Owner
+	}
+	return ""
 }
 
 func builtIn(mg user) bool {
