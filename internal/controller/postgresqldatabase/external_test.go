@@ -574,7 +574,7 @@ func TestConnectWithoutInstance(t *testing.T) {
 }
 
 func TestGone(t *testing.T) {
-	var g gone[*v1alpha1.PostgresqlDatabase]
+	var g postgresqlinstance.Released[*v1alpha1.PostgresqlDatabase]
 	ctx := context.Background()
 	o, err := g.Observe(ctx, ordersDB())
 	if err != nil || o.ResourceExists {

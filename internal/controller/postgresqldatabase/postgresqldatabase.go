@@ -103,7 +103,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if goes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
 		// Its namespace is being deleted and the guard let it go without
 		// the annotation: the database, with its data, stays.
-		return gone[T]{}, nil
+		return postgresqlinstance.Released[T]{}, nil
 	}
 	key := mg.InstanceKey()
 	if key.Name == "" {
@@ -113,7 +113,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
 		// The instance, or its configuration, went first: its databases
 		// went with it, or nothing can reach them any more.
-		return gone[T]{}, nil
+		return postgresqlinstance.Released[T]{}, nil
 	}
 	if err != nil {
 		return nil, cloudsql.Truncated(err)
@@ -122,28 +122,6 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key,
 	}, nil
 }
-
-// gone is the client of a PostgresqlDatabase whose instance is gone, or that
-// lets go of its database: there is nothing to observe or delete.
-type gone[T database] struct{}
-
-func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
-	return managed.ExternalObservation{ResourceExists: false}, nil
-}
-
-func (gone[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, nil
-}
-
-func (gone[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
-	return managed.ExternalUpdate{}, nil
-}
-
-func (gone[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, nil
-}
-
-func (gone[T]) Disconnect(context.Context) error { return nil }
 
 // external manages one PostgresqlDatabase's database during one reconcile.
 type external[T database] struct {

@@ -92,14 +92,14 @@ func (c *connector[T]) connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, err
 	}
 	if goes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
-		return released[T]{}, nil
+		return Released[T]{}, nil
 	}
 	ext, err := c.connectConfigured(ctx, mg)
 	if goes && kerrors.IsNotFound(errors.Cause(err)) {
 		// Its configuration (or key) went first, with the namespace:
 		// nothing can delete the Cloud SQL instance now, and the namespace
 		// must not wait for ever.
-		return released[T]{}, nil
+		return Released[T]{}, nil
 	}
 	return ext, err
 }
@@ -134,28 +134,34 @@ func GoesWithNamespace(ctx context.Context, live client.Reader, mg client.Object
 	return err == nil && n.DeletionTimestamp != nil, nil
 }
 
-// released is the client of a PostgresqlInstance that lets go of its Cloud SQL
-// instance (see goesWithNamespace): there is nothing to observe, so the managed
-// reconciler removes the object without a Cloud SQL request.
-type released[T instance] struct{}
+// Released is the client of an object that lets go of what it manages: a
+// PostgresqlInstance deleted with its namespace (see goesWithNamespace), or a
+// database or user whose instance is gone. There is nothing to observe, so the
+// managed reconciler removes the object without a Cloud SQL request.
+type Released[T resource.Managed] struct{}
 
-func (released[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
+// Observe implements managed.TypedExternalClient: nothing exists.
+func (Released[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
 	return managed.ExternalObservation{ResourceExists: false}, nil
 }
 
-func (released[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
+// Create implements managed.TypedExternalClient: it does nothing.
+func (Released[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
 	return managed.ExternalCreation{}, nil
 }
 
-func (released[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
+// Update implements managed.TypedExternalClient: it does nothing.
+func (Released[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
 	return managed.ExternalUpdate{}, nil
 }
 
-func (released[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
+// Delete implements managed.TypedExternalClient: it does nothing.
+func (Released[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
 	return managed.ExternalDelete{}, nil
 }
 
-func (released[T]) Disconnect(context.Context) error { return nil }
+// Disconnect implements managed.TypedExternalClient.
+func (Released[T]) Disconnect(context.Context) error { return nil }
 
 // connectConfigured connects mg through the configuration it names.
 func (c *connector[T]) connectConfigured(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {

@@ -726,7 +726,7 @@ func TestConnectWithoutInstance(t *testing.T) {
 }
 
 func TestGone(t *testing.T) {
-	var g gone[*v1alpha1.PostgresqlUser]
+	var g postgresqlinstance.Released[*v1alpha1.PostgresqlUser]
 	ctx := context.Background()
 	o, err := g.Observe(ctx, appUser())
 	if err != nil || o.ResourceExists {

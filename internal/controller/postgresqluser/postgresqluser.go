@@ -128,7 +128,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
 		// The instance, or its configuration, went first: its logins went
 		// with it, or nothing can reach them any more.
-		return gone[T]{}, nil
+		return postgresqlinstance.Released[T]{}, nil
 	}
 	if err != nil {
 		return nil, cloudsql.Truncated(err)
@@ -145,28 +145,6 @@ func instanceName(k types.NamespacedName) string {
 	}
 	return k.Namespace + "/" + k.Name
 }
-
-// gone is the client of a PostgresqlUser whose instance is gone: there is
-// nothing to observe or delete.
-type gone[T user] struct{}
-
-func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
-	return managed.ExternalObservation{ResourceExists: false}, nil
-}
-
-func (gone[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, nil
-}
-
-func (gone[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
-	return managed.ExternalUpdate{}, nil
-}
-
-func (gone[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, nil
-}
-
-func (gone[T]) Disconnect(context.Context) error { return nil }
 
 // external manages one PostgresqlUser's login during one reconcile. Observe
 // records what it saw, for Update and Delete.
