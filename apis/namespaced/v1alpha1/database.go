@@ -62,6 +62,16 @@ func (mg *PostgresqlDatabase) InstanceKey() types.NamespacedName {
 	return types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.Spec.ForProvider.Instance}
 }
 
+// OwnerKey names the PostgresqlUser that owns the database, of its own scope
+// and namespace (spec.forProvider.owner). The name is empty while it has no
+// owner.
+func (mg *PostgresqlDatabase) OwnerKey() types.NamespacedName {
+	if mg.Spec.ForProvider.Owner == "" {
+		return types.NamespacedName{}
+	}
+	return types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.Spec.ForProvider.Owner}
+}
+
 // The methods below are those angryjet writes for a managed resource whose spec
 // embeds xpv2.ManagedResourceSpec. A PostgresqlDatabase spells those fields out
 // instead, because it has no providerConfigRef: its Cloud SQL project and

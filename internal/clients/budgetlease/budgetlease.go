@@ -62,6 +62,12 @@ const Unrecorded = 2 * syncEvery
 // flushTimeout bounds the last save of a stopping process.
 const flushTimeout = 2 * time.Second
 
+// saveBackoff spaces the retries of a save that lost a race to another
+// replica. Client-go's DefaultRetry (5 tries, 10ms apart, little jitter) keeps
+// two replicas that sync together in lockstep, so both can run out of tries;
+// doubling, fully jittered waits (about 2.5s at most) pull them apart.
+var saveBackoff = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1}
+
 // restoreTimeout bounds the restore of a new leader, which holds its
 // controllers' requests until it is done.
 const restoreTimeout = 10 * time.Second
@@ -113,7 +119,7 @@ func (k *Keeper) Restore(ctx context.Context) {
 // window admitted that the record lacks, with optimistic concurrency: a
 // replica never overwrites another's admissions, it merges with them.
 func (k *Keeper) Sync(ctx context.Context) error {
-	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+	return retry.OnError(saveBackoff, func(err error) bool {
 		return kerrors.IsConflict(err) || kerrors.IsAlreadyExists(err)
 	}, func() error { return k.sync(ctx) })
 }

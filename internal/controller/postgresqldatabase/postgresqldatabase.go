@@ -31,12 +31,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -64,26 +64,53 @@ type database interface {
 	Settings() *v1alpha1.PostgresqlDatabaseSettings
 	Observation() *v1alpha1.PostgresqlDatabaseObservation
 	InstanceKey() types.NamespacedName
+	OwnerKey() types.NamespacedName
 }
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
 // kind to mgr, through core.
 func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupKind, v1alpha1.PostgresqlDatabaseGroupVersionKind)
+	return setup(mgr, core, &v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupKind, v1alpha1.PostgresqlDatabaseGroupVersionKind, &v1alpha1.PostgresqlUser{})
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlDatabase
 // kind to mgr, through core.
 func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind)
+	return setup(mgr, core, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind, &nsv1alpha1.PostgresqlUser{})
 }
 
-func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind) error {
+// fieldOwner indexes databases by their owner, a user of their own scope
+// and namespace.
+const fieldOwner = "cloudsql.travelaudience.com/referrers-owner"
+
+// setup adds the controller of the databases of obj's kind, whose owners
+// are of owner's kind: a database waiting for its owner to be Ready comes
+// back when it is.
+func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
 	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk)}
+	owned, err := postgresqlinstance.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
+		d, ok := o.(database)
+		if !ok {
+			return types.NamespacedName{}
+		}
+		return d.OwnerKey()
+	})
+	if err != nil {
+		return err
+	}
 	return core.SetupKind(mgr, postgresqlinstance.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
 		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindDatabases,
+		Watches: []postgresqlinstance.Watch{{Object: owner, Map: owned,
+			Predicates: []predicate.Predicate{postgresqlinstance.ReadinessChanged(postgresqlinstance.ConditionReady)}}},
 	})
+}
+
+// ownerUser is the PostgresqlUser, of either kind, that owns a database.
+type ownerUser interface {
+	client.Object
+	Settings() *v1alpha1.PostgresqlUserSettings
+	InstanceKey() types.NamespacedName
 }
 
 // connector connects a PostgresqlDatabase to its instance's Cloud SQL.
@@ -233,35 +260,20 @@ func findDatabase(dbs []*sqladmin.Database, name string) *sqladmin.Database {
 // names (of the database's own scope and namespace), or "" when it names
 // none. The user must belong to the database's instance.
 func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
-	var (
-		u     client.Object
-		s     *v1alpha1.PostgresqlUserSettings
-		inst  types.NamespacedName
-		owner string
-	)
-	switch d := any(mg).(type) {
-	case *v1alpha1.PostgresqlDatabase:
-		owner = d.Spec.ForProvider.Owner
-		cu := &v1alpha1.PostgresqlUser{}
-		u, s = cu, &cu.Spec.ForProvider.PostgresqlUserSettings
-	case *nsv1alpha1.PostgresqlDatabase:
-		owner = d.Spec.ForProvider.Owner
-		nu := &nsv1alpha1.PostgresqlUser{}
-		u, s = nu, &nu.Spec.ForProvider.PostgresqlUserSettings
-	}
-	if owner == "" || u == nil {
+	key := mg.OwnerKey()
+	if key.Name == "" {
 		return "", nil
 	}
-	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: owner}, u); err != nil {
+	// Of the database's own scope: a namespaced database has a namespace.
+	var u ownerUser = &v1alpha1.PostgresqlUser{}
+	if mg.GetNamespace() != "" {
+		u = &nsv1alpha1.PostgresqlUser{}
+	}
+	owner := key.Name
+	if err := e.kube.Get(ctx, key, u); err != nil {
 		return "", errors.Wrapf(err, errGetOwner, owner)
 	}
-	var ready bool
-	switch x := u.(type) {
-	case *v1alpha1.PostgresqlUser:
-		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
-	case *nsv1alpha1.PostgresqlUser:
-		inst, ready = x.InstanceKey(), x.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
-	}
+	inst, ready := u.InstanceKey(), postgresqlinstance.ConditionReady(u)
 	if inst != e.instance {
 		return "", errors.Errorf(errOwnerOther, owner, keyName(inst), e.instanceName())
 	}
@@ -271,7 +283,7 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 		e.pacer.Waiting(mg)
 		return "", errors.Errorf(errOwnerNotReady, owner)
 	}
-	return cloudsql.UserName(s, owner), nil
+	return cloudsql.UserName(u.Settings(), owner), nil
 }
 
 // Create implements managed.TypedExternalClient.

@@ -35,6 +35,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -84,6 +85,9 @@ type Kind struct {
 type Watch struct {
 	Object client.Object
 	Map    handler.MapFunc
+	// Predicates choose the changes that do; none: changes of Object's
+	// desired state (spec, labels, annotations) and its deletion.
+	Predicates []predicate.Predicate
 }
 
 // SetupKind adds the controller of k to mgr. Its objects count in the fleet's
@@ -98,13 +102,18 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	}
 	fin := k.Finalizer
 	if fin == nil {
-		fin = resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io")
+		fin = resource.NewAPIFinalizer(mgr.GetClient(), managedFinalizer)
+	}
+	naming, err := Referrers(mgr, k.Object, k.GVK, fieldInstance, instanceOf)
+	if err != nil {
+		return err
 	}
 	key := func(m metav1.Object) string { return kindKey(k.GVK, m) }
 	return c.setup(mgr, kindSetup{
 		groupKind: k.GroupKind, gvk: k.GVK, obj: k.Object, connect: k.Connector,
 		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
 		initializers: k.Initializers, finalizer: fin, watches: k.Watches,
+		instances: c.wakes.kind(), naming: naming,
 	})
 }
 
@@ -235,9 +244,12 @@ func (p Pacer) Observed(m metav1.Object, readAt time.Time) {
 	}
 }
 
-// Waiting says that the last error waits on another object (its owner to
-// be Ready, its databases to go): the object comes back at the busy poll
-// interval, not in the error backoff, which grows to a minute.
+// Waiting says that the last error waits on another object (its instance to
+// be observed ready, its owner to be Ready, its databases to go), whose
+// watch brings it back when that changes: until then it polls at the fleet's
+// interval, at low priority, not in the error backoff nor at the busy poll
+// interval, which would let 10,000 waiting objects take the reconcile rate
+// that their instances' first observations need.
 func (p Pacer) Waiting(m metav1.Object) {
 	if p.p != nil {
 		p.p.markWaiting(kindKey(p.gvk, m))

@@ -549,10 +549,10 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if b.pacing.take(b.pacing.stalled, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
 		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
 	}
-	if b.pacing.take(b.pacing.waiting, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && b.pacing.busyPoll > 0 {
-		// What it waits for happens without it: the error backoff would
-		// keep it waiting up to a minute after.
-		return reconcile.Result{RequeueAfter: b.pacing.busyPoll}, nil
+	if b.pacing.take(b.pacing.waiting, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
+		// A watch brings it back when what it waits for changes; this poll
+		// is for a change that none sees, at the fleet's pace.
+		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)

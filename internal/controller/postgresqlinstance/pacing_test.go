@@ -200,9 +200,11 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 }
 
 // An object whose error waits on another object (a database on its owner, a
-// user on its databases' deletion) comes back at the busy poll interval, not
-// in the error backoff that grows to a minute; once, and only that object.
-func TestWaitingObjectsComeBackAtTheBusyPollInterval(t *testing.T) {
+// user on its databases' deletion) is brought back by a watch of that object:
+// it polls at the fleet's interval, behind other work, not in the error
+// backoff nor at the busy poll interval (10,000 objects waiting for their
+// instances would take the whole reconcile rate); once, and only that object.
+func TestWaitingObjectsWaitForTheirWatchBehindOtherWork(t *testing.T) {
 	g := NewWithT(t)
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlUser")
@@ -221,7 +223,16 @@ func TestWaitingObjectsComeBackAtTheBusyPollInterval(t *testing.T) {
 	p.markWaiting("app") // an instance named app: not the object
 	res, err := b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second}))
+	g.Expect(res.RequeueAfter).To(BeNumerically(">=", time.Duration(float64(5*time.Minute)*(1-pollJitter))))
+	g.Expect(res.Priority).To(Equal(ptr.To(handler.LowPriority)))
+
+	// A fleet whose interval has grown past the poll interval: its interval.
+	p.mu.Lock()
+	p.lastReported = 20 * time.Minute
+	p.mu.Unlock()
+	pacer.Waiting(obj)
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res.RequeueAfter).To(BeNumerically(">=", time.Duration(float64(20*time.Minute)*(1-pollJitter))))
 
 	res, err = b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -64,3 +64,35 @@ func TestDesiredStateChanged(t *testing.T) {
 	g.Expect(p.Delete(event.DeleteEvent{Object: obj(1, nil, nil)})).To(BeTrue())
 	g.Expect(p.Update(event.UpdateEvent{ObjectNew: obj(1, nil, nil)})).To(BeFalse(), "no old object: nothing to compare")
 }
+
+// What wakes the objects waiting on an instance: its readiness turning
+// either way, a change of its desired state, its deletion; not its creation,
+// nor a change of its status that leaves its readiness as it was.
+func TestInstanceChangesThatWakeItsObjects(t *testing.T) {
+	obj := func(state, conn string, generation int64) *v1alpha1.PostgresqlInstance {
+		pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "db", Generation: generation}}
+		pi.Status.AtProvider.State, pi.Status.AtProvider.ConnectionName = state, conn
+		return pi
+	}
+	const conn = "p:r:db"
+	cases := map[string]struct {
+		old, new *v1alpha1.PostgresqlInstance
+		want     bool
+	}{
+		"ObservedReady":          {old: obj("", "", 1), new: obj(stateRunnable, conn, 1), want: true},
+		"NoLongerReady":          {old: obj(stateRunnable, conn, 1), new: obj("MAINTENANCE", conn, 1), want: true},
+		"RunnableWithoutAddress": {old: obj("PENDING_CREATE", "", 1), new: obj(stateRunnable, "", 1)},
+		"OtherStatus":            {old: obj("PENDING_CREATE", "", 1), new: obj("PENDING_CREATE", conn, 1)},
+		"SpecChanged":            {old: obj(stateRunnable, conn, 1), new: obj(stateRunnable, conn, 2), want: true},
+	}
+	p := newWakes().changed
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new})).To(Equal(tc.want))
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(p.Create(event.CreateEvent{Object: obj(stateRunnable, conn, 1)})).To(BeFalse())
+	g.Expect(p.Delete(event.DeleteEvent{Object: obj(stateRunnable, conn, 1)})).To(BeTrue())
+}

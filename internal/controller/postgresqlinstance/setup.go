@@ -40,10 +40,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -139,6 +141,9 @@ type Core struct {
 	// changed carries, for each kind's controller, the objects whose
 	// instances a scheduled listing found changed.
 	changed map[bool]chan ctrlevent.GenericEvent // by namespaced
+	// wakes brings the objects waiting on their instance back when it
+	// changes.
+	wakes *wakes
 }
 
 // NewCore returns the shared part of the PostgresqlInstance controllers, and adds
@@ -151,6 +156,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		fleet:    &fleet{},
 		objects:  &fleet{},
 		needed:   &neededListings{},
+		wakes:    newWakes(),
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}
@@ -245,6 +251,9 @@ func setupKind[T instance](c *Core, mgr ctrl.Manager, obj T, groupKind string, g
 	if err := c.fleet.watch(mgr, obj); err != nil {
 		return err
 	}
+	if err := c.wakes.watch(mgr, obj); err != nil {
+		return err
+	}
 	conn := &connector[T]{
 		kube:     mgr.GetClient(),
 		secrets:  mgr.GetAPIReader(),
@@ -261,7 +270,7 @@ func setupKind[T instance](c *Core, mgr ctrl.Manager, obj T, groupKind string, g
 		poll:         c.pacing.pollIntervalHook(c.o.BusyPollInterval),
 		initializers: []managed.Initializer{managed.InitializerFn(externalNameInitializer(mgr.GetClient()))},
 		finalizer: &replicaCleaner{
-			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), "finalizer.managedresource.crossplane.io"),
+			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), managedFinalizer),
 			kube:         mgr.GetClient(),
 			reader:       mgr.GetAPIReader(),
 			pacing:       c.pacing,
@@ -287,6 +296,10 @@ type kindSetup struct {
 	initializers []managed.Initializer
 	finalizer    resource.Finalizer
 	watches      []Watch
+	// instances, when not nil, brings the instances whose changes wake the
+	// objects that naming maps them to (those that name them).
+	instances chan ctrlevent.GenericEvent
+	naming    handler.MapFunc
 }
 
 // setup adds the managed reconciler of one kind to mgr.
@@ -310,7 +323,7 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
 		managed.WithInitializers(k.initializers...),
-		managed.WithFinalizer(k.finalizer),
+		managed.WithFinalizer(statusKeeper{Finalizer: k.finalizer, name: managedFinalizer}),
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
@@ -319,13 +332,19 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(desiredStateChanged()).
-		For(k.obj)
+		For(k.obj, builder.WithPredicates(desiredStateChanged()))
 	if k.changed != nil {
 		b = b.WatchesRawSource(source.Channel(k.changed, &handler.EnqueueRequestForObject{}))
 	}
+	if k.instances != nil {
+		b = b.WatchesRawSource(source.Channel(k.instances, handler.EnqueueRequestsFromMapFunc(k.naming)))
+	}
 	for _, w := range k.watches {
-		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map))
+		p := w.Predicates
+		if len(p) == 0 {
+			p = []predicate.Predicate{desiredStateChanged()}
+		}
+		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map), builder.WithPredicates(p...))
 	}
 	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter))
 }

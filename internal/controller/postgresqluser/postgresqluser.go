@@ -295,11 +295,8 @@ type database interface {
 // ownerOfDatabase is the user a PostgresqlDatabase of either kind names as
 // its owner (spec.forProvider.owner), or "".
 func ownerOfDatabase(o client.Object) string {
-	switch d := o.(type) {
-	case *v1alpha1.PostgresqlDatabase:
-		return d.Spec.ForProvider.Owner
-	case *nsv1alpha1.PostgresqlDatabase:
-		return d.Spec.ForProvider.Owner
+	if d, ok := o.(interface{ OwnerKey() types.NamespacedName }); ok {
+		return d.OwnerKey().Name
 	}
 	return ""
 }
