@@ -311,10 +311,10 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			continue
 		}
 		if !res.found {
-			deny = admission.Denied(notFound(ref, ns, value, l, res))
+			deny = admission.Denied(res.notFound(instanceKind, ref, ns, value, l))
 			continue
 		}
-		t := res.target
+		t := res.value
 		confirm, resp := i.admitInstance(ctx, r, ref, ns, t)
 		if resp != nil {
 			deny = *resp
@@ -368,29 +368,6 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 	// ClusterProviderConfig's spec.namespaces, shrink yet: the password goes
 	// to the namespace only once the API server agrees.
 	return t.cluster != nil || lent, nil
-}
-
-// notFound is the denial of a pod whose annotation names no instance: where
-// the injector looked, in order, and why a namespaced instance of another
-// namespace is never found.
-func notFound(ref, ns, value string, l lookup, res resolution) string {
-	switch {
-	case !res.namespacedServed && l.namespace != "":
-		return fmt.Sprintf(errNamespacedNotServed, ref, v1alpha1.AnnotationInstanceName, value)
-	case !res.namespacedServed && !res.clusterServed:
-		return fmt.Sprintf(errKindNotServed, ref, v1alpha1.AnnotationInstanceName, value)
-	}
-	served := func(ok bool, resource string) string {
-		if ok {
-			return resource
-		}
-		return "that kind is not served in this cluster"
-	}
-	if l.namespace != "" {
-		return fmt.Sprintf(errNoNamespacedInstance, ref, v1alpha1.AnnotationInstanceName, l.name, ns, namespacedResource)
-	}
-	return fmt.Sprintf(errNoInstance, ref, v1alpha1.AnnotationInstanceName, value, ns,
-		served(res.namespacedServed, namespacedResource), served(res.clusterServed, clusterResource))
 }
 
 // notReady says why pi cannot be connected to yet, or "" when it can.

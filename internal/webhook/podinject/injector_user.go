@@ -105,9 +105,9 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetUser, ref, value, v1alpha1.AnnotationUserName)))
 	}
 	if !res.found {
-		return fail(admission.Denied(userNotFound(ref, ns, value, l, res)))
+		return fail(admission.Denied(res.notFound(userKind, ref, ns, value, l)))
 	}
-	ut := res.user
+	ut := res.value
 	if ut.cluster != nil && !userAllows(ut.cluster, ns) {
 		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, quoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
 	}
@@ -146,28 +146,6 @@ func instanceString(key types.NamespacedName) string {
 		return fmt.Sprintf("PostgresqlInstance %q", key.Name)
 	}
 	return fmt.Sprintf("PostgresqlInstance %q of namespace %s (%s)", key.Name, key.Namespace, nsv1alpha1.Group)
-}
-
-// userNotFound is the denial of a pod whose user annotation names no user, as
-// notFound is for instances.
-func userNotFound(ref, ns, value string, l lookup, res userResolution) string {
-	switch {
-	case !res.namespacedServed && l.namespace != "":
-		return fmt.Sprintf(errNamespacedUserNotServed, ref, v1alpha1.AnnotationUserName, value)
-	case !res.namespacedServed && !res.clusterServed:
-		return fmt.Sprintf(errUserKindNotServed, ref, v1alpha1.AnnotationUserName, value)
-	}
-	served := func(ok bool, resource string) string {
-		if ok {
-			return resource
-		}
-		return "that kind is not served in this cluster"
-	}
-	if l.namespace != "" {
-		return fmt.Sprintf(errNoNamespacedUser, ref, v1alpha1.AnnotationUserName, l.name, ns, namespacedUserResource)
-	}
-	return fmt.Sprintf(errNoUser, ref, v1alpha1.AnnotationUserName, value, ns,
-		served(res.namespacedServed, namespacedUserResource), served(res.clusterServed, clusterUserResource))
 }
 
 // prepareUser reads what the pod needs of user ut and its instance t: the

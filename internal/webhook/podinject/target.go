@@ -23,9 +23,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -205,49 +203,8 @@ func parseAnnotation(v string) (lookup, bool) {
 	return l, len(validation.IsDNS1123Subdomain(l.name)) == 0
 }
 
-// A resolution is the outcome of looking an annotation up through one reader:
-// the target, or why there is none.
-type resolution struct {
-	target target
-	found  bool
-	// served says, by kind, whether the API server serves it.
-	namespacedServed, clusterServed bool
-}
-
-// resolve looks the instance named by l up for a pod of namespace ns: an
-// instance of the pod's own namespace first, else the cluster-scoped one. A
-// namespaced instance missing from the cache is confirmed missing through live
-// before a cluster-scoped one is chosen: a new namespaced instance must never
-// be passed over for an older cluster-scoped one of the same name.
-func resolve(ctx context.Context, r, live client.Reader, ns string, l lookup) (resolution, error) {
-	res := resolution{namespacedServed: true, clusterServed: true}
-	npi := &nsv1alpha1.PostgresqlInstance{}
-	key := types.NamespacedName{Namespace: ns, Name: l.name}
-	err := r.Get(ctx, key, npi)
-	if kerrors.IsNotFound(err) && r != live {
-		err = live.Get(ctx, key, npi)
-	}
-	switch {
-	case err == nil:
-		res.target, res.found = namespacedTarget(npi), true
-		return res, nil
-	case apimeta.IsNoMatchError(err):
-		res.namespacedServed = false
-	case !kerrors.IsNotFound(err):
-		return res, err
-	}
-	if l.namespace != "" {
-		return res, nil
-	}
-	cpi := &v1alpha1.PostgresqlInstance{}
-	err = r.Get(ctx, types.NamespacedName{Name: l.name}, cpi)
-	switch {
-	case err == nil:
-		res.target, res.found = clusterTarget(cpi), true
-	case apimeta.IsNoMatchError(err):
-		res.clusterServed = false
-	case !kerrors.IsNotFound(err):
-		return res, err
-	}
-	return res, nil
+// resolve looks the instance named by l up for a pod of namespace ns, as
+// resolveScoped does.
+func resolve(ctx context.Context, r, live client.Reader, ns string, l lookup) (resolution[target], error) {
+	return resolveScoped(ctx, r, live, ns, l, &nsv1alpha1.PostgresqlInstance{}, namespacedTarget, &v1alpha1.PostgresqlInstance{}, clusterTarget)
 }

@@ -65,31 +65,31 @@ func TestParseAnnotation(t *testing.T) {
 func TestNotFound(t *testing.T) {
 	for name, tc := range map[string]struct {
 		value string
-		res   resolution
+		res   resolution[target]
 		want  []string
 	}{
 		"BothServed": {
-			value: "orders", res: resolution{namespacedServed: true, clusterServed: true},
+			value: "orders", res: resolution[target]{namespacedServed: true, clusterServed: true},
 			want: []string{"neither in the pod's namespace team-b (postgresqlinstances.cloudsql.m.travelaudience.com) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)", "serves only pods of its own namespace"},
 		},
 		"OnlyTheClusterScopedKindServed": {
-			value: "orders", res: resolution{clusterServed: true},
+			value: "orders", res: resolution[target]{clusterServed: true},
 			want: []string{"neither in the pod's namespace team-b (that kind is not served in this cluster) nor cluster-scoped (postgresqlinstances.cloudsql.travelaudience.com)"},
 		},
 		"OnlyTheNamespacedKindServed": {
-			value: "orders", res: resolution{namespacedServed: true},
+			value: "orders", res: resolution[target]{namespacedServed: true},
 			want: []string{"nor cluster-scoped (that kind is not served in this cluster)"},
 		},
 		"NoneServed": {
-			value: "orders", res: resolution{},
+			value: "orders", res: resolution[target]{},
 			want: []string{"this cluster serves no PostgresqlInstances"},
 		},
 		"NamespaceNamedServed": {
-			value: "team-b/orders", res: resolution{namespacedServed: true},
+			value: "team-b/orders", res: resolution[target]{namespacedServed: true},
 			want: []string{`names PostgresqlInstance "orders" of namespace team-b (postgresqlinstances.cloudsql.m.travelaudience.com), which does not exist`},
 		},
 		"NamespaceNamedNotServed": {
-			value: "team-b/orders", res: resolution{clusterServed: true},
+			value: "team-b/orders", res: resolution[target]{clusterServed: true},
 			want: []string{"this cluster does not serve namespaced PostgresqlInstances", "activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com"},
 		},
 	} {
@@ -97,7 +97,7 @@ func TestNotFound(t *testing.T) {
 			g := NewWithT(t)
 			l, ok := parseAnnotation(tc.value)
 			g.Expect(ok).To(BeTrue())
-			msg := notFound("team-b/web", "team-b", tc.value, l, tc.res)
+			msg := tc.res.notFound(instanceKind, "team-b/web", "team-b", tc.value, l)
 			g.Expect(msg).To(HavePrefix("pod team-b/web: "))
 			for _, w := range tc.want {
 				g.Expect(msg).To(ContainSubstring(w))

@@ -24,7 +24,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -144,49 +143,10 @@ func userPgpassReplica(ut userTarget, ns string, pgpass []byte) *corev1.Secret {
 	}
 }
 
-// A userResolution is the outcome of looking a user annotation up through one
-// reader: the user, or why there is none.
-type userResolution struct {
-	user  userTarget
-	found bool
-	// served says, by kind, whether the API server serves it.
-	namespacedServed, clusterServed bool
-}
-
 // resolveUser looks the user named by l up for a pod of namespace ns, as
-// resolve looks instances up: a user of the pod's own namespace first
-// (confirmed missing through live), else the cluster-scoped one.
-func resolveUser(ctx context.Context, r, live client.Reader, ns string, l lookup) (userResolution, error) {
-	res := userResolution{namespacedServed: true, clusterServed: true}
-	nu := &nsv1alpha1.PostgresqlUser{}
-	key := types.NamespacedName{Namespace: ns, Name: l.name}
-	err := r.Get(ctx, key, nu)
-	if kerrors.IsNotFound(err) && r != live {
-		err = live.Get(ctx, key, nu)
-	}
-	switch {
-	case err == nil:
-		res.user, res.found = namespacedUser(nu), true
-		return res, nil
-	case apimeta.IsNoMatchError(err):
-		res.namespacedServed = false
-	case !kerrors.IsNotFound(err):
-		return res, err
-	}
-	if l.namespace != "" {
-		return res, nil
-	}
-	cu := &v1alpha1.PostgresqlUser{}
-	err = r.Get(ctx, types.NamespacedName{Name: l.name}, cu)
-	switch {
-	case err == nil:
-		res.user, res.found = clusterUser(cu), true
-	case apimeta.IsNoMatchError(err):
-		res.clusterServed = false
-	case !kerrors.IsNotFound(err):
-		return res, err
-	}
-	return res, nil
+// resolveScoped does.
+func resolveUser(ctx context.Context, r, live client.Reader, ns string, l lookup) (resolution[userTarget], error) {
+	return resolveScoped(ctx, r, live, ns, l, &nsv1alpha1.PostgresqlUser{}, namespacedUser, &v1alpha1.PostgresqlUser{}, clusterUser)
 }
 
 // instanceOf reads the PostgresqlInstance that ut belongs to through r. found

@@ -36,27 +36,27 @@ import (
 func TestUserNotFound(t *testing.T) {
 	for name, tc := range map[string]struct {
 		value string
-		res   userResolution
+		res   resolution[userTarget]
 		want  []string
 	}{
 		"BothServed": {
-			value: "app", res: userResolution{namespacedServed: true, clusterServed: true},
+			value: "app", res: resolution[userTarget]{namespacedServed: true, clusterServed: true},
 			want: []string{`annotation cloudsql.travelaudience.com/postgresqluser-name names PostgresqlUser "app", which exists neither in the pod's namespace team-b (postgresqlusers.cloudsql.m.travelaudience.com) nor cluster-scoped (postgresqlusers.cloudsql.travelaudience.com)`, "a namespaced PostgresqlUser serves only pods of its own namespace"},
 		},
 		"OnlyTheClusterScopedKindServed": {
-			value: "app", res: userResolution{clusterServed: true},
+			value: "app", res: resolution[userTarget]{clusterServed: true},
 			want: []string{"neither in the pod's namespace team-b (that kind is not served in this cluster) nor cluster-scoped (postgresqlusers.cloudsql.travelaudience.com)"},
 		},
 		"NoneServed": {
-			value: "app", res: userResolution{},
+			value: "app", res: resolution[userTarget]{},
 			want: []string{"this cluster serves no PostgresqlUsers", "activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com or postgresqlusers.cloudsql.travelaudience.com"},
 		},
 		"NamespaceNamedServed": {
-			value: "team-b/app", res: userResolution{namespacedServed: true},
+			value: "team-b/app", res: resolution[userTarget]{namespacedServed: true},
 			want: []string{`names PostgresqlUser "app" of namespace team-b (postgresqlusers.cloudsql.m.travelaudience.com), which does not exist`},
 		},
 		"NamespaceNamedNotServed": {
-			value: "team-b/app", res: userResolution{clusterServed: true},
+			value: "team-b/app", res: resolution[userTarget]{clusterServed: true},
 			want: []string{"this cluster does not serve namespaced PostgresqlUsers", "activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com"},
 		},
 	} {
@@ -64,7 +64,7 @@ func TestUserNotFound(t *testing.T) {
 			g := NewWithT(t)
 			l, ok := parseAnnotation(tc.value)
 			g.Expect(ok).To(BeTrue())
-			msg := userNotFound("team-b/web", "team-b", tc.value, l, tc.res)
+			msg := tc.res.notFound(userKind, "team-b/web", "team-b", tc.value, l)
 			g.Expect(msg).To(HavePrefix("pod team-b/web: "))
 			for _, w := range tc.want {
 				g.Expect(msg).To(ContainSubstring(w))
