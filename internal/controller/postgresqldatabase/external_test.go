@@ -18,19 +18,13 @@ package postgresqldatabase
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/cloudsqlconn"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +41,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
 )
 
 // These tests reach every branch of external that runs no SQL, and those
@@ -60,29 +55,6 @@ const (
 	unitInstance = "shared"
 	unitNS       = "team-a"
 )
-
-// recorder is the pacing's view of a reconcile: which marks it left.
-type recorder struct{ busy, stalled, waiting bool }
-
-func (r *recorder) Busy(metav1.Object)    { r.busy = true }
-func (r *recorder) Stalled(metav1.Object) { r.stalled = true }
-func (r *recorder) Waiting(metav1.Object) { r.waiting = true }
-
-func (r *recorder) Observed(metav1.Object, time.Time) {}
-
-func (r *recorder) marks() []string {
-	var m []string
-	if r.busy {
-		m = append(m, "busy")
-	}
-	if r.stalled {
-		m = append(m, "stalled")
-	}
-	if r.waiting {
-		m = append(m, "waiting")
-	}
-	return m
-}
 
 type dbMod func(*v1alpha1.PostgresqlDatabase)
 
@@ -167,25 +139,6 @@ func fault(method string, count int) cloud {
 	}
 }
 
-// refusingDialer reaches the instance's address where nothing listens.
-type refusingDialer struct{ addr string }
-
-func (d refusingDialer) Dial(ctx context.Context, _ string, _ ...cloudsqlconn.DialOption) (net.Conn, error) {
-	var nd net.Dialer
-	return nd.DialContext(ctx, "tcp", d.addr)
-}
-
-func closedAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // args are one case's world before the call.
 type args struct {
 	mg    database
@@ -210,29 +163,6 @@ type result struct {
 	Pacing    []string
 	Databases []string
 	Calls     []string
-}
-
-// shown is err as a result holds it: a Cloud SQL Admin API error as its
-// code, an unreachable instance as such.
-func shown(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	var gerr *googleapi.Error
-	if errors.As(err, &gerr) {
-		if i := strings.Index(msg, "googleapi: "); i >= 0 {
-			msg = msg[:i]
-		}
-		return msg + "googleapi " + strconv.Itoa(gerr.Code)
-	}
-	if pgsql.IsUnreachable(err) {
-		if i := strings.Index(msg, "cannot connect to Cloud SQL instance"); i >= 0 {
-			msg = msg[:i]
-		}
-		return msg + "unreachable"
-	}
-	return msg
 }
 
 func call(t *testing.T, a args, method string) result {
@@ -283,12 +213,12 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 		Observed: v1alpha1.PostgresqlInstanceObservation{State: state, ConnectionName: unitProject + ":europe-west1:" + unitInstance, PublicIP: "127.0.0.2"},
 	}
 	if a.unreachable {
-		d := refusingDialer{addr: closedAddress(t)}
+		d := objecttest.RefusingDialer{Addr: objecttest.ClosedAddress(t)}
 		conn.NewSQL = func(context.Context) (*pgsql.Client, error) {
 			return pgsql.New(d, conn.Observed.ConnectionName, "root", pgsql.WithConnectTimeout(5*time.Second)), nil
 		}
 	}
-	rec := &recorder{}
+	rec := &objecttest.Marks{}
 	e := &external[T]{
 		kube: kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
 		pacer: rec, instance: instance, owner: a.owner,
@@ -305,7 +235,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 	case "Delete":
 		_, err = e.Delete(ctx, mg)
 	}
-	r.Err = shown(err)
+	r.Err = objecttest.Shown(err)
 	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
 		r.Condition = string(c.Reason) + ": " + c.Message
 	}
@@ -314,7 +244,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 			r.Calls = append(r.Calls, req.Method)
 		}
 	}
-	r.Pacing = rec.marks()
+	r.Pacing = rec.List()
 	emu.FinishOperations()
 	dbs, err := svc.Databases.List(unitProject, unitInstance).Do()
 	if err != nil {
@@ -568,7 +498,7 @@ func TestDelete(t *testing.T) {
 func TestConnectWithoutInstance(t *testing.T) {
 	c := &connector[*v1alpha1.PostgresqlDatabase]{}
 	_, err := c.Connect(context.Background(), ordersDB(func(d *v1alpha1.PostgresqlDatabase) { d.Spec.ForProvider.Instance = "" }))
-	if diff := cmp.Diff(errNoInstance, shown(err)); diff != "" {
+	if diff := cmp.Diff(errNoInstance, objecttest.Shown(err)); diff != "" {
 		t.Errorf("Connect(...): -want, +got:\n%s", diff)
 	}
 }

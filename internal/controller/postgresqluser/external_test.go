@@ -18,20 +18,15 @@ package postgresqluser
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/cloudsqlconn"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +44,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
 )
 
 // These tests reach every branch of external that runs no SQL, and those
@@ -65,29 +61,6 @@ const (
 	storedPW     = "Stored0Password0Of0Thirty0Two0Ch"
 	otherPW      = "Other0Password0Of0Thirty0Two0Cha"
 )
-
-// recorder is the pacing's view of a reconcile: which marks it left.
-type recorder struct{ busy, stalled, waiting bool }
-
-func (r *recorder) Busy(metav1.Object)    { r.busy = true }
-func (r *recorder) Stalled(metav1.Object) { r.stalled = true }
-func (r *recorder) Waiting(metav1.Object) { r.waiting = true }
-
-func (r *recorder) Observed(metav1.Object, time.Time) {}
-
-func (r *recorder) marks() []string {
-	var m []string
-	if r.busy {
-		m = append(m, "busy")
-	}
-	if r.stalled {
-		m = append(m, "stalled")
-	}
-	if r.waiting {
-		m = append(m, "waiting")
-	}
-	return m
-}
 
 type userMod func(*v1alpha1.PostgresqlUser)
 
@@ -162,27 +135,6 @@ func secret(password string, unconfirmed bool, controller types.UID) client.Obje
 	return s
 }
 
-// refusingDialer reaches the instance's address where nothing listens, as a
-// firewall that rejects the provider would have it.
-type refusingDialer struct{ addr string }
-
-func (d refusingDialer) Dial(ctx context.Context, _ string, _ ...cloudsqlconn.DialOption) (net.Conn, error) {
-	var nd net.Dialer
-	return nd.DialContext(ctx, "tcp", d.addr)
-}
-
-// closedAddress is a loopback address where nothing listens.
-func closedAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // args are one case's world before the call.
 type args struct {
 	mg      *v1alpha1.PostgresqlUser
@@ -213,29 +165,6 @@ type result struct {
 	Calls     []string
 }
 
-// shown is err as a result holds it: a Cloud SQL Admin API error as its
-// code, an unreachable instance as such.
-func shown(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	var gerr *googleapi.Error
-	if errors.As(err, &gerr) {
-		if i := strings.Index(msg, "googleapi: "); i >= 0 {
-			msg = msg[:i]
-		}
-		return msg + "googleapi " + strconv.Itoa(gerr.Code)
-	}
-	if pgsql.IsUnreachable(err) {
-		if i := strings.Index(msg, "cannot connect to Cloud SQL instance"); i >= 0 {
-			msg = msg[:i]
-		}
-		return msg + "unreachable"
-	}
-	return msg
-}
-
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -252,7 +181,7 @@ type world struct {
 	emu  *emulator.Server
 	svc  *sqladmin.Service
 	kube client.Client
-	rec  *recorder
+	rec  *objecttest.Marks
 }
 
 func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]) {
@@ -274,7 +203,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		c(t, emu, svc)
 	}
 	emu.ResetCounts()
-	w := &world{emu: emu, svc: svc, rec: &recorder{},
+	w := &world{emu: emu, svc: svc, rec: &objecttest.Marks{},
 		kube: fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(a.secrets...).Build()}
 	state := a.state
 	if state == "" {
@@ -285,7 +214,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		Observed: v1alpha1.PostgresqlInstanceObservation{State: state, ConnectionName: unitProject + ":europe-west1:" + unitInstance, PublicIP: "127.0.0.2"},
 	}
 	if a.unreachable {
-		d := refusingDialer{addr: closedAddress(t)}
+		d := objecttest.RefusingDialer{Addr: objecttest.ClosedAddress(t)}
 		conn.NewSQL = func(context.Context) (*pgsql.Client, error) {
 			return pgsql.New(d, conn.Observed.ConnectionName, "root", pgsql.WithConnectTimeout(5*time.Second)), nil
 		}
@@ -327,7 +256,7 @@ func call(t *testing.T, a args, method string) result {
 	case "Delete":
 		_, err = e.Delete(ctx, mg)
 	}
-	r.Err = shown(err)
+	r.Err = objecttest.Shown(err)
 	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
 		r.Condition = string(c.Reason) + ": " + c.Message
 	}
@@ -336,7 +265,7 @@ func call(t *testing.T, a args, method string) result {
 			r.Calls = append(r.Calls, req.Method)
 		}
 	}
-	r.Pacing = w.rec.marks()
+	r.Pacing = w.rec.List()
 	r.Secret = secretState(t, w.kube, mg)
 	r.Login = loginState(w, cloudsql.UserName(mg.Settings(), mg.GetName()), r.Secret)
 	return r
@@ -720,7 +649,7 @@ func TestConnectWithoutInstance(t *testing.T) {
 	mg := appUser()
 	mg.Spec.ForProvider.Instance = ""
 	_, err := c.Connect(context.Background(), mg)
-	if diff := cmp.Diff(errNoInstance, shown(err)); diff != "" {
+	if diff := cmp.Diff(errNoInstance, objecttest.Shown(err)); diff != "" {
 		t.Errorf("Connect(...): -want, +got:\n%s", diff)
 	}
 }
