@@ -35,6 +35,7 @@ import (
 const (
 	errListDatabases = "cannot list the databases of Cloud SQL instance %s in project %s"
 	errListUsers     = "cannot list the users of Cloud SQL instance %s in project %s"
+	errStillListing  = "the listing of the %s of Cloud SQL instance %s in project %s has not come back before this reconcile's deadline: it waits for the request budget, which a fleet's first pass fills, and goes on for the next try"
 )
 
 // Kinds of listing.
@@ -163,7 +164,7 @@ func (c *Cache) get(ctx context.Context, k Key, fetch func(context.Context) (any
 	})
 	select {
 	case <-ctx.Done():
-		return nil, time.Time{}, ctx.Err()
+		return nil, time.Time{}, errors.Wrapf(ctx.Err(), errStillListing, k.Kind, k.Instance, k.Project)
 	case r := <-ch:
 		if r.Err != nil {
 			return nil, time.Time{}, r.Err

@@ -18,7 +18,9 @@ package listcache_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +152,45 @@ func TestActiveDropsWhatNobodyAskedFor(t *testing.T) {
 	_, _, err = c.Users(context.Background(), svc, listcache.Key{Source: "pc", Project: project, Instance: "orders"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.Active(5 * time.Minute)).To(Equal(1))
+}
+
+// A listing that outlives the reconcile that asked for it says so, and goes
+// on: the next reconcile is served by it, with no second listing.
+func TestAListingOutlivesItsCaller(t *testing.T) {
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	release := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The first listing waits, as one behind a full request budget.
+		if strings.HasSuffix(r.URL.Path, "/users") && r.Method == http.MethodGet {
+			once.Do(func() { <-release })
+		}
+		emu.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{Name: "orders", DatabaseVersion: "POSTGRES_15", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}})).To(Succeed())
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders", Kind: listcache.KindUsers}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _, err = c.Users(ctx, svc, k)
+	g.Expect(err).To(MatchError(ContainSubstring("the listing of the users of Cloud SQL instance orders in project list-project has not come back before this reconcile's deadline")))
+
+	close(release)
+	g.Eventually(func() error {
+		_, _, err := c.Users(context.Background(), svc, k)
+		return err
+	}, 10*time.Second, 10*time.Millisecond).Should(Succeed())
+	g.Expect(emu.Counts()[emulator.MethodUsersList]).To(Equal(1), "the listing went on and served the next reconcile")
 }
