@@ -19,6 +19,7 @@ package postgresqlinstance
 import (
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +86,7 @@ func TestInstanceChangesThatWakeItsObjects(t *testing.T) {
 		"OtherStatus":            {old: obj("PENDING_CREATE", "", 1), new: obj("PENDING_CREATE", conn, 1)},
 		"SpecChanged":            {old: obj(stateRunnable, conn, 1), new: obj(stateRunnable, conn, 2), want: true},
 	}
-	p := newWakes().changed
+	p := newWakes(logging.NewNopLogger()).changed
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -95,4 +96,18 @@ func TestInstanceChangesThatWakeItsObjects(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(p.Create(event.CreateEvent{Object: obj(stateRunnable, conn, 1)})).To(BeFalse())
 	g.Expect(p.Delete(event.DeleteEvent{Object: obj(stateRunnable, conn, 1)})).To(BeTrue())
+}
+
+// A controller that does not run (this replica does not lead) never drains
+// its wakes: sending more than it holds must not stall the instances'
+// informer, which the webhooks read too.
+func TestAWakeNeverBlocksTheInformer(t *testing.T) {
+	g := NewWithT(t)
+	w := newWakes(nil)
+	ch := w.kind()
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "db"}}
+	for range cap(ch) + 10 {
+		w.send(pi)
+	}
+	g.Expect(ch).To(HaveLen(cap(ch)))
 }

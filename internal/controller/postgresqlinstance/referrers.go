@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -101,10 +102,14 @@ type wakes struct {
 	kinds []chan ctrlevent.GenericEvent
 	// changed chooses the instances' changes that wake objects.
 	changed predicate.Predicate
+	log     logging.Logger
 }
 
-func newWakes() *wakes {
-	return &wakes{changed: ReadinessChanged(func(o client.Object) bool {
+func newWakes(log logging.Logger) *wakes {
+	if log == nil {
+		log = logging.NewNopLogger()
+	}
+	return &wakes{log: log, changed: ReadinessChanged(func(o client.Object) bool {
 		i, ok := o.(instance)
 		if !ok {
 			return false
@@ -159,9 +164,16 @@ func (w *wakes) send(o client.Object) {
 	kinds := slices.Clone(w.kinds)
 	w.mu.Unlock()
 	for _, ch := range kinds {
-		// Buffered and drained by the kind's controller into its queue: a
-		// wake is never dropped.
-		ch <- ctrlevent.GenericEvent{Object: o}
+		// Drained into the kind's work queue by its controller, which runs
+		// only while this replica leads: a replica that does not lead, or a
+		// burst larger than the buffer, drops the wake rather than stall the
+		// informer that the webhooks read too. A dropped wake costs a wait
+		// until the object's next poll.
+		select {
+		case ch <- ctrlevent.GenericEvent{Object: o}:
+		default:
+			w.log.Debug("Dropped a wake of the objects of a changed instance: they come back at their next poll", "instance", client.ObjectKeyFromObject(o).String())
+		}
 	}
 }
 

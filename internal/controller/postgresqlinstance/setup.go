@@ -156,7 +156,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		fleet:    &fleet{},
 		objects:  &fleet{},
 		needed:   &neededListings{},
-		wakes:    newWakes(),
+		wakes:    newWakes(o.Logger),
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}
