@@ -961,7 +961,10 @@ func TestObserve(t *testing.T) {
 		},
 		"NewObjectReadAloneThisSecond": {
 			reason: "observe = list: no listing can show yet whether a name created this very second is taken: instances.get reads it.",
-			args: args{mg: clusterDB(createdAt(2 * time.Second)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+			// Created after the listing however long the cases before this one
+			// take: the table is built when the test starts, and 2 s ahead
+			// was behind the listing under CI's load.
+			args: args{mg: clusterDB(createdAt(time.Hour)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, listedBefore: true},
 			want: result{
 				Exists: true, UpToDate: true, Details: published, Conditions: available,
