@@ -87,11 +87,11 @@ func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
 // namespace: a database that names a user, or stops naming it, changes what
 // the user's connection secret offers (its database and databases keys).
 func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
-	name := ownerOfDatabase(o)
-	if name == "" {
+	d, ok := o.(database)
+	if !ok || d.OwnerKey().Name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	return []reconcile.Request{{NamespacedName: d.OwnerKey()}}
 }
 
 func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
@@ -277,7 +277,7 @@ func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
 	}
 	for _, o := range l.(resource.ManagedList).GetItems() {
 		d, ok := o.(database)
-		if ok && ownerOfDatabase(d) == mg.GetName() && d.InstanceKey() == mg.InstanceKey() {
+		if ok && d.OwnerKey() == client.ObjectKeyFromObject(mg) && d.InstanceKey() == mg.InstanceKey() {
 			names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
 		}
 	}
@@ -285,20 +285,13 @@ func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
 	return names, nil
 }
 
-// database is what owned reads of a PostgresqlDatabase of either kind.
+// database is what owned and ownerOf read of a PostgresqlDatabase of either
+// kind.
 type database interface {
 	resource.Managed
 	Settings() *v1alpha1.PostgresqlDatabaseSettings
 	InstanceKey() types.NamespacedName
-}
-
-// ownerOfDatabase is the user a PostgresqlDatabase of either kind names as
-// its owner (spec.forProvider.owner), or "".
-func ownerOfDatabase(o client.Object) string {
-	if d, ok := o.(interface{ OwnerKey() types.NamespacedName }); ok {
-		return d.OwnerKey().Name
-	}
-	return ""
+	OwnerKey() types.NamespacedName
 }
 
 func builtIn(mg user) bool {
