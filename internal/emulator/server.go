@@ -133,6 +133,10 @@ type apiRequest struct {
 	failOp bool
 }
 
+// RequestReasonHeader is Google APIs' system parameter that gives a request's
+// reason to Cloud Audit Logs.
+const RequestReasonHeader = "X-Goog-Request-Reason"
+
 // Request is one entry of the request log kept for tests.
 type Request struct {
 	// Time is the emulator's time when the request arrived.
@@ -150,6 +154,10 @@ type Request struct {
 	Instance string `json:"instance,omitempty"`
 	// Status is the HTTP status answered.
 	Status int `json:"status"`
+	// Reason is the request's X-Goog-Request-Reason header, which Cloud
+	// Audit Logs show as the request's reason; the provider's admission
+	// lookups send one.
+	Reason string `json:"reason,omitempty"`
 }
 
 // statusRecorder remembers the status written through it.
@@ -265,7 +273,7 @@ func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int
 	}
 	s.requests = append(s.requests, Request{
 		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
-		Project: rt.project, Instance: rt.instance, Status: status,
+		Project: rt.project, Instance: rt.instance, Status: status, Reason: r.Header.Get(RequestReasonHeader),
 	})
 }
 

@@ -153,3 +153,24 @@ func TestRetriesSpendTheBudget(t *testing.T) {
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(windowWaits).To(Equal([]time.Duration{time.Minute}))
 }
+
+// Admission lookups say so in X-Goog-Request-Reason, which Cloud Audit Logs
+// show; the controllers' calls give no reason.
+func TestAdmissionLookupsGiveTheirReason(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, _ := setup(t, budget.PerMinute(100))
+	insert(g, svc, "db")
+	_, err := svc.Instances.Get(project, "db").Context(budget.ForAdmissionBy(context.Background(), "team-a")).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = svc.Instances.Get(project, "db").Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	var reasons []string
+	for _, r := range emu.Requests() {
+		reasons = append(reasons, r.Method+": "+r.Reason)
+	}
+	g.Expect(reasons).To(Equal([]string{
+		"instances.insert: ",
+		"instances.get: " + budget.AdmissionReason,
+		"instances.get: ",
+	}))
+}
