@@ -193,10 +193,19 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 		age := e.pacing.maxListingAge(objectKey(mg))
 		notBefore := e.pacing.lastActive(objectKey(mg))
 		switch {
+		case neverSynced(mg) && !observeOnly(mg):
+			// A new object that may create its instance: a recent listing
+			// shows whether its name is free, even one that began before
+			// the object (the admission check's), and a burst of new
+			// objects shares it. Its own instance cannot exist before its
+			// insert, and a name taken since then meets that insert,
+			// which takes the name-conflict path.
+			if e.pacing.busyPoll > 0 {
+				age = min(age, e.pacing.busyPoll)
+			}
 		case neverSynced(mg):
-			// A new object: any listing that began after it was created
-			// shows whether its name is taken, and a thousand created
-			// together need not each wait for a listing of their own.
+			// A new import: only a listing that began after it was
+			// created may say that the instance it expects is missing.
 			if c := mg.GetCreationTimestamp().Time; c.After(notBefore) {
 				notBefore = c.Add(-time.Second) // the API server's clock counts whole seconds
 			}
@@ -300,6 +309,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
 	e.pacing.markChanged(objectKey(mg), true)
+	e.pacing.markCreated(objectKey(mg))
 	return managed.ExternalCreation{}, nil
 }
 

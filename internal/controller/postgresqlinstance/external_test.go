@@ -959,12 +959,24 @@ func TestObserve(t *testing.T) {
 				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 			},
 		},
-		"NewObjectReadAloneThisSecond": {
-			reason: "observe = list: no listing can show yet whether a name created this very second is taken: instances.get reads it.",
+		"NewObjectTakesARecentListingBegunBeforeIt": {
+			reason: "observe = list: a new object that may create its instance takes a recent listing begun before it (the admission check's): its own instance cannot exist before its insert.",
+			args: args{mg: clusterDB(createdAt(time.Hour)), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listedBefore: true},
+			want: result{Secret: "stored, confirmed", Cloud: "none"},
+		},
+		"NewObjectListsAgainPastTheBusyPoll": {
+			reason: "observe = list: the listing that a new object takes is no older than the busy poll interval.",
+			args: args{mg: clusterDB(createdAt(time.Hour)), secrets: []client.Object{connSecret(ours, storedPW)},
+				listed: true, listedBefore: true, pacing: func(p *pacing, _ string) { p.busyPoll = time.Nanosecond }},
+			want: result{Secret: "stored, confirmed", Cloud: "none", Calls: []string{"instances.list"}},
+		},
+		"NewImportReadAloneThisSecond": {
+			reason: "observe = list: no listing can show yet whether the instance that an import created this very second expects exists: instances.get reads it.",
 			// Created after the listing however long the cases before this one
 			// take: the table is built when the test starts, and 2 s ahead
 			// was behind the listing under CI's load.
-			args: args{mg: clusterDB(createdAt(time.Hour)), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
+			args: args{mg: clusterDB(createdAt(time.Hour), observeOnlyPolicy), cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)},
 				listed: true, listedBefore: true},
 			want: result{
 				Exists: true, UpToDate: true, Details: published, Conditions: available,

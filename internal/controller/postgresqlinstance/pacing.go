@@ -115,6 +115,10 @@ type pacing struct {
 	// deleted, or whose delete Cloud SQL accepted: once a complete listing
 	// begun after the provider's last change lacks them, they are gone.
 	deleting map[string]bool
+	// wrote marks instances whose insert Cloud SQL accepted in the reconcile
+	// under way: its operation has just begun, and looking again at once
+	// would only start a listing that shows it PENDING_CREATE.
+	wrote map[string]bool
 	// seen is when each instance was last read from Cloud SQL (by a listing or
 	// an instances.get), or first reconciled, to size the fleet and measure the
 	// gaps between observations.
@@ -150,7 +154,7 @@ func newPacing(c pacingConfig) *pacing {
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
-		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{},
+		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{}, wrote: map[string]bool{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
 	}
 }
@@ -187,6 +191,16 @@ func (p *pacing) markChanged(name string, visible bool) {
 	p.active[name] = p.now()
 	p.visible[name] = visible
 	delete(p.idle, name)
+}
+
+// markCreated records that Cloud SQL accepted the instance's insert in the
+// reconcile under way: the reconciler's immediate requeue after a create is
+// put off (see backoffToPoll), and the project's busy listings, or the busy
+// poll, bring the object back.
+func (p *pacing) markCreated(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wrote[name] = true
 }
 
 // markIdle records that no operation runs on the instance (operations.list
@@ -272,6 +286,7 @@ func (p *pacing) forget(name string) {
 	delete(p.visible, name)
 	delete(p.idle, name)
 	delete(p.deleting, name)
+	delete(p.wrote, name)
 	delete(p.seen, name)
 	delete(p.objectSeen, name)
 }
@@ -497,9 +512,40 @@ func (p *pacing) listPeriod() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.hurry) > 0 && p.busyPoll > 0 {
-		return max(p.busyPoll, p.budgetBound/listingsPerInterval)
+		return max(p.busyListPeriodLocked(), p.budgetBound/listingsPerInterval)
 	}
 	return p.listPeriodLocked()
+}
+
+// busyListFloor is the least time between two listings of a project while
+// operations of the provider's run on its instances.
+const busyListFloor = 2 * time.Second
+
+// busyListShare is how late, as a share of the time an operation has taken so
+// far, the listing that sees its end may come.
+const busyListShare = 0.2
+
+// busyListPeriodLocked is the listing period while instances are in the
+// middle of something: the end of an operation is seen within busyListShare
+// of the time it took (within 2 s of a 10 s one), and no later than the busy
+// poll interval however long it took. It is set by the instance whose
+// operation has run longest, so a burst of changes costs a listing every
+// couple of seconds however many instances it holds, and only at the start of
+// long operations (minutes, as Cloud SQL's creates take) a few listings more
+// than at the busy poll interval. An instance in the middle of something
+// whose start the provider does not know (one it did not change) is listed at
+// the busy poll interval.
+func (p *pacing) busyListPeriodLocked() time.Duration {
+	now := p.now()
+	var longest time.Duration
+	for name := range p.hurry {
+		a, ok := p.active[name]
+		if !ok {
+			return p.busyPoll
+		}
+		longest = max(longest, now.Sub(a))
+	}
+	return min(p.busyPoll, max(busyListFloor, time.Duration(float64(longest)*busyListShare)))
 }
 
 func (p *pacing) listPeriodLocked() time.Duration {
@@ -553,6 +599,13 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// A watch brings it back when what it waits for changes; this poll
 		// is for a change that none sees, at the fleet's pace.
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
+	}
+	if b.pacing.take(b.pacing.wrote, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && err == nil && res.RequeueAfter == 0 {
+		// crossplane-runtime comes back at once after a create, to see
+		// whether it is over: it has just begun. In a burst of creates
+		// that would be a listing after each insert; the project's busy
+		// listings see its end, and reconcile the object then.
+		return reconcile.Result{RequeueAfter: b.pacing.busyPoll}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)

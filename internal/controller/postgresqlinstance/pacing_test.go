@@ -340,3 +340,54 @@ func TestNeededListingsCountsInstancesWithObjects(t *testing.T) {
 	p.lists = func() int { return 2000 }
 	g.Expect(p.interval("i")).To(BeNumerically(">", 22*time.Minute))
 }
+
+// While operations of the provider's run, a project is listed often enough to
+// see each end within a fifth of the time it took, every 2 s at the most and
+// every busy poll interval at the least; the operation that has run longest
+// sets the pace, and an instance in the middle of something the provider did
+// not start is listed at the busy poll interval.
+func TestBusyListingsFollowTheLongestOperation(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
+	p.now = func() time.Time { return now }
+
+	p.markChanged("a", true)
+	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "an operation just begun")
+	now = now.Add(20 * time.Second)
+	p.markChanged("b", true)
+	g.Expect(p.listPeriod()).To(Equal(4*time.Second), "a's 20 s")
+	now = now.Add(10 * time.Minute)
+	g.Expect(p.listPeriod()).To(Equal(15*time.Second), "never less often than the busy poll interval")
+	p.settled("a", now)
+	p.settled("b", now)
+	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "steady again")
+
+	p.markChanged("c", true)
+	p.markBusy("d") // seen PENDING_CREATE: an import being created
+	g.Expect(p.listPeriod()).To(Equal(15 * time.Second))
+}
+
+// crossplane-runtime's immediate requeue after a create is put off to the busy
+// poll interval (the project's busy listings bring the object back when its
+// operation ends), once; other requeues are left alone.
+func TestACreateIsNotObservedAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+	//lint:ignore SA1019 crossplane-runtime's managed reconciler answers Requeue after a create
+	again := reconcile.Result{Requeue: true}
+	b := &backoffToPoll{inner: fixedResult{res: again}, pacing: p, poll: 5 * time.Minute}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "a"}}
+
+	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	res, err := b.Reconcile(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second}))
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res).To(Equal(again), "once: a conflict's requeue still comes at once")
+
+	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res).To(Equal(again), "an error keeps its backoff")
+}
