@@ -487,7 +487,8 @@ func runProvider(args []string) error {
 				mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
 		},
 	}
-	if err := xpcontroller.SetupGated(mgr, o, g.failed); err != nil {
+	core, err := xpcontroller.SetupGated(mgr, o, g.failed)
+	if err != nil {
 		return errors.Wrap(err, errSetupControllers)
 	}
 	if *instanceWebhook {
@@ -500,6 +501,12 @@ func runProvider(args []string) error {
 			providerconfig.WithTenantTransport(tenants.Transport)),
 			instance.WithNamespacedEndpoints(s.cfg.Tenancy.NamespacedEndpoints),
 			instance.WithTimeout(s.cfg.Webhook.CloudSQLTimeout.Duration),
+			// A name is checked in the listing that the controllers
+			// share (observe = list) when it is no older than what
+			// serves an instance in the middle of an operation, so that
+			// a burst of applies costs a listing, not a lookup each, and
+			// the objects' first observations take the same listing.
+			instance.WithListings(core.Observer(), core.BusyPollInterval()),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 		// Which namespaces a cluster-scoped instance admits is decided as the

@@ -106,11 +106,12 @@ func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 // activates it: the provider starts without it, and reconciles instances from
 // the moment it appears. Both PostgresqlInstance controllers share one core (the
 // fleet's pacing, the request budget's share, the listings), made at once. A
-// setup that fails that late is given to failed.
-func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) error {
+// setup that fails that late is given to failed. It returns the core, whose
+// listings the admission webhook shares.
+func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) (*postgresqlinstance.Core, error) {
 	core, err := postgresqlinstance.NewCore(mgr, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	WhenEstablished(mgr, o.Gate, failed, "ProviderConfig", func() error { return config.Setup(mgr, o.Options) }, ConfigKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced ProviderConfig and ClusterProviderConfig", func() error { return config.SetupNamespaced(mgr, o.Options) }, NamespacedConfigKinds...)
@@ -125,7 +126,7 @@ func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(erro
 		append([]schema.GroupVersionKind{v1alpha1.PostgresqlDatabaseGroupVersionKind, v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, core) },
 		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlDatabaseGroupVersionKind, nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
-	return nil
+	return core, nil
 }
 
 // discoveryWait bounds how long a kind whose CRD is established may take to

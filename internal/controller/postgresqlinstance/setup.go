@@ -208,6 +208,14 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	return c, nil
 }
 
+// Observer is the core's shared listings of each project (observe = list),
+// nil when every instance is read with instances.get.
+func (c *Core) Observer() *observer.Observer { return c.observer }
+
+// BusyPollInterval is how old a listing may be to serve an instance in the
+// middle of something, and a name check.
+func (c *Core) BusyPollInterval() time.Duration { return c.o.BusyPollInterval }
+
 // serviceCacheOptions are the Cloud SQL clients' options that o gives.
 func serviceCacheOptions(o Options) []providerconfig.ServiceCacheOption {
 	so := []providerconfig.ServiceCacheOption{providerconfig.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources), auth.WithKeyTokenURI(o.KeyTokenURI))}

@@ -23,9 +23,13 @@ limitations under the License.
 //     annotation when spec.forProvider.name is not set, that Cloud SQL would
 //     refuse (CEL cannot see annotations);
 //   - a name that, with the ProviderConfig's project ID, exceeds 97 characters;
-//   - a name that an instance in the ProviderConfig's project already has
-//     (instances.get finds it). Cloud SQL's 404 instanceDoesNotExist admits the
-//     name; any other answer admits it with the warning below;
+//   - a name that an instance in the ProviderConfig's project already has.
+//     With WithListings, a complete listing of the project that began at most
+//     its maximum age ago settles it, shared with the controllers and with the
+//     other admissions of a burst (one listing answers for them all); the
+//     webhook waits for such a listing for up to half its timeout, then asks
+//     instances.get. Cloud SQL's 404 instanceDoesNotExist admits the name; any
+//     other answer admits it with the warning below;
 //   - an instance whose configuration may not use its credentials or endpoint
 //     (providerconfig.IsRefused): a namespaced ProviderConfig with a key that
 //     is not a service-account key or an endpoint that [tenancy]
@@ -74,6 +78,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/spf13/afero"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,6 +93,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
@@ -137,6 +143,10 @@ type Validator struct {
 	log      logging.Logger
 	// resolve are the rules for namespaced ProviderConfigs (their endpoints).
 	resolve []providerconfig.ResolveOption
+	// listings, when not nil, answers name checks from listings of the
+	// project no older than listingAge.
+	listings   *observer.Observer
+	listingAge time.Duration
 }
 
 // An Option configures a Validator.
@@ -154,6 +164,15 @@ func WithNamespacedEndpoints(urls []string) Option {
 	return func(v *Validator) {
 		v.resolve = append(v.resolve, providerconfig.WithNamespacedEndpoints(urls))
 	}
+}
+
+// WithListings answers whether a name is taken from o's listing of the
+// project, when a complete one began at most maxAge ago, listing the project
+// (once for every admission waiting) when none did: a burst of creates costs a
+// listing, not a request each. o is the controllers' observer, so that
+// admissions and first observations share what they list.
+func WithListings(o *observer.Observer, maxAge time.Duration) Option {
+	return func(v *Validator) { v.listings, v.listingAge = o, maxAge }
 }
 
 // WithFs is where credentials of source Filesystem are read (the OS otherwise).
@@ -441,6 +460,13 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 	// namespace's creates cannot leave another's unchecked.
 	lctx, cancel := context.WithTimeout(budget.ForAdmissionBy(ctx, s.obj.GetNamespace()), v.timeout)
 	defer cancel()
+	if taken, settled := v.listed(lctx, svc, pc.Name, project, name); settled {
+		if taken {
+			v.log.Debug("Denying a PostgresqlInstance whose name a listing shows taken", "postgresqlinstance", s.ref, "instance", name, "project", project)
+			return admission.Denied(fmt.Sprintf(errTaken, s.ref, name, project, pcName))
+		}
+		return admission.Allowed("")
+	}
 	_, err = svc.Instances.Get(project, name).Context(lctx).Do()
 	switch {
 	case err == nil:
@@ -451,6 +477,35 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 	default:
 		return v.unchecked(s, name, project, err)
 	}
+}
+
+// listed says whether a complete listing of project, through the
+// configuration named source, that began at most the listings' maximum age
+// ago shows name taken. settled is false when there is none within half of
+// ctx's time (the caller then asks instances.get with the rest), when the
+// credentials may not list, or when the listing warned that it may lack
+// instances.
+func (v *Validator) listed(ctx context.Context, svc *sqladmin.Service, source, project, name string) (taken, settled bool) {
+	if v.listings == nil {
+		return false, false
+	}
+	wait := v.timeout / 2
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl) / 2
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	r, err := v.listings.Instance(wctx, svc, source, project, name, time.Now().Add(-v.listingAge), v.listingAge)
+	switch {
+	case err != nil:
+		v.log.Debug("No listing answered a name check in time; asking instances.get", "instance", name, "project", project, "error", err)
+		return false, false
+	case r.Listed && r.Instance != nil:
+		return true, true
+	case r.Listed && r.Complete:
+		return false, true
+	}
+	return false, false
 }
 
 // unchecked admits s with a warning that says what could not be checked. The

@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instance_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr/testr"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
+)
+
+// authNone are the credentials of the tests' ProviderConfig.
+var authNone = auth.Credentials{Source: xpv2.CredentialsSourceNone}
+
+// listingWorld is a Validator that checks names in listings of the project
+// no older than maxAge, behind a request budget of window, against an
+// emulator holding taken.
+type listingWorld struct {
+	emu      *emulator.Server
+	v        *instance.Validator
+	services *providerconfig.ServiceCache
+	pc       *v1alpha1.ProviderConfig
+	listings *observer.Observer
+}
+
+func newListingWorld(t *testing.T, window *budget.Window, timeout, maxAge time.Duration, taken ...string) *listingWorld {
+	t.Helper()
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	for _, n := range taken {
+		seed(t, emu, project, n)
+	}
+	s := scheme(t)
+	pc := providerConfig("default")(t, srv.URL).(*v1alpha1.ProviderConfig)
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build()
+	w := &listingWorld{emu: emu, pc: pc, listings: observer.New(),
+		services: providerconfig.NewServiceCache(budget.NewTransport(nil, window, budget.WithRetries(1, time.Millisecond, time.Millisecond)))}
+	w.v = instance.New(kube, kube, s, w.services, instance.WithTimeout(timeout),
+		instance.WithListings(w.listings, maxAge), instance.WithLogger(logging.NewLogrLogger(testr.New(t))))
+	return w
+}
+
+// create asks the Validator to admit a new cluster-scoped instance name.
+func (w *listingWorld) create(t *testing.T, name string) admission.Response {
+	t.Helper()
+	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: admissionv1.Create, Kind: clusterKind, Name: name,
+		Object: runtime.RawExtension{Raw: rawOf(t, clusterInstance(name))}}
+	return w.v.Handle(context.Background(), admission.Request{AdmissionRequest: req})
+}
+
+// checked says whether a response checked the name: allowed without a
+// warning, or denied because it is taken.
+func checked(r admission.Response) string {
+	switch {
+	case r.Allowed && len(r.Warnings) == 0:
+		return "free"
+	case r.Allowed:
+		return fmt.Sprintf("unchecked: %v", r.Warnings)
+	}
+	return "denied: " + r.Result.Message
+}
+
+// readsSpent is a budget of 60 requests a minute whose 48 reads the
+// controllers have spent: 6 are left for admission, 6 for writes.
+func readsSpent(t *testing.T) *budget.Window {
+	t.Helper()
+	w := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(budget.DefaultAdmissionReserve))
+	for range 48 {
+		if err := w.WaitRead(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+// A burst of creates, one after another and at once, is checked in one
+// listing of the project: a taken name is denied from it, and no name costs
+// an instances.get.
+func TestABurstOfCreatesSharesOneListing(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, budget.PerMinute(180), 5*time.Second, 15*time.Second, "taken")
+	for i := range 20 {
+		g.Expect(checked(w.create(t, fmt.Sprintf("db-%02d", i)))).To(Equal("free"))
+	}
+	var wg sync.WaitGroup
+	results := make([]string, 20)
+	for i := range results {
+		wg.Go(func() { results[i] = checked(w.create(t, fmt.Sprintf("burst-%02d", i))) })
+	}
+	wg.Wait()
+	for _, r := range results {
+		g.Expect(r).To(Equal("free"))
+	}
+	g.Expect(checked(w.create(t, "taken"))).To(And(HavePrefix("denied: "), ContainSubstring("a Cloud SQL instance named taken already exists in project "+project)))
+	counts := w.emu.Counts()
+	g.Expect(counts[emulator.MethodInstancesList]).To(Equal(1))
+	g.Expect(counts[emulator.MethodInstancesGet]).To(BeZero())
+}
+
+// Names are checked in a listing no older than the maximum age: an older one
+// is listed again.
+func TestAnOldListingIsListedAgain(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, budget.PerMinute(180), 5*time.Second, 10*time.Millisecond)
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
+	time.Sleep(20 * time.Millisecond)
+	g.Expect(checked(w.create(t, "billing"))).To(Equal("free"))
+	g.Expect(w.emu.Counts()[emulator.MethodInstancesList]).To(Equal(2))
+}
+
+// When the controllers have spent every read of the budget, a name is still
+// checked: the listing that admission starts draws on the admission reserve.
+func TestReadsSpentLeaveNamesChecked(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, readsSpent(t), 5*time.Second, 15*time.Second, "taken")
+	for i := range 10 {
+		g.Expect(checked(w.create(t, fmt.Sprintf("db-%02d", i)))).To(Equal("free"))
+	}
+	g.Expect(checked(w.create(t, "taken"))).To(HavePrefix("denied: "))
+	g.Expect(w.emu.Counts()[emulator.MethodInstancesList]).To(Equal(1))
+}
+
+// A listing that the controllers started and that waits for the budget's
+// reads does not hold admission past half its timeout: the name is then
+// checked with instances.get, from the admission reserve.
+func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, readsSpent(t), 2*time.Second, 15*time.Second, "taken")
+	svc, err := w.services.Get(w.pc, authNone)
+	g.Expect(err).NotTo(HaveOccurred())
+	// A controller's observation: its listing waits a minute for a read.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _, _ = w.listings.Instance(ctx, svc, w.pc.Name, project, "x", time.Time{}, time.Hour) }()
+	time.Sleep(100 * time.Millisecond)
+
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
+	g.Expect(checked(w.create(t, "taken"))).To(HavePrefix("denied: "))
+	counts := w.emu.Counts()
+	g.Expect(counts[emulator.MethodInstancesGet]).To(Equal(2))
+	g.Expect(counts[emulator.MethodInstancesList]).To(BeZero())
+}
