@@ -171,6 +171,13 @@ func retryable(code int, err error) bool {
 
 type admissionKey struct{}
 
+// NotForAdmission unmarks ctx (ForAdmission): its calls draw on the budget as
+// the controllers' do. An admission webhook starts a listing of many pages so,
+// which would otherwise take the reserve that its one-request lookups need.
+func NotForAdmission(ctx context.Context) context.Context {
+	return context.WithValue(ctx, admissionKey{}, nil)
+}
+
 // RequestReasonHeader is Google APIs' system parameter that Cloud Audit Logs
 // show as a request's reason.
 const RequestReasonHeader = "X-Goog-Request-Reason"

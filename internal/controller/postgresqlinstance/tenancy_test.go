@@ -124,6 +124,17 @@ func TestTenantSpendingLeavesThePlatformsBudgetAlone(t *testing.T) {
 	h.g.Expect(last).To(BeNumerically(">=", 12))
 
 	start := time.Now()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// What spent the platform's window, if it ran out.
+		for _, r := range h.emu.Requests() {
+			if r.Project == h.project && (r.Instance == "platform" || r.Method == "instances.list") {
+				t.Logf("%s %s %s %d", r.Time.Format("15:04:05.000"), r.Method, r.Instance, r.Status)
+			}
+		}
+	})
 	h.create(h.instance("platform"))
 	// A shared window would have held the platform's requests until a minute
 	// after the busy team's first: every one of them came before.

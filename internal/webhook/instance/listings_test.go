@@ -28,6 +28,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -173,4 +174,29 @@ func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
 	counts := w.emu.Counts()
 	g.Expect(counts[emulator.MethodInstancesGet]).To(Equal(2))
 	g.Expect(counts[emulator.MethodInstancesList]).To(BeZero())
+}
+
+// A project of more than one page is listed for admission as the controllers
+// list, not from the admission reserve, which its pages would spend: with the
+// reads spent, names are checked with instances.get until a listing comes.
+func TestAManyPageListingLeavesTheReserveToLookups(t *testing.T) {
+	g := NewWithT(t)
+	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(budget.DefaultAdmissionReserve))
+	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
+	g.Expect(w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize)).To(Succeed())
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"), "listed: two pages")
+	g.Expect(w.listings.Pages(w.pc.Name, project)).To(Equal(2))
+	for range 48 - 2 {
+		g.Expect(window.WaitRead(context.Background())).To(Succeed())
+	}
+	time.Sleep(20 * time.Millisecond) // the listing is too old now
+	w.emu.ResetCounts()
+
+	for _, n := range []string{"billing", "payments"} {
+		g.Expect(checked(w.create(t, n))).To(Equal("free"))
+	}
+	g.Expect(checked(w.create(t, "taken"))).To(HavePrefix("denied: "))
+	g.Expect(w.emu.Counts()[emulator.MethodInstancesGet]).To(Equal(3))
+	g.Expect(w.emu.Counts()[emulator.MethodInstancesList]).To(BeZero())
 }

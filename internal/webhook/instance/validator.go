@@ -481,10 +481,11 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 
 // listed says whether a complete listing of project, through the
 // configuration named source, that began at most the listings' maximum age
-// ago shows name taken. settled is false when there is none within half of
-// ctx's time (the caller then asks instances.get with the rest), when the
-// credentials may not list, or when the listing warned that it may lack
-// instances.
+// ago shows name taken. A listing it starts draws on the admission reserve
+// unless the project's last listing took more than one page. settled is
+// false when there is none within half of ctx's time (the caller then asks
+// instances.get with the rest), when the credentials may not list, or when
+// the listing warned that it may lack instances.
 func (v *Validator) listed(ctx context.Context, svc *sqladmin.Service, source, project, name string) (taken, settled bool) {
 	if v.listings == nil {
 		return false, false
@@ -495,6 +496,14 @@ func (v *Validator) listed(ctx context.Context, svc *sqladmin.Service, source, p
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	if v.listings.Pages(source, project) > 1 {
+		// A listing of many pages would take
+		// the admission reserve that one-request lookups need: it waits as
+		// the controllers' reads do, and instances.get checks the name if
+		// it does not come in time. A one-page listing costs what a lookup
+		// does, and serves the whole burst.
+		wctx = budget.NotForAdmission(wctx)
+	}
 	r, err := v.listings.Instance(wctx, svc, source, project, name, time.Now().Add(-v.listingAge), v.listingAge)
 	switch {
 	case err != nil:
