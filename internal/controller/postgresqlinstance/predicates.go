@@ -24,9 +24,10 @@ import (
 
 // desiredStateChanged is crossplane-runtime's resource.DesiredStateChanged (a
 // change of the spec, the labels or the annotations brings a reconcile), except
-// that the provider's own bookkeeping does not: the create-pending and
-// create-failed annotations (the managed reconciler asks for its next reconcile
-// itself), and the external-name annotation when it is first set to the name the
+// that the provider's own bookkeeping does not: the create-pending,
+// create-failed and create-succeeded annotations (the managed reconciler asks
+// for its next reconcile itself, and after a create that is put off until the
+// operation can have ended: see backoffToPoll), and the external-name annotation when it is first set to the name the
 // instance already had. That last write is the initializer's, made in the
 // reconcile that goes on to observe the instance; reconciling again for it would
 // double the first pass over an imported fleet of 10,000.
@@ -48,7 +49,7 @@ func desiredStateChanged() predicate.Predicate {
 func annotationsChanged(before, after map[string]string, name string) bool {
 	ignored := func(k, v string) bool {
 		switch k {
-		case meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateFailed:
+		case meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateFailed, meta.AnnotationKeyExternalCreateSucceeded:
 			return true
 		case meta.AnnotationKeyExternalName:
 			_, had := before[k]

@@ -50,7 +50,7 @@ func TestDesiredStateChanged(t *testing.T) {
 		{name: "TheExternalNameIsRemoved", old: obj(1, nil, map[string]string{ext: "db"}), new: obj(1, nil, nil), wantUpdate: true},
 		{name: "CreatePendingIsBookkeeping", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"})},
 		{name: "CreateFailedIsBookkeeping", old: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"}), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateFailed: "t"})},
-		{name: "CreateSucceededBringsTheReconcileThatObservesTheNewInstance", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateSucceeded: "t"}), wantUpdate: true},
+		{name: "CreateSucceededIsBookkeeping", old: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreatePending: "t"}), new: obj(1, nil, map[string]string{meta.AnnotationKeyExternalCreateSucceeded: "t"})},
 		{name: "TheObjectsNameRecordedWithAnotherAnnotation", old: obj(1, nil, nil), new: obj(1, nil, map[string]string{ext: "db", "note": "x"}), wantUpdate: true},
 	}
 	p := desiredStateChanged()
