@@ -86,6 +86,8 @@ type external[T instance] struct {
 	noImport error
 
 	observed *sqladmin.DatabaseInstance
+	// readAt is when what observed says was read.
+	readAt   time.Time
 	password storedPassword
 	// diff is how observed differs from the spec, as Observe reported it.
 	diff cloudsql.Diff
@@ -112,7 +114,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		e.pacing.markStalled(objectKey(mg))
 		return managed.ExternalObservation{}, err
 	}
-	e.observed = inst
+	e.observed, e.readAt = inst, readAt
 	*mg.Observation() = cloudsql.GenerateObservation(inst)
 
 	switch inst.State {
@@ -398,12 +400,26 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		return e.setPassword(ctx, mg, name)
 	}
 	if e.diff.NeedsPatch() {
-		running, err := e.operationRunning(ctx, mg, name)
+		if !e.pacing.opsCheckDue(objectKey(mg)) {
+			// A patch of the provider's is under way, and shows in the
+			// instance when it ends: the project's busy listings see that,
+			// without an operations.list each.
+			e.pacing.markBusy(objectKey(mg))
+			return managed.ExternalUpdate{}, nil
+		}
+		running, ended, err := e.operationRunning(ctx, mg, name)
 		if err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 		if running {
 			e.pacing.markBusy(objectKey(mg))
+			return managed.ExternalUpdate{}, nil
+		}
+		if ended.After(e.readAt) {
+			// An operation ended after the observation was read: it may
+			// show what that operation changed as it was before, and a
+			// patch made of it would be refused as stale (412).
+			e.pacing.markChanged(objectKey(mg), true)
 			return managed.ExternalUpdate{}, nil
 		}
 		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(desired(mg), e.observed)).Context(ctx).Do()
@@ -456,28 +472,33 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
 }
 
-// operationRunning reports whether an operation on the instance is not done yet.
-// Cloud SQL lists operations newest first, and a running one is among the newest.
+// operationRunning reports whether an operation on the instance is not done
+// yet, and when the last one that is done ended (zero when unknown). Cloud
+// SQL lists operations newest first, and a running one is among the newest.
 // It asks unless this process knows that no operation of the provider's can
 // run (its last change was seen to take effect, or operations.list said so
-// since): another's operation, rarer, then costs a 409 that the caller takes as
-// "busy", where asking every time would cost a request per patch.
-func (e *external[T]) operationRunning(ctx context.Context, mg instance, name string) (bool, error) {
+// since): another's operation, rarer, then costs a 409 that the caller takes
+// as "busy", where asking every time would cost a request per patch.
+func (e *external[T]) operationRunning(ctx context.Context, mg instance, name string) (bool, time.Time, error) {
 	if e.pacing.isIdle(objectKey(mg)) {
-		return false, nil
+		return false, time.Time{}, nil
 	}
-
+	e.pacing.opsChecked(objectKey(mg))
 	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
 	if err != nil {
-		return false, errors.Wrapf(err, errListOperations, name, e.project)
+		return false, time.Time{}, errors.Wrapf(err, errListOperations, name, e.project)
 	}
+	var ended time.Time
 	for _, op := range ops.Items {
 		if op.Status != opDone {
-			return true, nil
+			return true, time.Time{}, nil
+		}
+		if t, err := time.Parse(time.RFC3339Nano, op.EndTime); err == nil && t.After(ended) {
+			ended = t
 		}
 	}
 	e.pacing.markIdle(objectKey(mg))
-	return false, nil
+	return false, ended, nil
 }
 
 // Delete implements managed.TypedExternalClient; the reconciler calls it only when

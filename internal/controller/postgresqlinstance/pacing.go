@@ -115,6 +115,9 @@ type pacing struct {
 	// deleted, or whose delete Cloud SQL accepted: once a complete listing
 	// begun after the provider's last change lacks them, they are gone.
 	deleting map[string]bool
+	// opsAsked is when operations.list was last asked about each instance
+	// whose change of the provider's is under way.
+	opsAsked map[string]time.Time
 	// wrote marks instances whose insert Cloud SQL accepted in the reconcile
 	// under way: its operation has just begun, and looking again at once
 	// would only start a listing that shows it PENDING_CREATE.
@@ -154,7 +157,7 @@ func newPacing(c pacingConfig) *pacing {
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
-		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{}, wrote: map[string]bool{},
+		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{}, wrote: map[string]bool{}, opsAsked: map[string]time.Time{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
 	}
 }
@@ -201,6 +204,34 @@ func (p *pacing) markCreated(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wrote[name] = true
+}
+
+// opsCheckDue says whether an instance that an observation shows unlike its
+// spec should have its operations listed before it is patched. Not while a
+// visible change of the provider's is under way (an insert, a patch: its end
+// shows in a listing) for less than twice the busy poll interval, nor more
+// often than every half of the time it has taken since: an operation that
+// failed, or another's that holds the instance, is still found, with a few
+// operations.list over an operation of minutes instead of one per busy poll.
+func (p *pacing) opsCheckDue(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	since, pending := p.active[name]
+	if !pending || !p.visible[name] {
+		return true
+	}
+	took := p.now().Sub(since)
+	if took < 2*p.busyPoll {
+		return false
+	}
+	return p.now().Sub(p.opsAsked[name]) >= took/2
+}
+
+// opsChecked records that operations.list is asked about the instance now.
+func (p *pacing) opsChecked(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opsAsked[name] = p.now()
 }
 
 // markIdle records that no operation runs on the instance (operations.list
@@ -272,6 +303,7 @@ func (p *pacing) settled(name string, readAt time.Time) {
 	delete(p.active, name)
 	delete(p.hurry, name)
 	delete(p.visible, name)
+	delete(p.opsAsked, name)
 }
 
 // forget drops everything known of an instance whose object is gone.
@@ -287,6 +319,7 @@ func (p *pacing) forget(name string) {
 	delete(p.idle, name)
 	delete(p.deleting, name)
 	delete(p.wrote, name)
+	delete(p.opsAsked, name)
 	delete(p.seen, name)
 	delete(p.objectSeen, name)
 }

@@ -391,3 +391,31 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
 }
+
+// While a visible change of the provider's is under way, an instance unlike
+// its spec is not patched again, and its operations are listed only after
+// twice the busy poll interval, then every half of the time taken since.
+func TestOperationsAreListedLessOftenAsAChangeTakesLonger(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+	p.now = func() time.Time { return now }
+
+	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "nothing under way")
+	p.markChanged("a", false)
+	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "a password change does not show in the instance")
+	p.markChanged("a", true)
+	now = now.Add(29 * time.Second)
+	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "a patch of 29 s: its end shows in a listing")
+	now = now.Add(time.Second)
+	g.Expect(p.opsCheckDue("a")).To(BeTrue())
+	p.opsChecked("a")
+	now = now.Add(14 * time.Second)
+	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "asked 14 s ago, of 44 s")
+	now = now.Add(15 * time.Second)
+	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "asked 29 s ago, of 59 s")
+	now = now.Add(time.Second)
+	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "asked 30 s ago, of 60 s")
+	p.settled("a", now.Add(time.Second))
+	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "over")
+}

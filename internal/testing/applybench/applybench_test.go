@@ -156,6 +156,10 @@ type row struct {
 	failed    map[string]map[int]int
 	throttled int
 	unchecked int
+	// writes are the phase's successful writes (inserts, patches,
+	// deletes), sent between firstWrite and lastWrite after its start.
+	writes                int
+	firstWrite, lastWrite time.Duration
 }
 
 func (r row) total() int {
@@ -482,6 +486,14 @@ func (w *world) report(apply, create, change, del phase) []row {
 				}
 			}
 		}
+		if i >= 1 && i <= 3 && isWrite(r.Method) && r.Status < 300 {
+			at := r.Time.Sub(spans[i-1].start)
+			if rows[i].writes == 0 || at < rows[i].firstWrite {
+				rows[i].firstWrite = at
+			}
+			rows[i].lastWrite = max(rows[i].lastWrite, at)
+			rows[i].writes++
+		}
 		for _, k := range []int{i, 5} {
 			rows[k].requests[r.Method]++
 			if r.Status >= 300 {
@@ -500,8 +512,8 @@ func (w *world) report(apply, create, change, del phase) []row {
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n%d PostgresqlInstances applied one at a time through the webhooks; provider at its defaults; emulator: %d requests a minute, operations %s\n\n",
 		instances, emulator.DefaultRequestBudget, opTime)
-	out.WriteString("| phase | time | physical limit | time / limit | requests / instance | requests by method (error statuses) | 429s | unchecked admissions |\n")
-	out.WriteString("|---|---|---|---|---|---|---|---|\n")
+	out.WriteString("| phase | time | physical limit | time / limit | writes sent | requests / instance | requests by method (error statuses) | 429s | unchecked admissions |\n")
+	out.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		took, lim, ratio, unchecked := "–", "–", "–", "–"
 		if r.took > 0 {
@@ -516,14 +528,27 @@ func (w *world) report(apply, create, change, del phase) []row {
 		if r.name == apply.name || r.name == "total" {
 			unchecked = fmt.Sprintf("%d of %d", r.unchecked, instances)
 		}
-		fmt.Fprintf(&out, "| %s | %s | %s | %s | %.2f | %s | %d | %s |\n",
-			r.name, took, lim, ratio, float64(r.total())/instances, byMethod(r.requests, r.failed), r.throttled, unchecked)
+		writes := "–"
+		if r.writes > 0 {
+			writes = fmt.Sprintf("%d, +%.1f to +%.1f s", r.writes, r.firstWrite.Seconds(), r.lastWrite.Seconds())
+		}
+		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %.2f | %s | %d | %s |\n",
+			r.name, took, lim, ratio, writes, float64(r.total())/instances, byMethod(r.requests, r.failed), r.throttled, unchecked)
 	}
 	if w.sample != "" {
 		fmt.Fprintf(&out, "\nAn unchecked admission's warning: %s\n", w.sample)
 	}
 	fmt.Print(out.String())
 	return rows
+}
+
+// isWrite says whether an API method is one of the writes a phase needs.
+func isWrite(method string) bool {
+	switch method {
+	case emulator.MethodInstancesInsert, emulator.MethodInstancesPatch, emulator.MethodInstancesDelete:
+		return true
+	}
+	return false
 }
 
 // seconds formats d as seconds with one decimal.
