@@ -64,6 +64,18 @@ type Window struct {
 	// the last period, oldest first, at most `admission` of them.
 	perKey     int
 	admissions []admissionEvent
+
+	// unrecordedMax, when not 0, bounds the events admitted after the last
+	// saved record (BoundUnrecorded) instead of the burst bound, for as long
+	// as records are saved: saveNow asks for one, recordedThrough is the
+	// time the last saved record holds events up to, savedAt when it was
+	// saved.
+	unrecordedMax int
+	saveNow       func()
+	// admitted counts the events this window admitted itself; recorded how
+	// many of them the last saved record holds, saved at savedAt.
+	admitted, recorded uint64
+	savedAt            time.Time
 }
 
 // An admissionEvent is an admission lookup that a Window admitted.
@@ -277,13 +289,72 @@ func (w *Window) admitLocked(keep int) time.Duration {
 	if !oldest.IsZero() && now.Sub(oldest) < w.period {
 		return w.period - now.Sub(oldest)
 	}
-	if w.burst > 0 {
+	switch {
+	case w.recordKeepsUpLocked(now):
+		// What a crash could leave unrecorded is bounded by count: a burst
+		// goes at the quota's pace, with a save every unrecordedMax events.
+		if w.admitted-w.recorded >= uint64(w.unrecordedMax) {
+			w.saveNow()
+			return recordWait
+		}
+	case w.burst > 0:
 		if o := w.recent[w.rnext]; !o.IsZero() && now.Sub(o) < time.Second {
 			return time.Second - now.Sub(o)
 		}
 	}
 	w.pushLocked(now)
+	w.admitted++
 	return 0
+}
+
+// RecordFresh is how recent the last saved record must be for the window to
+// bound its unrecorded events by count (BoundUnrecorded) rather than by the
+// burst bound: a save a second, and one that takes as long again.
+const RecordFresh = 2 * time.Second
+
+// recordWait is how long an event waits for the save that BoundUnrecorded's
+// bound asked for.
+const recordWait = 20 * time.Millisecond
+
+// BoundUnrecorded makes the window admit no more events that no saved record
+// holds (Recorded says which are saved) than the burst bound admits in
+// RecordFresh (18 at 180 a minute), asking saveNow, which must not block, for
+// a save when it would admit more. While records are saved (one within
+// RecordFresh), this count, not the burst bound, is what bounds the events a
+// crash may leave unrecorded: a burst of writes goes at the quota's pace, and
+// a new process counts as many unrecorded as before (Restore). When saves
+// lag, the burst bound applies again.
+func (w *Window) BoundUnrecorded(saveNow func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.burst == 0 {
+		// No bound to lift: a new process counts a whole window.
+		return
+	}
+	w.unrecordedMax, w.saveNow = w.burst*int(math.Ceil(RecordFresh.Seconds())), saveNow
+}
+
+// Recorded says that r, a Record of this window, was saved, or found saved,
+// just now.
+func (w *Window) Recorded(r Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.recorded = max(w.recorded, r.admitted)
+	w.savedAt = w.now()
+}
+
+func (w *Window) recordKeepsUpLocked(now time.Time) bool {
+	return w.unrecordedMax > 0 && !w.savedAt.IsZero() && now.Sub(w.savedAt) <= RecordFresh
+}
+
+// unrecordedBound is how many events a process may have admitted after its
+// last saved record, given that it saved at most unrecorded ago: the count
+// bound, or the burst bound for that long, whichever is larger.
+func (w *Window) unrecordedBound(unrecorded time.Duration) int {
+	if w.burst == 0 && w.unrecordedMax == 0 {
+		return w.limit
+	}
+	return max(w.unrecordedMax, w.burst*int(math.Ceil(unrecorded.Seconds())))
 }
 
 func (w *Window) pushLocked(t time.Time) {
@@ -319,6 +390,9 @@ type Record struct {
 	// was for, so that every replica that merges the record keeps the
 	// admission reserve and each namespace's share of it across all of them.
 	Lookups []Lookup `json:"lookups,omitempty"`
+	// admitted is how many events the window had admitted itself when the
+	// record was taken (BoundUnrecorded counts what no saved record holds).
+	admitted uint64
 }
 
 // A Lookup is an admission lookup in a Record: when it was admitted, and for
@@ -333,7 +407,7 @@ func (w *Window) Record() Record {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	r := Record{Written: now}
+	r := Record{Written: now, admitted: w.admitted}
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
 		if !t.IsZero() && now.Sub(t) < w.period {
@@ -388,10 +462,10 @@ func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
 }
 
 // Restore counts in the window what a previous process admitted (Merge), and
-// as many more as the burst bound lets a process admit in unrecorded (the
-// longest it may have run after the record was written), as if admitted just
-// now, since nobody knows when it stopped; without a burst bound, a whole
-// window. It merges with what the window holds already, so a replica that
+// as many more as it may have admitted unrecorded (BoundUnrecorded's count,
+// or the burst bound for unrecorded, the longest it may have run after the
+// record was written, whichever is more), as if admitted just now, since
+// nobody knows when it stopped; without either bound, a whole window. It merges with what the window holds already, so a replica that
 // takes over from another may call it at any time.
 func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	w.mu.Lock()
@@ -399,11 +473,7 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	now := w.now()
 	w.mergeLocked(now, r.Admitted)
 	w.mergeLookupsLocked(now, r.Lookups)
-	more := w.limit
-	if w.burst > 0 {
-		more = w.burst * int(math.Ceil(unrecorded.Seconds()))
-	}
-	for range min(more, w.limit) {
+	for range min(w.unrecordedBound(unrecorded), w.limit) {
 		w.pushLocked(now)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,7 +295,7 @@ func TestMergedWindowsCountEachAdmissionOnce(t *testing.T) {
 	}
 	a.Merge(b.Record())
 	g.Expect(a.Record().Admitted).To(HaveLen(15), "a's own admissions, back in b's record, count once")
-	g.Expect(a.Record()).To(Equal(b.Record()))
+	g.Expect(a.Record().Admitted).To(Equal(b.Record().Admitted))
 
 	// Both are five short of the limit: the next five wait for nobody, the
 	// sixth for the first admission to leave the minute.
@@ -453,4 +454,53 @@ func TestPerMinuteSharesTheAdmissionReserve(t *testing.T) {
 	g.Expect(w.admission).To(Equal(18))
 	g.Expect(w.perKey).To(Equal(6), "a third of the reserve for one namespace")
 	g.Expect(PerMinute(10).perKey).To(Equal(1), "at least one")
+}
+
+// While records are saved, the events admitted beyond the last saved record
+// are bounded by count (the burst bound's two seconds' worth), not by the
+// burst bound: a burst goes at once, with a save asked for every 18 events at
+// 180 a minute. When saves lag, the burst bound applies again; a new process
+// counts as many unrecorded as before.
+func TestAnUnrecordedBoundLetsBurstsThroughWhileRecordsAreSaved(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(180, time.Minute, WithBurst(9), WithClock(clk.Now, clk.Sleep))
+	var saves atomic.Int32
+	w.BoundUnrecorded(func() {
+		saves.Add(1)
+		// The keeper saves what was admitted so far (while the caller waits).
+		go func() { w.Recorded(w.Record()) }()
+	})
+	ctx := context.Background()
+
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.slept).To(BeEmpty())
+	w.Recorded(w.Record())
+	for range 18 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+	}
+	g.Expect(clk.slept).To(BeEmpty(), "18 unrecorded at once, past the burst bound of 9 a second")
+	g.Expect(saves.Load()).To(BeZero())
+	done := make(chan error)
+	go func() { done <- w.Wait(ctx) }()
+	g.Eventually(done).Should(Receive(Succeed()), "the 19th waits for a save")
+	g.Expect(saves.Load()).To(BeNumerically(">=", 1))
+	clk.mu.Lock()
+	g.Expect(clk.slept).To(HaveEach(recordWait))
+	clk.mu.Unlock()
+
+	// Saves lag past RecordFresh: the burst bound again.
+	clk.mu.Lock()
+	clk.now = clk.now.Add(RecordFresh + time.Second)
+	clk.slept = nil
+	clk.mu.Unlock()
+	for range 10 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+	}
+	g.Expect(clk.slept).To(Equal([]time.Duration{time.Second}), "9 a second")
+
+	next := NewWindow(180, time.Minute, WithBurst(9), WithClock(clk.Now, clk.Sleep))
+	next.BoundUnrecorded(func() {})
+	next.Restore(Record{}, 2*time.Second)
+	g.Expect(next.Record().Admitted).To(HaveLen(18), "unrecorded: as many as before")
 }

@@ -93,13 +93,23 @@ type Keeper struct {
 	// restored closes once this replica leads and has restored the record.
 	restored chan struct{}
 	once     sync.Once
+	// kick asks for a save before the next tick: the window admits only so
+	// many requests beyond the last saved record.
+	kick chan struct{}
 }
 
 // New returns a Keeper of window's record in the Lease key, read through
 // reader (uncached: the provider may read only its own namespace's leases) and
 // written through writer.
 func New(reader client.Reader, writer client.Client, key types.NamespacedName, window *budget.Window, log logging.Logger) *Keeper {
-	return &Keeper{reader: reader, writer: writer, key: key, window: window, log: log, restored: make(chan struct{})}
+	k := &Keeper{reader: reader, writer: writer, key: key, window: window, log: log, restored: make(chan struct{}), kick: make(chan struct{}, 1)}
+	window.BoundUnrecorded(func() {
+		select {
+		case k.kick <- struct{}{}:
+		default:
+		}
+	})
+	return k
 }
 
 // Restore counts in the window what the previous leader recorded, and what it
@@ -129,11 +139,21 @@ func (k *Keeper) Sync(ctx context.Context) error {
 // replica runs it (it implements manager.Runnable and needs no leadership):
 // the admission webhooks, served by every replica, spend the same quota.
 func (k *Keeper) Start(ctx context.Context) error {
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
 		if err := k.Sync(ctx); err != nil {
 			k.log.Debug(errSync, "error", err)
 		}
-	}, syncEvery)
+		select {
+		case <-t.C:
+		case <-k.kick:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 	defer cancel()
 	if err := k.Sync(fctx); err != nil {
@@ -216,6 +236,7 @@ func (k *Keeper) sync(ctx context.Context) error {
 	k.window.Merge(stored)
 	r := k.window.Record()
 	if holds(stored, r) {
+		k.window.Recorded(r)
 		return nil
 	}
 	b, err := json.Marshal(r)
@@ -225,7 +246,11 @@ func (k *Keeper) sync(ctx context.Context) error {
 	if l == nil {
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: k.key.Namespace, Name: k.key.Name,
 			Annotations: map[string]string{AnnotationRecord: string(b)}}}
-		return errors.Wrapf(k.writer.Create(ctx, l), errSave, k.key)
+		if err := k.writer.Create(ctx, l); err != nil {
+			return errors.Wrapf(err, errSave, k.key)
+		}
+		k.window.Recorded(r)
+		return nil
 	}
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
@@ -233,7 +258,11 @@ func (k *Keeper) sync(ctx context.Context) error {
 	l.Annotations[AnnotationRecord] = string(b)
 	// The Lease as read, resourceVersion included: a replica that saved in
 	// between makes this a conflict, and the next try merges its record.
-	return errors.Wrapf(k.writer.Update(ctx, l), errSave, k.key)
+	if err := k.writer.Update(ctx, l); err != nil {
+		return errors.Wrapf(err, errSave, k.key)
+	}
+	k.window.Recorded(r)
+	return nil
 }
 
 // holds reports whether stored holds every admission of r (as often).

@@ -18,6 +18,7 @@ package budgetlease
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -193,4 +194,35 @@ func TestControllersSendOnlyAfterTheRestore(t *testing.T) {
 	g.Expect(sent.Load()).To(BeEquivalentTo(1))
 	// The previous leader's 7, 5 a second for 2 seconds, and this request.
 	g.Expect(w.Record().Admitted).To(HaveLen(7 + 10 + 1))
+}
+
+// While the keeper saves, a burst of requests goes past the window's burst
+// bound (9 a second at 180) without waiting a second for every 9: the window
+// asks for a save every 18 unrecorded instead, so that a crash after the
+// burst leaves at most the 18 that a new leader counts as unrecorded.
+func TestABurstGoesAtTheQuotasPaceWithItsRecordSaved(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	key := newLease(t, g)
+	w := budget.PerMinute(180)
+	k := keeper(key, w)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = k.Start(ctx) }()
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &coordinationv1.Lease{}) }).Should(Succeed(), "the first request's save")
+
+	for range 59 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+	}
+	l := &coordinationv1.Lease{}
+	g.Expect(env.Client.Get(ctx, key, l)).To(Succeed())
+	var r budget.Record
+	g.Expect(json.Unmarshal([]byte(l.Annotations[AnnotationRecord]), &r)).To(Succeed())
+	g.Expect(len(r.Admitted)).To(BeNumerically(">=", 60-18), "at most 18 unrecorded")
+	// 60 at 9 a second would have slept 6 seconds; the saves took a few
+	// round trips to the API server instead.
+	next := budget.PerMinute(180)
+	keeper(key, next).Restore(ctx)
+	g.Expect(len(next.Record().Admitted)).To(BeNumerically(">=", 60), "what was recorded, and 18 that may not be")
 }
