@@ -100,7 +100,8 @@ type Listing struct {
 	// Objects watch an instance that the listing includes: each was observed.
 	Objects []string
 	// Changed watch an instance that differs from the previous listing of the
-	// project: it changed, appeared or vanished since.
+	// project: it changed, appeared or vanished since (one still being
+	// created is reported once its creation ends).
 	Changed []string
 }
 
@@ -457,9 +458,26 @@ func (o *Observer) compare(k key, previous, current map[string][]byte, readAt ti
 		}
 		// Marshalling is deterministic (fields in order, map keys sorted):
 		// equal instances have equal bytes.
-		if prev, ok := previous[w.instance]; ok != listed || !bytes.Equal(prev, cur) {
+		if prev, ok := previous[w.instance]; (ok != listed || !bytes.Equal(prev, cur)) && !beingCreated(cur) {
 			l.Changed = append(l.Changed, w.object)
 		}
 	}
 	return l
+}
+
+// statePendingCreate is Cloud SQL's state of an instance being created.
+const statePendingCreate = "PENDING_CREATE"
+
+// beingCreated says whether a listed instance is still being created: its
+// object knows that already (it inserted it, or waits for it to exist), and
+// waking it for each step of the creation would only reconcile a burst of
+// creates again and again. The end of the creation is reported.
+func beingCreated(raw []byte) bool {
+	if raw == nil {
+		return false
+	}
+	var i struct {
+		State string `json:"state"`
+	}
+	return json.Unmarshal(raw, &i) == nil && i.State == statePendingCreate
 }

@@ -222,6 +222,22 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	g.Expect(unsafe.SliceData(now["db-0000"])).To(BeIdenticalTo(unsafe.SliceData(held["db-0000"])))
 	g.Expect(unsafe.SliceData(now["db-0001"])).NotTo(BeIdenticalTo(unsafe.SliceData(held["db-0001"])))
 
+	// An instance still being created is reported when its creation ends,
+	// not when it appears.
+	o.Watch(f.svc, "pc", project, "new", "d")
+	g.Expect(f.emu.Seed(project, &sqladmin.DatabaseInstance{Name: "new", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		State: "PENDING_CREATE", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}})).To(Succeed())
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Changed).To(BeEmpty(), "d's instance appeared, being created")
+	g.Expect(f.emu.MutateInstance(project, "new", func(db *sqladmin.DatabaseInstance) { db.State = "RUNNABLE" })).To(Succeed())
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Changed).To(ConsistOf("d"), "its creation ended")
+	o.Unwatch("d")
+
 	// A watch that moves to another instance is counted once; the reconcile
 	// that moved it observed the instance, which has not changed since.
 	o.Watch(f.svc, "pc", project, "db-0002", "a")
@@ -239,7 +255,7 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	g.Expect(o.Watched()).To(BeZero())
 	f.advance(time.Minute)
 	o.schedule(ctx)
-	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(3), "nothing watched any more: nothing listed")
+	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(5), "nothing watched any more: nothing listed")
 }
 
 func TestUnrenewedWatchesExpire(t *testing.T) {

@@ -160,6 +160,9 @@ type row struct {
 	// deletes), sent between firstWrite and lastWrite after its start.
 	writes                int
 	firstWrite, lastWrite time.Duration
+	// listings are when the phase's instances.list requests came, after its
+	// start.
+	listings []time.Duration
 }
 
 func (r row) total() int {
@@ -486,6 +489,9 @@ func (w *world) report(apply, create, change, del phase) []row {
 				}
 			}
 		}
+		if i >= 1 && i <= 3 && r.Method == emulator.MethodInstancesList {
+			rows[i].listings = append(rows[i].listings, r.Time.Sub(spans[i-1].start))
+		}
 		if i >= 1 && i <= 3 && isWrite(r.Method) && r.Status < 300 {
 			at := r.Time.Sub(spans[i-1].start)
 			if rows[i].writes == 0 || at < rows[i].firstWrite {
@@ -535,6 +541,17 @@ func (w *world) report(apply, create, change, del phase) []row {
 		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %.2f | %s | %d | %s |\n",
 			r.name, took, lim, ratio, writes, float64(r.total())/instances, byMethod(r.requests, r.failed), r.throttled, unchecked)
 	}
+	for _, r := range rows {
+		if len(r.listings) == 0 {
+			continue
+		}
+		at := make([]string, len(r.listings))
+		for i, d := range r.listings {
+			at[i] = fmt.Sprintf("+%.1f", d.Seconds())
+		}
+		fmt.Fprintf(&out, "\n%s: instances.list at %s s", r.name, strings.Join(at, ", "))
+	}
+	out.WriteString("\n")
 	if w.sample != "" {
 		fmt.Fprintf(&out, "\nAn unchecked admission's warning: %s\n", w.sample)
 	}
