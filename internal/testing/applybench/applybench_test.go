@@ -163,6 +163,8 @@ type row struct {
 	// listings are when the phase's instances.list requests came, after its
 	// start.
 	listings []time.Duration
+	// writesBy5s counts the writes in each 5 s after the phase's start.
+	writesBy5s map[int]int
 }
 
 func (r row) total() int {
@@ -499,6 +501,10 @@ func (w *world) report(apply, create, change, del phase) []row {
 			}
 			rows[i].lastWrite = max(rows[i].lastWrite, at)
 			rows[i].writes++
+			if rows[i].writesBy5s == nil {
+				rows[i].writesBy5s = map[int]int{}
+			}
+			rows[i].writesBy5s[int(at/(5*time.Second))]++
 		}
 		for _, k := range []int{i, 5} {
 			rows[k].requests[r.Method]++
@@ -542,6 +548,15 @@ func (w *world) report(apply, create, change, del phase) []row {
 			r.name, took, lim, ratio, writes, float64(r.total())/instances, byMethod(r.requests, r.failed), r.throttled, unchecked)
 	}
 	for _, r := range rows {
+		if len(r.writesBy5s) > 0 {
+			var at []string
+			for k := range int(r.lastWrite/(5*time.Second)) + 1 {
+				if n := r.writesBy5s[k]; n > 0 {
+					at = append(at, fmt.Sprintf("%d at +%d s", n, 5*k))
+				}
+			}
+			fmt.Fprintf(&out, "\n%s: writes by 5 s: %s", r.name, strings.Join(at, ", "))
+		}
 		if len(r.listings) == 0 {
 			continue
 		}
