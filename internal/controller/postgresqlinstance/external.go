@@ -311,7 +311,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
 	e.pacing.markChanged(objectKey(mg), true)
-	e.pacing.markWritten(objectKey(mg))
+	e.pacing.markCreated(objectKey(mg))
 	return managed.ExternalCreation{}, nil
 }
 
@@ -521,7 +521,6 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		// this call that lacks it proves it gone, even if no observation ever
 		// saw it PENDING_DELETE (a delete quicker than the listing period).
 		e.pacing.markDeleting(objectKey(mg))
-		e.pacing.markWritten(objectKey(mg))
 	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil

@@ -118,10 +118,9 @@ type pacing struct {
 	// opsAsked is when operations.list was last asked about each instance
 	// whose change of the provider's is under way.
 	opsAsked map[string]time.Time
-	// wrote marks instances whose insert or delete Cloud SQL accepted in the
-	// reconcile under way: its operation has just begun, and looking again at
-	// once would only start a listing that shows it PENDING_CREATE or
-	// PENDING_DELETE.
+	// wrote marks instances whose insert Cloud SQL accepted in the reconcile
+	// under way: its operation has just begun, and looking again at once
+	// would only start a listing that shows it PENDING_CREATE.
 	wrote map[string]bool
 	// seen is when each instance was last read from Cloud SQL (by a listing or
 	// an instances.get), or first reconciled, to size the fleet and measure the
@@ -197,11 +196,11 @@ func (p *pacing) markChanged(name string, visible bool) {
 	delete(p.idle, name)
 }
 
-// markWritten records that Cloud SQL accepted the instance's insert or
-// delete in the reconcile under way: the reconciler's immediate requeue after
-// it is put off (see backoffToPoll), and the project's busy listings, or the
-// busy poll, bring the object back.
-func (p *pacing) markWritten(name string) {
+// markCreated records that Cloud SQL accepted the instance's insert in the
+// reconcile under way: the reconciler's immediate requeue after a create is
+// put off (see backoffToPoll), and the project's busy listings, or the busy
+// poll, bring the object back.
+func (p *pacing) markCreated(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wrote[name] = true
@@ -635,10 +634,10 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if b.pacing.take(b.pacing.wrote, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && err == nil && res.RequeueAfter == 0 {
-		// crossplane-runtime comes back at once after a create or a
-		// delete, to see whether it is over: it has just begun. In a
-		// burst that would be a listing after each write; the project's
-		// busy listings see its end, and reconcile the object then.
+		// crossplane-runtime comes back at once after a create, to see
+		// whether it is over: it has just begun. In a burst of creates
+		// that would be a listing after each insert; the project's busy
+		// listings see its end, and reconcile the object then.
 		return reconcile.Result{RequeueAfter: b.pacing.busyPoll}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {

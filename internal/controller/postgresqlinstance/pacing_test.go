@@ -368,8 +368,8 @@ func TestBusyListingsFollowTheLongestOperation(t *testing.T) {
 	g.Expect(p.listPeriod()).To(Equal(15 * time.Second))
 }
 
-// crossplane-runtime's immediate requeue after a create or a delete is put
-// off to the busy poll interval (the project's busy listings bring the object back when its
+// crossplane-runtime's immediate requeue after a create is put off to the busy
+// poll interval (the project's busy listings bring the object back when its
 // operation ends), once; other requeues are left alone.
 func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	g := NewWithT(t)
@@ -379,14 +379,14 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	b := &backoffToPoll{inner: fixedResult{res: again}, pacing: p, poll: 5 * time.Minute}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "a"}}
 
-	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	res, err := b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second}))
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "once: a conflict's requeue still comes at once")
 
-	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
