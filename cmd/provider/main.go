@@ -37,7 +37,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -162,18 +161,6 @@ const (
 // workersPerReconcilePerSecond is how many reconciles may run at once for each
 // one that reconcile.max_reconcile_rate starts a second.
 const workersPerReconcilePerSecond = 4
-
-// workers is how many reconciles of a kind may run at once: 4 for each that
-// max_reconcile_rate starts a second, and as many more as writes the request
-// budget admits within reconcile.timeout. A write waits for the budget
-// inside its reconcile (one that cannot be admitted before the timeout fails
-// at once); without those extra workers, a burst of 1,000 creates held every
-// worker while waiting, and the instances whose operations had ended waited
-// behind them, with nothing to send, to be seen Ready.
-func workers(c *configfile.Config) int {
-	writes := float64(c.CloudSQL.RequestsPerMinute) * c.Reconcile.Timeout.Minutes()
-	return workersPerReconcilePerSecond*c.Reconcile.MaxReconcileRate + int(math.Ceil(writes))
-}
 
 // defaultNamespace is the provider's namespace out of a cluster: Crossplane's.
 const defaultNamespace = "crossplane-system"
@@ -477,7 +464,7 @@ func runProvider(args []string) error {
 			// listing, the request budget), and a waiting worker must not keep
 			// a ready object from starting: the rate limiter, not the workers,
 			// bounds the rate.
-			MaxConcurrentReconciles: workers(&s.cfg),
+			MaxConcurrentReconciles: workersPerReconcilePerSecond * s.cfg.Reconcile.MaxReconcileRate,
 			Features:                &feature.Flags{},
 			Gate:                    g.gate,
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
