@@ -67,9 +67,7 @@ type Window struct {
 
 	// unrecordedMax, when not 0, bounds the events admitted after the last
 	// saved record (BoundUnrecorded) instead of the burst bound, for as long
-	// as records are saved: saveNow asks for one, recordedThrough is the
-	// time the last saved record holds events up to, savedAt when it was
-	// saved.
+	// as records are saved; saveNow asks for one.
 	unrecordedMax int
 	saveNow       func()
 	// admitted counts the events this window admitted itself; recorded how
@@ -351,8 +349,8 @@ func (w *Window) recordKeepsUpLocked(now time.Time) bool {
 // last saved record, given that it saved at most unrecorded ago: the count
 // bound, or the burst bound for that long, whichever is larger.
 func (w *Window) unrecordedBound(unrecorded time.Duration) int {
-	if w.burst == 0 && w.unrecordedMax == 0 {
-		return w.limit
+	if w.burst == 0 {
+		return w.limit // and BoundUnrecorded set no count
 	}
 	return max(w.unrecordedMax, w.burst*int(math.Ceil(unrecorded.Seconds())))
 }
@@ -465,8 +463,9 @@ func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
 // as many more as it may have admitted unrecorded (BoundUnrecorded's count,
 // or the burst bound for unrecorded, the longest it may have run after the
 // record was written, whichever is more), as if admitted just now, since
-// nobody knows when it stopped; without either bound, a whole window. It merges with what the window holds already, so a replica that
-// takes over from another may call it at any time.
+// nobody knows when it stopped; without either bound, a whole window. It
+// merges with what the window holds already, so a replica that takes over
+// from another may call it at any time.
 func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

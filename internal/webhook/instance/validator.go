@@ -492,7 +492,7 @@ func (v *Validator) listed(ctx context.Context, svc *sqladmin.Service, source, p
 	}
 	wait := v.timeout / 2
 	if dl, ok := ctx.Deadline(); ok {
-		wait = time.Until(dl) / 2
+		wait = min(wait, time.Until(dl)/2)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
