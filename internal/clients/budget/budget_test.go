@@ -466,10 +466,11 @@ func TestAnUnrecordedBoundLetsBurstsThroughWhileRecordsAreSaved(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1000, 0)}
 	w := NewWindow(180, time.Minute, WithBurst(9), WithClock(clk.Now, clk.Sleep))
 	var saves atomic.Int32
+	var saving sync.WaitGroup
 	w.BoundUnrecorded(func() {
 		saves.Add(1)
 		// The keeper saves what was admitted so far (while the caller waits).
-		go func() { w.Recorded(w.Record()) }()
+		saving.Go(func() { w.Recorded(w.Record()) })
 	})
 	ctx := context.Background()
 
@@ -485,6 +486,9 @@ func TestAnUnrecordedBoundLetsBurstsThroughWhileRecordsAreSaved(t *testing.T) {
 	go func() { done <- w.Wait(ctx) }()
 	g.Eventually(done).Should(Receive(Succeed()), "the 19th waits for a save")
 	g.Expect(saves.Load()).To(BeNumerically(">=", 1))
+	// Every save asked for has landed: none can make the record fresh again
+	// after the clock moves on below.
+	saving.Wait()
 	clk.mu.Lock()
 	g.Expect(clk.slept).To(HaveEach(recordWait))
 	clk.mu.Unlock()
