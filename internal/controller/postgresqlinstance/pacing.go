@@ -26,7 +26,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -601,6 +605,29 @@ func jitter(d time.Duration) time.Duration {
 	return d - j + time.Duration(rand.Int64N(int64(2*j)+1))
 }
 
+// followUpPriority is the work queue priority of a visit that sees an
+// operation of the provider's end: the one after an insert, and one that a
+// listing brings because the instance changed. New objects and spec changes
+// come at 0, steady polls at handler.LowPriority. Such a visit reads the
+// shared listing (no request) and is what makes the object Ready, so it goes
+// before new objects: when a burst of creates holds every worker waiting for
+// the write budget (1,000 new objects at N = 10,000), each worker that an
+// insert frees would otherwise take the next new object, and the instances
+// whose creation ended would wait behind all of them.
+const followUpPriority = 1
+
+// enqueueFollowUp enqueues the object of a generic event at followUpPriority.
+func enqueueFollowUp() handler.EventHandler {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}}
+		if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+			pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(followUpPriority)}, req)
+			return
+		}
+		q.Add(req)
+	}}
+}
+
 // backoffToPoll comes back at the poll interval, not with the error backoff, after
 // a failure that only a change of the spec can fix: retrying a reserved name every
 // few seconds costs quota and changes nothing. A change of the spec still triggers
@@ -638,7 +665,7 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// whether it is over: it has just begun. In a burst of creates
 		// that would be a listing after each insert; the project's busy
 		// listings see its end, and reconcile the object then.
-		return reconcile.Result{RequeueAfter: b.pacing.busyPoll}, nil
+		return reconcile.Result{RequeueAfter: b.pacing.busyPoll, Priority: ptr.To(followUpPriority)}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)

@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -382,7 +384,7 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	res, err := b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second}))
+	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second, Priority: ptr.To(followUpPriority)}), "ahead of new objects")
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "once: a conflict's requeue still comes at once")
 
@@ -390,6 +392,45 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
+}
+
+// In controller-runtime's priority queue, an instance whose operation a
+// listing saw end, and the visit after an insert, go before new objects that
+// were queued earlier (which would each hold a worker waiting for the write
+// budget), but not before each other: they keep their order.
+func TestFollowUpsGoBeforeNewObjects(t *testing.T) {
+	g := NewWithT(t)
+	q := priorityqueue.New[reconcile.Request]("follow-ups")
+	defer q.ShutDown()
+	req := func(name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: name}}
+	}
+	obj := func(name string) *nsv1alpha1.PostgresqlInstance {
+		pi := &nsv1alpha1.PostgresqlInstance{}
+		pi.SetNamespace("team-a")
+		pi.SetName(name)
+		return pi
+	}
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req("steady"))
+	q.Add(req("new-1"))
+	q.Add(req("new-2"))
+	// A listing saw created-1's insert end; created-2's busy poll is due.
+	q.Add(req("created-1")) // its visit after the insert, still waiting to be due
+	enqueueFollowUp().Generic(context.Background(), ctrlevent.GenericEvent{Object: obj("created-1")}, q)
+	b := &backoffToPoll{inner: fixedResult{}, pacing: newPacing(pacingConfig{busyPoll: time.Millisecond}), poll: time.Minute}
+	b.pacing.markCreated(objectKey(obj("created-2")))
+	res, err := b.Reconcile(context.Background(), req("created-2"))
+	g.Expect(err).NotTo(HaveOccurred())
+	q.AddWithOpts(priorityqueue.AddOpts{After: res.RequeueAfter, Priority: res.Priority}, req("created-2"))
+	g.Eventually(q.Len).Should(Equal(5))
+
+	var order []string
+	for range 5 {
+		r, _ := q.Get()
+		order = append(order, r.Name)
+		q.Done(r)
+	}
+	g.Expect(order).To(Equal([]string{"created-1", "created-2", "new-1", "new-2", "steady"}))
 }
 
 // While a visible change of the provider's is under way, an instance unlike

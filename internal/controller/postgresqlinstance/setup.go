@@ -342,7 +342,7 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(k.obj, builder.WithPredicates(desiredStateChanged()))
 	if k.changed != nil {
-		b = b.WatchesRawSource(source.Channel(k.changed, &handler.EnqueueRequestForObject{}))
+		b = b.WatchesRawSource(source.Channel(k.changed, enqueueFollowUp()))
 	}
 	if k.instances != nil {
 		b = b.WatchesRawSource(source.Channel(k.instances, handler.EnqueueRequestsFromMapFunc(k.naming)))
