@@ -146,8 +146,9 @@ type Injection struct {
 	// create a pod anywhere can then use the instance, and Warnings says so).
 	DefaultAllowedNamespaces []string `toml:"default_allowed_namespaces"`
 	// PgpassWriterImage runs the init containers that copy the password into a
-	// file owned by the user of each container (libpq reads no other); it needs
-	// /bin/sh.
+	// file owned by the user of each container (libpq reads no other), and the
+	// sidecars that rewrite it when the password changes; it needs /bin/sh,
+	// sleep and mv.
 	PgpassWriterImage string `toml:"pgpass_writer_image"`
 }
 
@@ -374,7 +375,7 @@ func (c Config) Validate() error {
 		bad("webhook.cloudsql_timeout", "must be between 1s and 8s (the API server waits 10s for the webhook), got %s", c.Webhook.CloudSQLTimeout)
 	}
 	if !imageRE.MatchString(c.Injection.PgpassWriterImage) {
-		bad("injection.pgpass_writer_image", "must name an image with /bin/sh, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)
+		bad("injection.pgpass_writer_image", "must name an image with /bin/sh, sleep and mv, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)
 	}
 	if !imageRE.MatchString(c.Proxy.Image) {
 		bad("proxy.image", "must name the Cloud SQL Auth Proxy v2 image, for example %s, got %q", Defaults().Proxy.Image, c.Proxy.Image)

@@ -297,7 +297,7 @@ func TestNamespacedExampleDeploymentIsInjected(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
 	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/"+ex.Name))
 	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal(ex.Spec.WriteConnectionSecretToReference.Name))
-	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", "cloudsql-pgpass-follow-70", podinject.ProxyContainerName}))
 }
 
 // A ClusterProviderConfig's key copied for a namespaced instance goes when the

@@ -96,8 +96,8 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	got := &corev1.Pod{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(p), got)).To(Succeed())
 	g.Expect(got.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
-	g.Expect(containerNames(got.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", podinject.ProxyContainerName}))
-	proxy := got.Spec.InitContainers[1]
+	g.Expect(containerNames(got.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0", "cloudsql-pgpass-follow-0", podinject.ProxyContainerName}))
+	proxy := got.Spec.InitContainers[2]
 	g.Expect(proxy.RestartPolicy).To(Equal(ptr.To(corev1.ContainerRestartPolicyAlways)))
 	g.Expect(proxy.Args).To(ContainElement("--health-check"))
 	g.Expect(proxy.Args[len(proxy.Args)-1]).To(Equal(project + ":europe-west1:stored"))
@@ -133,7 +133,7 @@ func TestClassicSidecarOnTheSameAPIServer(t *testing.T) {
 	namespace(t, "classic-app", nil)
 	p := annotatedPod("classic-app", "web", "classic")
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	g.Expect(containerNames(p.Spec.Containers)).To(Equal([]string{podinject.ProxyContainerName, "app"}))
+	g.Expect(containerNames(p.Spec.Containers)).To(Equal([]string{podinject.ProxyContainerName, "cloudsql-pgpass-follow-0", "app"}))
 	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-0"}))
 	g.Expect(p.Spec.Containers[0].RestartPolicy).To(BeNil())
 	g.Expect(p.Spec.Containers[0].Lifecycle.PostStart.Exec.Command).To(ContainElement("wait"))
@@ -548,7 +548,7 @@ func TestExampleDeploymentIsInjected(t *testing.T) {
 	p := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
 	p.Namespace, p.Name = "example-app", "psql-client"
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", podinject.ProxyContainerName}))
+	g.Expect(containerNames(p.Spec.InitContainers)).To(Equal([]string{"cloudsql-pgpass-70", "cloudsql-pgpass-follow-70", podinject.ProxyContainerName}))
 	g.Expect(envOf(p.Spec.Containers[0])).To(HaveKeyWithValue("PGPASSFILE", podinject.PgpassDir+"/pgpass-70"))
 	g.Expect(*p.Spec.InitContainers[0].SecurityContext.RunAsUser).To(BeEquivalentTo(70))
 }

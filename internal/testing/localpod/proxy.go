@@ -118,10 +118,11 @@ func proxyExtraArgs(args []string, endpoint string) []string {
 
 // WritePasswordFiles runs the injector's password-file writers (the init
 // containers named podinject.WriterContainerPrefix + uid), in the pod's order.
+// Their followers, which never end, are not run.
 func (p *Pod) WritePasswordFiles(ctx context.Context) error {
 	n := 0
 	for _, name := range p.InitContainerNames() {
-		if !strings.HasPrefix(name, podinject.WriterContainerPrefix) {
+		if !strings.HasPrefix(name, podinject.WriterContainerPrefix) || strings.HasPrefix(name, podinject.FollowerContainerPrefix) {
 			continue
 		}
 		if out, err := p.Run(ctx, name); err != nil {

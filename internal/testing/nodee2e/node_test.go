@@ -199,6 +199,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	w.g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf(`may not be used from namespace %s`, deniedNS))))
 
 	w.applicationsShareTheInstance(ctx, app.Ref)
+	w.passwordsFollow(ctx, app.Ref)
 
 	step(t, "restarting the provider with classic sidecars: the main container connects, the proxy keeps running")
 	w.stopProvider()

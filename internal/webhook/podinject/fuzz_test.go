@@ -243,6 +243,10 @@ func checkPod(in, out *corev1.Pod) error {
 				if w == nil || w.SecurityContext == nil || ptr.Deref(w.SecurityContext.RunAsUser, -1) != uid {
 					fail("container %s: nothing writes %s as user %d", c.Name, e.Value, uid)
 				}
+				f := findContainer(out, followerName(uid))
+				if f == nil || f.SecurityContext == nil || ptr.Deref(f.SecurityContext.RunAsUser, -1) != uid {
+					fail("container %s: nothing follows the secret into %s as user %d", c.Name, e.Value, uid)
+				}
 			}
 		}
 	}

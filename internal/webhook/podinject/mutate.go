@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -41,10 +42,14 @@ const (
 	// the password file, one per user the pod's containers run as
 	// (cloudsql-pgpass-1000, cloudsql-pgpass-0, ...).
 	WriterContainerPrefix = "cloudsql-pgpass-"
+	// FollowerContainerPrefix starts the names of the sidecars that rewrite a
+	// user's password file when its secret changes, one per writer
+	// (cloudsql-pgpass-follow-1000, ...).
+	FollowerContainerPrefix = "cloudsql-pgpass-follow-"
 	// PgpassVolumeName is the in-memory emptyDir holding the password files.
 	PgpassVolumeName = "cloudsql-pgpass"
 	// PgpassSecretVolumeName is the copied secret the password files are
-	// written from; only the writer init containers mount it.
+	// written from; only the writers and followers mount it.
 	PgpassSecretVolumeName = "cloudsql-pgpass-secret"
 	// ProxyCredentialsVolumeName is the proxy's service-account key; only the
 	// proxy container mounts it.
@@ -287,17 +292,23 @@ func writerName(uid int64) string {
 	return WriterContainerPrefix + strconv.FormatInt(uid, 10)
 }
 
+func followerName(uid int64) string {
+	return FollowerContainerPrefix + strconv.FormatInt(uid, 10)
+}
+
 // isInjected reports whether a container name is one the injector gives.
 func isInjected(name string) bool {
 	if name == ProxyContainerName {
 		return true
 	}
-	rest, ok := strings.CutPrefix(name, WriterContainerPrefix)
-	if !ok {
-		return false
+	for _, prefix := range []string{FollowerContainerPrefix, WriterContainerPrefix} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			if _, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return true
+			}
+		}
 	}
-	_, err := strconv.ParseInt(rest, 10, 64)
-	return err == nil
+	return false
 }
 
 func findContainer(pod *corev1.Pod, name string) *corev1.Container {
@@ -620,11 +631,41 @@ func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
 // builtins do it all: the writer image needs /bin/sh alone.
 const writeScript = `umask 077 && { IFS= read -r line || [ -n "$line" ]; } < "$1" && printf '%s:%s:%s\n' "$3" "$4" "${line#*:*:}" > "$2"`
 
+// followScript is writeScript again every $5 seconds, for as long as the pod
+// runs: when the kubelet brings a new password into the mounted secret (a
+// password set by the provider, a rotation), the file follows it, and a
+// running application's next connection uses it, with no restart. A new line
+// is written beside the file and renamed over it, so that libpq never reads a
+// file half written. The wait is a background sleep so that SIGTERM (which
+// a shell that is PID 1 otherwise ignores) ends it at once: the pod does not
+// wait its grace period for it. It needs sleep and mv besides /bin/sh.
+const followScript = `trap 'exit 0' TERM INT
+umask 077
+last=
+while :; do
+  if { IFS= read -r line || [ -n "$line" ]; } < "$1" && [ "$line" != "$last" ]; then
+    printf '%s:%s:%s\n' "$3" "$4" "${line#*:*:}" > "$2.new" && mv -f "$2.new" "$2" && last=$line
+  fi
+  sleep "$5" & wait $!
+done`
+
+// FollowEvery is how often a follower reads the mounted secret: a new password
+// reaches the file within it of the kubelet's update of the secret volume
+// (which comes within the kubelet's sync period, about a minute by default).
+const FollowEvery = 5 * time.Second
+
 // ensureWriters adds an init container per user that writes that user's password
 // file: libpq ignores a password file that its group or others may read, and a
 // secret volume cannot give a file to a non-root user without that (fsGroup even
 // adds group read). The writers run first, before the proxy and the pod's own
 // init containers, as the user whose file they write, for the proxy's port.
+//
+// Each writer has a follower, which rewrites the file when the secret changes
+// for as long as the pod runs: a native sidecar right after the writers when
+// sidecars are native (it ends with the pod's other containers, so a Job
+// still completes), else a container beside the application's (which, like
+// the classic proxy, keeps running after them). The writer stays, so that the
+// file is there before anything else starts, without a startup probe.
 func ensureWriters(pod *corev1.Pod, users map[int64]bool, port int32, x Inputs) {
 	uids := make([]int64, 0, len(users))
 	for uid := range users {
@@ -633,24 +674,49 @@ func ensureWriters(pod *corev1.Pod, users map[int64]bool, port int32, x Inputs) 
 		}
 	}
 	slices.Sort(uids)
-	writers := make([]corev1.Container, 0, len(uids))
+	var writers, followers []corev1.Container
 	for _, uid := range uids {
-		writers = append(writers, corev1.Container{
-			Name:  writerName(uid),
-			Image: x.WriterImage,
-			Command: []string{"/bin/sh", "-c", writeScript, "pgpass-writer", PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid),
-				ProxyAddress, strconv.Itoa(int(port))},
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: PgpassSecretVolumeName, MountPath: PgpassSecretDir, ReadOnly: true},
-				{Name: PgpassVolumeName, MountPath: PgpassDir},
-			},
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
-			},
-			SecurityContext:          restricted(uid),
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		})
+		args := []string{PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid), ProxyAddress, strconv.Itoa(int(port))}
+		writers = append(writers, writerContainer(writerName(uid), x.WriterImage, uid,
+			append([]string{"/bin/sh", "-c", writeScript, "pgpass-writer"}, args...), "10m"))
+		f := writerContainer(followerName(uid), x.WriterImage, uid,
+			append(append([]string{"/bin/sh", "-c", followScript, "pgpass-follower"}, args...), strconv.Itoa(int(FollowEvery.Seconds()))), "1m")
+		if x.Native {
+			f.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+		}
+		followers = append(followers, f)
+	}
+	if x.Native {
+		// After every writer: a native sidecar's start waits for nothing.
+		pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, append(writers, followers...)...)
+		return
 	}
 	pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, writers...)
+	// Classic followers go after the proxy, which the kubelet must start
+	// first (its postStart hook holds the application back).
+	at := 0
+	if len(pod.Spec.Containers) > 0 && pod.Spec.Containers[0].Name == ProxyContainerName {
+		at = 1
+	}
+	pod.Spec.Containers = slices.Insert(pod.Spec.Containers, at, followers...)
+}
+
+// writerContainer is a writer or follower of uid's password file: it runs as
+// uid, reads the copied secret and writes in the password files' volume.
+func writerContainer(name, image string, uid int64, command []string, cpu string) corev1.Container {
+	return corev1.Container{
+		Name:    name,
+		Image:   image,
+		Command: command,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: PgpassSecretVolumeName, MountPath: PgpassSecretDir, ReadOnly: true},
+			{Name: PgpassVolumeName, MountPath: PgpassDir},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
+		},
+		SecurityContext:          restricted(uid),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
 }

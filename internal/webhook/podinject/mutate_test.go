@@ -162,12 +162,12 @@ func takesTheDrawnPorts(p *corev1.Pod) {
 }
 
 // injected is what Mutate makes of pod() with inputs(), changed by fns: the
-// writer of user 0's password file, then the proxy as a native sidecar, run
+// writer of user 0's password file and its follower, then the proxy as a native sidecar, run
 // before app, which gets the libpq settings and the password files.
 func injected(fns ...func(*corev1.Pod)) *corev1.Pod {
 	p := pod()
 	p.Annotations[v1alpha1.AnnotationProxyInjected] = "true"
-	p.Spec.InitContainers = []corev1.Container{writer(0), nativeProxy(drawnPort, drawnHealth)}
+	p.Spec.InitContainers = []corev1.Container{writer(0), follower(0), nativeProxy(drawnPort, drawnHealth)}
 	p.Spec.Containers = []corev1.Container{settled(app, 0)}
 	p.Spec.Volumes = []corev1.Volume{
 		{Name: "cloudsql-pgpass", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
@@ -206,6 +206,22 @@ func writerFor(uid int64, port int32) corev1.Container {
 		SecurityContext:          restrictedAs(uid),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+}
+
+// follower rewrites user uid's password file when the secret changes, as a
+// native sidecar, for the proxy at the port drawn first.
+func follower(uid int64) corev1.Container { return followerFor(uid, drawnPort) }
+
+// followerFor is follower for the proxy at port.
+func followerFor(uid int64, port int32) corev1.Container {
+	u := strconv.FormatInt(uid, 10)
+	c := writerFor(uid, port)
+	c.Name = "cloudsql-pgpass-follow-" + u
+	c.Command = []string{"/bin/sh", "-c", followScript, "pgpass-follower", "/var/run/cloudsql-postgres-secret/pgpass", "/var/run/cloudsql-postgres/pgpass-" + u,
+		"127.0.0.1", strconv.Itoa(int(port)), "5"}
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
+	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	return c
 }
 
 // nativeProxy is the proxy as a native sidecar, listening on port and serving
@@ -275,7 +291,17 @@ func classicProxy(p *corev1.Pod) {
 	proxy.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
 		"/cloud-sql-proxy", "wait", "--http-address=127.0.0.1", "--http-port=" + strconv.Itoa(int(drawnHealth)), "--max=60s",
 	}}}}
-	p.Spec.Containers = slices.Insert(p.Spec.Containers, 0, proxy)
+	// The followers run beside the application, after the proxy.
+	var followers []corev1.Container
+	p.Spec.InitContainers = slices.DeleteFunc(p.Spec.InitContainers, func(c corev1.Container) bool {
+		if !strings.HasPrefix(c.Name, "cloudsql-pgpass-follow-") {
+			return false
+		}
+		c.RestartPolicy = nil
+		followers = append(followers, c)
+		return true
+	})
+	p.Spec.Containers = slices.Insert(p.Spec.Containers, 0, append([]corev1.Container{proxy}, followers...)...)
 	p.Annotations["kubectl.kubernetes.io/default-container"] = "app"
 }
 
@@ -304,6 +330,7 @@ func withPorts(port, health int32) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
 		*findContainer(p, "cloudsql-proxy") = nativeProxy(port, health)
 		*findContainer(p, "cloudsql-pgpass-0") = writerFor(0, port)
+		*findContainer(p, "cloudsql-pgpass-follow-0") = followerFor(0, port)
 		findContainer(p, "app").Env[1] = corev1.EnvVar{Name: "PGPORT", Value: strconv.Itoa(int(port))} // second, as settled puts it
 	}
 }
@@ -444,7 +471,7 @@ func TestMutate(t *testing.T) {
 			reason: "Each user that the pod's containers run as should get a password file, written as that user, in the order of the users.",
 			args:   args{pod: pod(runAs1000, withContainer(worker)), x: inputs()},
 			want: want{pod: injected(runAs1000, func(p *corev1.Pod) {
-				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), nativeProxy(drawnPort, drawnHealth)}
+				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), follower(1000), follower(3000), nativeProxy(drawnPort, drawnHealth)}
 				p.Spec.Containers = []corev1.Container{settled(app, 1000), settled(worker, 3000)}
 			})},
 		},
@@ -522,7 +549,7 @@ func TestMutate(t *testing.T) {
 			reason: "Each Unix user of the pod's containers should get a password file of the login, written as that user.",
 			args:   args{pod: pod(runAs1000, withContainer(worker)), x: inputs(asLogin("app", "orders"))},
 			want: want{pod: injected(runAs1000, func(p *corev1.Pod) {
-				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), nativeProxy(drawnPort, drawnHealth)}
+				p.Spec.InitContainers = []corev1.Container{writer(1000), writer(3000), follower(1000), follower(3000), nativeProxy(drawnPort, drawnHealth)}
 				p.Spec.Containers = []corev1.Container{settled(app, 1000), settled(worker, 3000)}
 			}, asUser("app", "orders"))},
 		},
@@ -614,6 +641,7 @@ func TestMutateReinvocation(t *testing.T) {
 				EnvHost: ProxyAddress, EnvPort: strconv.Itoa(int(port)), EnvUser: "postgres", EnvPassFile: PgpassDir + "/pgpass-4242",
 			}))
 			g.Expect(findContainer(completed, "cloudsql-pgpass-4242").Command).To(Equal(writerFor(4242, port).Command), "the new user's file names the proxy's port")
+			g.Expect(findContainer(completed, "cloudsql-pgpass-follow-4242").Command).To(Equal(followerFor(4242, port).Command), "and so does its follower's")
 			g.Expect(findContainer(completed, "cloudsql-pgpass-0")).ToNot(BeNil())
 			g.Expect(completed.Spec.Volumes).To(Equal(first.Spec.Volumes))
 			g.Expect(checkPod(changed, completed)).To(Succeed())

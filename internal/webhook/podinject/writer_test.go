@@ -20,9 +20,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
@@ -84,4 +88,112 @@ func TestWriteScript(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shells run a script as the injected containers' /bin/sh may: this
+// machine's, and busybox's (the Alpine image's) when there is one.
+func shells(t *testing.T) map[string][]string {
+	sh := map[string][]string{"sh": {"/bin/sh"}}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		sh["busybox"] = []string{bb, "sh"}
+	} else {
+		t.Log("no busybox here: the follower's script runs in /bin/sh alone")
+	}
+	return sh
+}
+
+// The follower's script, in /bin/sh as the followers run it: it writes the
+// file as the writer does, rewrites it when the secret changes (the kubelet
+// swaps the mounted file for a new one), leaves no file half written or
+// beside it, and ends at once on SIGTERM.
+func TestFollowScript(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) { testFollowScript(t, sh) })
+	}
+}
+
+func testFollowScript(t *testing.T, sh []string) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "pgpass-secret"), filepath.Join(dir, "pgpass-1000")
+	secret := func(password string) {
+		// As the kubelet updates a secret volume: a new file, renamed over.
+		tmp := src + ".tmp"
+		g.Expect(os.WriteFile(tmp, []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, password)), 0o444)).To(Succeed())
+		g.Expect(os.Rename(tmp, src)).To(Succeed())
+	}
+	file := func() string {
+		b, _ := os.ReadFile(dst)
+		return string(b)
+	}
+	secret("first")
+	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", "1")...)
+	// A file, not a pipe: the sleep that SIGTERM leaves behind (in a
+	// container, the shell's end as PID 1 ends it too) would hold a pipe
+	// open, and Wait with it.
+	out, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	g.Expect(err).NotTo(HaveOccurred())
+	cmd.Stdout, cmd.Stderr = out, out
+	g.Expect(cmd.Start()).To(Succeed())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	g.Eventually(file).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).Should(Equal("127.0.0.1:23456:*:postgres:first\n"), "%s", output(out))
+	fi, err := os.Stat(dst)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+
+	for _, pw := range []string{"second", `third:with\escapes`} {
+		secret(pw)
+		want := "127.0.0.1:23456:*:postgres:" + strings.NewReplacer(`\`, `\\`, ":", `\:`).Replace(pw) + "\n"
+		// Every read in between sees the old file or the new one, whole.
+		g.Eventually(func(g Gomega) {
+			got := file()
+			g.Expect(got).To(HaveSuffix("\n"), "a file half written")
+			g.Expect(got).To(Equal(want))
+		}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(Succeed(), "%s", output(out))
+		fi, err := os.Stat(dst)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+	}
+	entries, err := os.ReadDir(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	g.Expect(names).To(ConsistOf("pgpass-secret", "pgpass-1000"), "nothing left beside the file")
+
+	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Eventually(done).WithTimeout(time.Second).Should(Receive(BeNil()), "SIGTERM ends the follower at once, with status 0: %s", output(out))
+}
+
+// output is what a script printed to f.
+func output(f *os.File) string {
+	b, _ := os.ReadFile(f.Name())
+	return string(b)
+}
+
+// A follower waiting an hour between reads still ends at once on SIGTERM:
+// the wait is what the trap interrupts, not a sleep the shell waits out.
+func TestFollowScriptEndsDuringItsWait(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) { testFollowScriptEndsDuringItsWait(t, sh) })
+	}
+}
+
+func testFollowScriptEndsDuringItsWait(t *testing.T, sh []string) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "pgpass-secret"), filepath.Join(dir, "pgpass-0")
+	g.Expect(os.WriteFile(src, []byte("127.0.0.1:*:*:postgres:pw\n"), 0o444)).To(Succeed())
+	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", "3600")...)
+	g.Expect(cmd.Start()).To(Succeed())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	g.Eventually(func() error { _, err := os.Stat(dst); return err }).WithTimeout(5 * time.Second).Should(Succeed())
+	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Eventually(done).WithTimeout(2 * time.Second).Should(Receive(BeNil()))
 }

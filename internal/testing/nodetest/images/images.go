@@ -197,14 +197,14 @@ func Proxy(dir, proxyBinary string) (Image, error) {
 	})
 }
 
-// Writer builds the image of the injected init containers that write the
-// password files: busybox-static providing /bin/sh and /bin/cat, all that
-// their command, ["/bin/sh", "-c", "umask 077 && cat \"$1\" > \"$2\"", ...],
-// needs. The webhook gives those containers a runAsUser, so the image's own
-// user only matters to a pod that names the image by hand: nonroot, then.
+// Writer builds the image of the injected containers that write and follow
+// the password files: busybox-static providing /bin/sh, and sleep and mv,
+// which the followers need besides the shell. The webhook gives those
+// containers a runAsUser, so the image's own user only matters to a pod that
+// names the image by hand: nonroot, then.
 func Writer(dir string) (Image, error) {
 	l := &layout{}
-	if err := l.busybox("sh", "cat"); err != nil {
+	if err := l.busybox("sh", "cat", "sleep", "mv"); err != nil {
 		return Image{}, err
 	}
 	return l.write(dir, "pgpass-writer", WriterRef, v1.Config{
