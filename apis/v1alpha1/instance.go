@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"time"
+
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
@@ -35,4 +37,12 @@ func (mg *PostgresqlInstance) Observation() *PostgresqlInstanceObservation {
 // nil when there is none.
 func (mg *PostgresqlInstance) ConnectionSecret() *xpv2.SecretReference {
 	return mg.GetWriteConnectionSecretToReference()
+}
+
+// Every is the period of the rotation; 0 for none.
+func (r *PasswordRotation) Every() time.Duration {
+	if r == nil {
+		return 0
+	}
+	return r.Period.Duration
 }

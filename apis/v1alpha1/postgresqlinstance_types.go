@@ -62,6 +62,11 @@ const AnnotationPasswordUnconfirmed = Group + "/password-unconfirmed"
 // match it was edited there, and the provider sets it on the instance.
 const AnnotationPasswordSHA256 = Group + "/password-sha256"
 
+// AnnotationPasswordSetAt holds, on a connection secret, when the provider
+// last set the password it holds (RFC 3339): spec.forProvider.passwordRotation
+// counts its period from then.
+const AnnotationPasswordSetAt = Group + "/password-set-at"
+
 // OwnerLabelKey and OwnerLabelValue form the label that the provider adds
 // to every Cloud SQL instance it manages, so that they can be told apart
 // in the console.
@@ -132,6 +137,12 @@ type PostgresqlInstanceParameters struct {
 	// +optional
 	// +kubebuilder:default={"type":"Zonal"}
 	Availability Availability `json:"availability,omitempty"`
+
+	// PasswordRotation has the provider give the postgres user a new
+	// generated password at a period. When omitted, the password changes
+	// only when it is lost or edited in the connection secret.
+	// +optional
+	PasswordRotation *PasswordRotation `json:"passwordRotation,omitempty"`
 
 	// Backups configures automated backups.
 	// +optional
@@ -458,6 +469,26 @@ type PostgresqlInstanceSpec struct {
 	// deleted; running pods keep the copy they started with.
 	// +optional
 	Injection *Injection `json:"injection,omitempty"`
+}
+
+// PasswordRotation is how often a login's password is replaced. At each
+// period the provider generates a new password, stores it in the connection
+// secret before Cloud SQL is given it (a crash in between loses nothing), and
+// sets it with users.update within the request budget; the injector's copies
+// and the password files of running pods follow it. Connections already open
+// stay open; a pod's new connections use the new password once its file
+// follows (within the kubelet's sync period, about a minute).
+// +kubebuilder:validation:XValidation:rule="duration(self.period) >= duration('1h')",fieldPath=".period",message="must be at least 1h: every rotation is a request to Cloud SQL and a new password for every pod that uses the login"
+type PasswordRotation struct {
+	// Period between two passwords, as a duration such as 720h (30 days);
+	// at least 1h. The provider spreads the rotations of many logins with
+	// the same period over its last tenth, so that they do not all come in
+	// the same minute. Counted from when the provider last set the password
+	// (the connection secret's annotation
+	// cloudsql.travelaudience.com/password-set-at).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	Period metav1.Duration `json:"period"`
 }
 
 // Injection says which namespaces may request an instance. A namespace is

@@ -54,6 +54,7 @@ const ServiceAccountEmailSuffix = ".gserviceaccount.com"
 // +kubebuilder:validation:XValidation:rule="self.type != 'BUILT_IN' || !has(self.iamPrincipal)",fieldPath=".iamPrincipal",message="must be omitted for a BUILT_IN user, which logs in with a password; remove it, or set type to CLOUD_IAM_SERVICE_ACCOUNT or CLOUD_IAM_USER"
 // +kubebuilder:validation:XValidation:rule="self.type != 'CLOUD_IAM_SERVICE_ACCOUNT' || !has(self.iamPrincipal) || self.iamPrincipal.endsWith('.gserviceaccount.com')",fieldPath=".iamPrincipal",message="must be a service account's email, ending in .gserviceaccount.com, for type CLOUD_IAM_SERVICE_ACCOUNT; for a person's account use type CLOUD_IAM_USER"
 // +kubebuilder:validation:XValidation:rule="self.type != 'CLOUD_IAM_USER' || !has(self.iamPrincipal) || !self.iamPrincipal.endsWith('.gserviceaccount.com')",fieldPath=".iamPrincipal",message="is a service account's email: use type CLOUD_IAM_SERVICE_ACCOUNT for it; CLOUD_IAM_USER is for a person's account"
+// +kubebuilder:validation:XValidation:rule="self.type == 'BUILT_IN' || !has(self.passwordRotation)",fieldPath=".passwordRotation",message="must be omitted for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users, which have no password; remove it, or set type to BUILT_IN"
 // +kubebuilder:validation:XValidation:rule="self.type == 'BUILT_IN' || !has(self.name)",fieldPath=".name",message="must be omitted for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users: their login name follows from iamPrincipal (the email, without .gserviceaccount.com for a service account)"
 type PostgresqlUserSettings struct {
 	// Name of the login (role) in PostgreSQL, for BUILT_IN users. When
@@ -85,6 +86,12 @@ type PostgresqlUserSettings struct {
 	// +kubebuilder:validation:MaxLength=254
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+$')",message="must be an email address, for example app@my-project.iam.gserviceaccount.com or jane@example.com"
 	IAMPrincipal string `json:"iamPrincipal,omitempty"`
+
+	// PasswordRotation has the provider give a BUILT_IN login a new
+	// generated password at a period. When omitted, the password changes
+	// only when it is lost or edited in the connection secret.
+	// +optional
+	PasswordRotation *PasswordRotation `json:"passwordRotation,omitempty"`
 }
 
 // PostgresqlUserParameters are the configurable fields of a login of a Cloud

@@ -179,6 +179,17 @@ func TestCreateValidation(t *testing.T) {
 		"PerfOptimizedOddVcpus":     {mutate: func(p *params) { p.Edition = "EnterprisePlus"; p.Resources.InstanceType = "db-perf-optimized-N-3" }, want: []string{fp + "resources.instanceType", "Enterprise Plus machines have 2, 4, 8, 16, 32, 48, 64, 80, 96 or 128 vCPUs"}},
 		"PerfOptimizedOnEnterprise": {mutate: func(p *params) { p.Resources.InstanceType = "db-perf-optimized-N-8" }, want: []string{fp + "resources.instanceType", "need edition EnterprisePlus"}},
 
+		// password rotation
+		"RotationMonthly": {mutate: func(p *params) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: 720 * time.Hour}}
+		}},
+		"RotationHourly": {mutate: func(p *params) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: time.Hour}}
+		}},
+		"RotationTooOften": {mutate: func(p *params) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: 30 * time.Minute}}
+		}, want: []string{fp + "passwordRotation.period", "must be at least 1h"}},
+
 		// availability and backups
 		"AvailabilityRegional": {mutate: func(p *params) { p.Availability.Type = "Regional" }},
 		"AvailabilityUnknown":  {mutate: func(p *params) { p.Availability.Type = "Multi" }, want: []string{fp + "availability.type", `Unsupported value: "Multi"`}},
@@ -689,6 +700,15 @@ func TestDatabaseAndUserCreateValidation(t *testing.T) {
 		"UserEmptyInjection": {object: user("empty-injection", func(p *v1alpha1.PostgresqlUserParameters) {
 			p.Injection = &v1alpha1.UserInjection{}
 		})},
+		"UserRotation": {object: user("rotates", func(p *v1alpha1.PostgresqlUserParameters) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: 24 * time.Hour}}
+		})},
+		"UserRotationTooOften": {object: user("rotates-often", func(p *v1alpha1.PostgresqlUserParameters) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: time.Minute}}
+		}), want: []string{fp + "passwordRotation.period", "must be at least 1h"}},
+		"UserIamRotation": {object: user("iam-rotates", iamServiceAccount, func(p *v1alpha1.PostgresqlUserParameters) {
+			p.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: 24 * time.Hour}}
+		}), want: []string{fp + "passwordRotation", "must be omitted for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users, which have no password"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -620,6 +620,44 @@ func TestUsersAndDatabases(t *testing.T) {
 		_ = conn.Close(w.ctx)
 	})
 
+	t.Run("AUsersPasswordRotatesAndOpenSessionsStayOpen", func(t *testing.T) {
+		g := NewWithT(t)
+		u := &nsv1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Namespace: w.team, Name: "rot"}}
+		u.Spec.ForProvider.ClusterInstance = shared
+		u.Spec.ForProvider.PasswordRotation = &v1alpha1.PasswordRotation{Period: metav1.Duration{Duration: 24 * time.Hour}}
+		u.SetWriteConnectionSecretToReference(&xpv2.LocalSecretReference{Name: "rot-login"})
+		w.create(u)
+		w.waitReady(u)
+		sec := w.secret(w.team, "rot-login")
+		old := string(sec.Data[cloudsql.ConnectionKeyPassword])
+		g.Expect(sec.Annotations).To(HaveKey(v1alpha1.AnnotationPasswordSetAt))
+		open, err := w.login(appL.icn, "rot", old, "postgres")
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = open.Close(w.ctx) }()
+
+		// A day later, as far as the record says.
+		sec.Annotations[v1alpha1.AnnotationPasswordSetAt] = time.Now().Add(-25 * time.Hour).UTC().Format(time.RFC3339)
+		g.Expect(env.Client.Update(w.ctx, sec)).To(Succeed())
+		var rotated string
+		g.Eventually(func(g Gomega) {
+			s := w.secret(w.team, "rot-login")
+			rotated = string(s.Data[cloudsql.ConnectionKeyPassword])
+			g.Expect(rotated).NotTo(Equal(old))
+			g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
+			g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", "rot", rotated)))
+			g.Expect(w.emu.PasswordIs(w.project, shared, "rot", rotated)).To(BeTrue())
+		}, wait, 20*time.Millisecond).Should(Succeed())
+
+		conn, err := w.login(appL.icn, "rot", rotated, "postgres")
+		g.Expect(err).NotTo(HaveOccurred(), "the new password logs in")
+		_ = conn.Close(w.ctx)
+		_, err = w.login(appL.icn, "rot", old, "postgres")
+		g.Expect(sqlState(err)).To(Equal("28P01"), "the old one no longer does: %v", err)
+		var one int
+		g.Expect(open.QueryRow(w.ctx, "select 1").Scan(&one)).To(Succeed(), "a session opened with the old password stays open")
+		g.Expect(one).To(Equal(1))
+	})
+
 	t.Run("AUserThatOwnsADatabaseIsDeletedAfterIt", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(env.Client.Delete(w.ctx, app)).To(Succeed())

@@ -150,6 +150,12 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, e.password.value, false); err != nil {
 			return managed.ExternalObservation{}, err
 		}
+	} else if MayChange(mg) && !meta.WasDeleted(mg) && inst.State == stateRunnable {
+		// A rotation that is due stores the new password unconfirmed:
+		// Update sets it, as it sets an edited one.
+		if e.password, err = e.secrets.rotate(ctx, mg, cloudsql.RootUser, e.password, mg.Parameters().PasswordRotation.Every()); err != nil {
+			return managed.ExternalObservation{}, err
+		}
 	}
 	if e.password.value != "" && !e.password.unconfirmed {
 		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)

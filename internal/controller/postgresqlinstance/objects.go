@@ -421,12 +421,26 @@ type StoredPassword struct {
 	Value string
 	// Confirmed says that it is known to be set on Cloud SQL.
 	Confirmed bool
+
+	stored storedPassword
 }
 
 // Get returns the password stored for h.
 func (p Passwords) Get(ctx context.Context, h SecretHolder) (StoredPassword, error) {
 	pw, err := p.s.password(ctx, h)
-	return StoredPassword{Value: pw.value, Confirmed: pw.value != "" && !pw.unconfirmed}, err
+	return storedAs(pw), err
+}
+
+func storedAs(pw storedPassword) StoredPassword {
+	return StoredPassword{Value: pw.value, Confirmed: pw.value != "" && !pw.unconfirmed, stored: pw}
+}
+
+// Rotate replaces login's confirmed password pw, read by Get, with a new
+// generated one, stored unconfirmed, when a rotation of the period given is
+// due (0: none); the caller then sets it as any unconfirmed password.
+func (p Passwords) Rotate(ctx context.Context, h SecretHolder, login string, pw StoredPassword, period time.Duration) (StoredPassword, error) {
+	r, err := p.s.rotate(ctx, h, login, pw.stored, period)
+	return storedAs(r), err
 }
 
 // Store writes login's password into h's connection secret, unconfirmed

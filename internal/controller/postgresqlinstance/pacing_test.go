@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -400,7 +401,7 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 // budget), but not before each other: they keep their order.
 func TestFollowUpsGoBeforeNewObjects(t *testing.T) {
 	g := NewWithT(t)
-	q := priorityqueue.New[reconcile.Request]("follow-ups")
+	q := priorityqueue.New("follow-ups", func(o *priorityqueue.Opts[reconcile.Request]) { o.Log = logr.Discard() })
 	defer q.ShutDown()
 	req := func(name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: name}}

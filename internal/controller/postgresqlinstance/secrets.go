@@ -20,9 +20,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -44,6 +46,7 @@ const (
 	errReadSecret         = "cannot read connection secret %s/%s"
 	errWriteSecret        = "cannot store the password of user %s in connection secret %s/%s"
 	errSecretNotOurs      = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
+	errGenerate           = "cannot generate a new password for login %s"
 	errCompleteSecret     = "cannot write the connection details into connection secret %s/%s (of type %s)"
 	errPasswordUnusable   = "connection secret %s/%s: key password holds a line break or a NUL character, which a .pgpass entry (key pgpass) cannot carry: " +
 		"store a password without them there, or remove the key to have the provider set a new one; this is retried at the poll interval"
@@ -74,13 +77,15 @@ type secretHolder interface {
 type secretStore struct {
 	kube   client.Client
 	reader client.Reader
+	// now is the clock of the password-set-at records and rotations.
+	now func() time.Time
 	// owner is the kind of the instances whose secrets these are, for the
 	// secrets' owner references.
 	owner schema.GroupVersionKind
 }
 
 func newSecretStore(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) *secretStore {
-	return &secretStore{kube: kube, reader: reader, owner: owner}
+	return &secretStore{kube: kube, reader: reader, owner: owner, now: time.Now}
 }
 
 // A storedPassword is the password in the connection secret, and whether it is
@@ -94,6 +99,8 @@ type storedPassword struct {
 	// unrecorded is true for a secret written before fingerprints were kept:
 	// its password is taken as set, and its fingerprint recorded.
 	unrecorded bool
+	// setAt is when the provider last set the password (zero: unknown).
+	setAt time.Time
 	// completeHere holds the connection secret when this object controls it
 	// but it is not of crossplane's connection-secret type (Opaque, say):
 	// crossplane-runtime publishes nothing into such a secret, and a secret's
@@ -129,6 +136,9 @@ func (s *secretStore) password(ctx context.Context, mg secretHolder) (storedPass
 		value:       value,
 		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || (recorded && value != "" && fp != fingerprint(mg, value)),
 		unrecorded:  !recorded && value != "",
+	}
+	if t, err := time.Parse(time.RFC3339, sec.GetAnnotations()[v1alpha1.AnnotationPasswordSetAt]); err == nil {
+		pw.setAt = t
 	}
 	if c := metav1.GetControllerOf(sec); c != nil && sec.Type != resource.SecretTypeConnection {
 		pw.completeHere = sec
@@ -185,7 +195,10 @@ func (s *secretStore) store(ctx context.Context, mg secretHolder, login, passwor
 		if unconfirmed {
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
 		} else {
-			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
+			meta.AddAnnotations(sec, map[string]string{
+				v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password),
+				v1alpha1.AnnotationPasswordSetAt:  s.now().UTC().Format(time.RFC3339),
+			})
 		}
 		return errors.Wrapf(s.kube.Create(ctx, sec), errWriteSecret, login, ref.Namespace, ref.Name)
 	case err != nil:
@@ -203,10 +216,64 @@ func (s *secretStore) store(ctx context.Context, mg secretHolder, login, passwor
 	if unconfirmed {
 		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
 	} else {
+		fp := fingerprint(mg, password)
+		a := sec.GetAnnotations()
+		if a[v1alpha1.AnnotationPasswordSHA256] != fp || a[v1alpha1.AnnotationPasswordSetAt] == "" {
+			// A password set now (or first recorded): rotation counts from here.
+			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSetAt: s.now().UTC().Format(time.RFC3339)})
+		}
 		meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordUnconfirmed)
-		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)})
+		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordSHA256: fp})
 	}
 	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, login, ref.Namespace, ref.Name)
+}
+
+// rotate replaces a confirmed password whose rotation is due (rotationDue)
+// with a new generated one, stored unconfirmed before Cloud SQL is given it:
+// the caller sets it as it sets a lost or edited password, and a crash in
+// between leaves the new password in the secret, to be set by the next
+// reconcile. A confirmed password with no record of when it was set gets one
+// (now), so that a rotation added to a fleet starts its period rather than
+// rotating everything at once. period 0: no rotation.
+func (s *secretStore) rotate(ctx context.Context, mg secretHolder, login string, pw storedPassword, period time.Duration) (storedPassword, error) {
+	if period <= 0 || pw.value == "" || pw.unconfirmed {
+		return pw, nil
+	}
+	if pw.setAt.IsZero() {
+		return pw, s.store(ctx, mg, login, pw.value, false)
+	}
+	if !rotationDue(pw.setAt, period, string(mg.GetUID()), s.now()) {
+		return pw, nil
+	}
+	gen, err := cloudsql.GeneratePassword()
+	if err != nil {
+		return pw, errors.Wrapf(err, errGenerate, login)
+	}
+	if err := s.store(ctx, mg, login, gen, true); err != nil {
+		return pw, err
+	}
+	return storedPassword{value: gen, unconfirmed: true}, nil
+}
+
+// rotationSpread is the share of a rotation period, at its end, over which
+// the rotations of logins whose passwords were set at the same time are
+// spread (by their objects' UIDs).
+const rotationSpread = 0.1
+
+// rotationDue says whether a password set at setAt is due for rotation at now,
+// with the given period: at setAt + period, less a part of the period's last
+// tenth that key (the object's UID) picks, the same at every reconcile.
+func rotationDue(setAt time.Time, period time.Duration, key string, now time.Time) bool {
+	if period <= 0 || setAt.IsZero() {
+		return false
+	}
+	spread := int64(float64(period) * rotationSpread)
+	var early time.Duration
+	if spread > 0 {
+		h := sha256.Sum256([]byte(key))
+		early = time.Duration(binary.BigEndian.Uint64(h[:8]) % uint64(spread))
+	}
+	return !now.Before(setAt.Add(period - early))
 }
 
 // fingerprint identifies a password set on mg's instance without revealing it to

@@ -199,6 +199,13 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if e.password, err = e.passwords.Get(ctx, mg); err != nil {
 			return managed.ExternalObservation{}, err
 		}
+		if postgresqlinstance.MayChange(mg) && !meta.WasDeleted(mg) {
+			// A rotation that is due stores the new password unconfirmed:
+			// Update sets it, as it sets an edited one.
+			if e.password, err = e.passwords.Rotate(ctx, mg, login, e.password, mg.Settings().PasswordRotation.Every()); err != nil {
+				return managed.ExternalObservation{}, err
+			}
+		}
 	}
 	// SQL costs a session and, for a connector without a fresh
 	// certificate, two Admin API requests: it runs until the login is seen

@@ -127,19 +127,9 @@ func testFollowScript(t *testing.T, sh []string) {
 		return string(b)
 	}
 	secret("first")
-	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", "1")...)
-	// A file, not a pipe: the sleep that SIGTERM leaves behind (in a
-	// container, the shell's end as PID 1 ends it too) would hold a pipe
-	// open, and Wait with it.
-	out, err := os.Create(filepath.Join(t.TempDir(), "output"))
-	g.Expect(err).NotTo(HaveOccurred())
-	cmd.Stdout, cmd.Stderr = out, out
-	g.Expect(cmd.Start()).To(Succeed())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cmd, done, out := startFollower(t, sh, src, dst, "1")
 
-	g.Eventually(file).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).Should(Equal("127.0.0.1:23456:*:postgres:first\n"), "%s", output(out))
+	g.Eventually(file).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).Should(Equal("127.0.0.1:23456:*:postgres:first\n"), func() string { return output(out) })
 	fi, err := os.Stat(dst)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
@@ -152,7 +142,7 @@ func testFollowScript(t *testing.T, sh []string) {
 			got := file()
 			g.Expect(got).To(HaveSuffix("\n"), "a file half written")
 			g.Expect(got).To(Equal(want))
-		}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(Succeed(), "%s", output(out))
+		}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(Succeed(), func() string { return output(out) })
 		fi, err := os.Stat(dst)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
@@ -166,7 +156,29 @@ func testFollowScript(t *testing.T, sh []string) {
 	g.Expect(names).To(ConsistOf("pgpass-secret", "pgpass-1000"), "nothing left beside the file")
 
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
-	g.Eventually(done).WithTimeout(time.Second).Should(Receive(BeNil()), "SIGTERM ends the follower at once, with status 0: %s", output(out))
+	g.Eventually(done).WithTimeout(time.Second).Should(Receive(BeNil()), func() string { return "SIGTERM ends the follower at once, with status 0: " + output(out) })
+}
+
+// startFollower runs the follower's script in sh, from src to dst, reading
+// every period seconds, with its output in a file: not a pipe, which the
+// sleep that SIGTERM leaves behind would hold open, and Wait with it (in a
+// container, the shell's end as PID 1 ends that sleep too). done receives
+// what Wait returns.
+func startFollower(t *testing.T, sh []string, src, dst, period string) (*exec.Cmd, chan error, *os.File) {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", period)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, done, out
 }
 
 // output is what a script printed to f.
@@ -188,11 +200,7 @@ func testFollowScriptEndsDuringItsWait(t *testing.T, sh []string) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "pgpass-secret"), filepath.Join(dir, "pgpass-0")
 	g.Expect(os.WriteFile(src, []byte("127.0.0.1:*:*:postgres:pw\n"), 0o444)).To(Succeed())
-	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", "3600")...)
-	g.Expect(cmd.Start()).To(Succeed())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cmd, done, _ := startFollower(t, sh, src, dst, "3600")
 	g.Eventually(func() error { _, err := os.Stat(dst); return err }).WithTimeout(5 * time.Second).Should(Succeed())
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	g.Eventually(done).WithTimeout(2 * time.Second).Should(Receive(BeNil()))
