@@ -62,6 +62,12 @@ const AnnotationPasswordUnconfirmed = Group + "/password-unconfirmed"
 // match it was edited there, and the provider sets it on the instance.
 const AnnotationPasswordSHA256 = Group + "/password-sha256"
 
+// AnnotationPasswordOperation holds, on a connection secret whose password is
+// unconfirmed, the Cloud SQL operation of the users.update that sets it: the
+// password is confirmed once that operation is done without an error, and
+// sent again when it failed.
+const AnnotationPasswordOperation = Group + "/password-operation"
+
 // AnnotationPasswordSetAt holds, on a connection secret, when the provider
 // last set the password it holds (RFC 3339): spec.forProvider.passwordRotation
 // counts its period from then.

@@ -89,6 +89,9 @@ type external[T instance] struct {
 	// readAt is when what observed says was read.
 	readAt   time.Time
 	password storedPassword
+	// change is what became of the users.update that sets an unconfirmed
+	// password (settle).
+	change passwordChange
 	// diff is how observed differs from the spec, as Observe reported it.
 	diff cloudsql.Diff
 }
@@ -143,6 +146,12 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		ResourceExists:          true,
 		ResourceUpToDate:        true,
 		ResourceLateInitialized: cloudsql.LateInitialize(mg.Parameters(), inst),
+	}
+	if e.password, e.change, err = e.secrets.settle(ctx, e.svc.Operations, e.project, mg, cloudsql.RootUser, e.password); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if e.change == changeRunning {
+		e.pacing.markBusy(objectKey(mg))
 	}
 	if e.password.unrecorded && !e.password.unconfirmed {
 		// A secret from before fingerprints were kept: its password is the
@@ -403,6 +412,11 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 	}
 	name := cloudsql.InstanceName(mg)
 	if e.password.value == "" || e.password.unconfirmed {
+		if e.change == changeRunning {
+			// Its users.update is under way: the next observation
+			// confirms the password, or sends it again.
+			return managed.ExternalUpdate{}, nil
+		}
 		return e.setPassword(ctx, mg, name)
 	}
 	if e.diff.NeedsPatch() {
@@ -448,8 +462,10 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 }
 
 // setPassword gives the postgres user a new password, stored (as unconfirmed)
-// before Cloud SQL is told, and confirmed after, so that a crash in between is
-// repaired by the next reconcile with the same password.
+// before Cloud SQL is told, so that a crash in between is repaired by the next
+// reconcile with the same password; it is confirmed once the operation of
+// users.update is seen done without an error (settle), and sent again if that
+// operation failed.
 func (e *external[T]) setPassword(ctx context.Context, mg instance, name string) (managed.ExternalUpdate, error) {
 	pw := e.password.value
 	if pw == "" {
@@ -461,7 +477,7 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 			return managed.ExternalUpdate{}, err
 		}
 	}
-	_, err := e.svc.Users.Update(e.project, name, &sqladmin.User{Name: cloudsql.RootUser, Password: pw}).Name(cloudsql.RootUser).Context(ctx).Do()
+	op, err := e.svc.Users.Update(e.project, name, &sqladmin.User{Name: cloudsql.RootUser, Password: pw}).Name(cloudsql.RootUser).Context(ctx).Do()
 	if cloudsql.IsOperationInProgress(err) {
 		e.pacing.markBusy(objectKey(mg))
 		return managed.ExternalUpdate{}, nil
@@ -469,13 +485,13 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrapf(err, errSetPassword, name, e.project)
 	}
-	if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw, false); err != nil {
+	if err := e.secrets.storeSending(ctx, mg, cloudsql.RootUser, pw, true, op.Name); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	// A password change does not show in the instance: only operations.list can
-	// tell when it is over.
+	// A password change does not show in the instance: its operation tells
+	// when it is over.
 	e.pacing.markChanged(objectKey(mg), false)
-	return managed.ExternalUpdate{ConnectionDetails: cloudsql.ConnectionDetails(e.observed, pw)}, nil
+	return managed.ExternalUpdate{}, nil
 }
 
 // operationRunning reports whether an operation on the instance is not done

@@ -435,6 +435,22 @@ func storedAs(pw storedPassword) StoredPassword {
 	return StoredPassword{Value: pw.value, Confirmed: pw.value != "" && !pw.unconfirmed, stored: pw}
 }
 
+// Settle confirms login's unconfirmed password pw, read by Get, once the
+// users.update that sets it (StoreSending) is done without an error; running
+// says that operation is not done yet (do not send another). A failed one
+// leaves the password unconfirmed, to be sent again.
+func (p Passwords) Settle(ctx context.Context, ops *sqladmin.OperationsService, project string, h SecretHolder, login string, pw StoredPassword) (settled StoredPassword, running bool, err error) {
+	r, change, err := p.s.settle(ctx, ops, project, h, login, pw.stored)
+	return storedAs(r), change == changeRunning, err
+}
+
+// StoreSending records login's unconfirmed password with the operation of
+// the users.update that sets it: Settle confirms it once that operation is
+// done without an error.
+func (p Passwords) StoreSending(ctx context.Context, h SecretHolder, login, password, operation string) error {
+	return p.s.storeSending(ctx, h, login, password, true, operation)
+}
+
 // Rotate replaces login's confirmed password pw, read by Get, with a new
 // generated one, stored unconfirmed, when a rotation of the period given is
 // due (0: none); the caller then sets it as any unconfirmed password.

@@ -113,3 +113,30 @@ func TestARotationAddedLaterStartsItsPeriod(t *testing.T) {
 	h.g.Expect(string(h.secret(pi).Data[cloudsql.ConnectionKeyPassword])).To(Equal(old))
 	h.g.Expect(h.calls(emulator.MethodUsersUpdate, "later")).To(BeZero())
 }
+
+// Cloud SQL answers users.update with an operation, and sets the password
+// only if that operation succeeds. A password whose operation failed stays
+// unconfirmed (Cloud SQL still has the old one) and is sent again; it is
+// confirmed once an operation that set it is seen done. Confirmed on the
+// answer alone, it was lost: the secret held a password Cloud SQL never set.
+func TestAPasswordIsConfirmedOnlyOnceItsOperationSucceeded(t *testing.T) {
+	h := newHarness(t)
+	pi := h.create(h.instance("failing"))
+	sec := h.secret(pi)
+	old := string(sec.Data[cloudsql.ConnectionKeyPassword])
+
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersUpdate, FailOperationShare: 1, Count: 2})).To(Succeed())
+	sec.Data[cloudsql.ConnectionKeyPassword] = []byte("edited-by-hand-0123456789")
+	h.g.Expect(env.Client.Update(h.ctx, sec)).To(Succeed())
+	h.poke(pi.Name, 1)
+
+	h.g.Eventually(func(g Gomega) {
+		g.Expect(h.calls(emulator.MethodUsersUpdate, "failing")).To(BeNumerically(">=", 3), "sent again after each failed operation")
+		g.Expect(h.emu.PasswordIs(h.project, "failing", cloudsql.RootUser, "edited-by-hand-0123456789")).To(BeTrue())
+		s := h.secret(pi)
+		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
+		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordOperation))
+		g.Expect(string(s.Data[cloudsql.ConnectionKeyPassword])).To(Equal("edited-by-hand-0123456789"))
+	}, 60*time.Second, 50*time.Millisecond).Should(Succeed())
+	h.g.Expect(h.emu.PasswordIs(h.project, "failing", cloudsql.RootUser, old)).To(BeFalse())
+}

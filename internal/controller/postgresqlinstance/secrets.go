@@ -39,6 +39,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
 const (
@@ -101,6 +102,9 @@ type storedPassword struct {
 	unrecorded bool
 	// setAt is when the provider last set the password (zero: unknown).
 	setAt time.Time
+	// operation is the users.update operation that sets an unconfirmed
+	// password (empty: none sent, or not known).
+	operation string
 	// completeHere holds the connection secret when this object controls it
 	// but it is not of crossplane's connection-secret type (Opaque, say):
 	// crossplane-runtime publishes nothing into such a secret, and a secret's
@@ -140,6 +144,9 @@ func (s *secretStore) password(ctx context.Context, mg secretHolder) (storedPass
 	if t, err := time.Parse(time.RFC3339, sec.GetAnnotations()[v1alpha1.AnnotationPasswordSetAt]); err == nil {
 		pw.setAt = t
 	}
+	if pw.unconfirmed {
+		pw.operation = sec.GetAnnotations()[v1alpha1.AnnotationPasswordOperation]
+	}
 	if c := metav1.GetControllerOf(sec); c != nil && sec.Type != resource.SecretTypeConnection {
 		pw.completeHere = sec
 	}
@@ -170,6 +177,12 @@ func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details 
 // derived from it) into the connection secret, creating the secret when needed.
 // unconfirmed marks a password that is about to be set on an existing instance.
 func (s *secretStore) store(ctx context.Context, mg secretHolder, login, password string, unconfirmed bool) error {
+	return s.storeSending(ctx, mg, login, password, unconfirmed, "")
+}
+
+// storeSending is store of an unconfirmed password with the users.update
+// operation that sets it (see AnnotationPasswordOperation).
+func (s *secretStore) storeSending(ctx context.Context, mg secretHolder, login, password string, unconfirmed bool, operation string) error {
 	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return errors.New(errNoConnectionSecret)
@@ -213,8 +226,12 @@ func (s *secretStore) store(ctx context.Context, mg secretHolder, login, passwor
 	for k, v := range data {
 		sec.Data[k] = v
 	}
+	meta.RemoveAnnotations(sec, v1alpha1.AnnotationPasswordOperation)
 	if unconfirmed {
 		meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
+		if operation != "" {
+			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordOperation: operation})
+		}
 	} else {
 		fp := fingerprint(mg, password)
 		a := sec.GetAnnotations()
@@ -282,4 +299,51 @@ func rotationDue(setAt time.Time, period time.Duration, key string, now time.Tim
 func fingerprint(mg secretHolder, password string) string {
 	sum := sha256.Sum256([]byte("cloudsql-postgres\x00" + string(mg.GetUID()) + "\x00" + password))
 	return hex.EncodeToString(sum[:])
+}
+
+// A passwordChange is what became of the users.update that sets an
+// unconfirmed password.
+type passwordChange int
+
+const (
+	// changeUnsent: no users.update is known to have been sent (or the one
+	// sent failed): send one.
+	changeUnsent passwordChange = iota
+	// changeRunning: its operation is not done yet: wait.
+	changeRunning
+	// changeDone: its operation is done without an error: the password is
+	// confirmed.
+	changeDone
+)
+
+const errGetPasswordOperation = "cannot read operation %s, which sets the password of login %s"
+
+// settle confirms an unconfirmed password whose users.update operation is
+// done without an error. Cloud SQL answers users.update with an operation,
+// and the password changes only if that operation succeeds: confirming it on
+// the answer alone would record as set a password that a failed operation
+// never set, and lose it. A failed operation, or one Cloud SQL no longer
+// knows, is sent again.
+func (s *secretStore) settle(ctx context.Context, ops *sqladmin.OperationsService, project string, mg secretHolder, login string, pw storedPassword) (storedPassword, passwordChange, error) {
+	if !pw.unconfirmed || pw.value == "" || pw.operation == "" {
+		return pw, changeUnsent, nil
+	}
+	op, err := ops.Get(project, pw.operation).Context(ctx).Do()
+	switch {
+	case cloudsql.IsNotFound(err):
+		return pw, changeUnsent, nil
+	case err != nil:
+		return pw, changeRunning, errors.Wrapf(err, errGetPasswordOperation, pw.operation, login)
+	case op.Status != opDone:
+		return pw, changeRunning, nil
+	case op.Error != nil && len(op.Error.Errors) > 0:
+		return pw, changeUnsent, nil
+	}
+	if err := s.store(ctx, mg, login, pw.value, false); err != nil {
+		return pw, changeDone, err
+	}
+	// Read back: the record of when it was set is new too, and a rotation
+	// must not count from the one before.
+	pw, err = s.password(ctx, mg)
+	return pw, changeDone, err
 }

@@ -534,12 +534,12 @@ func TestUpdate(t *testing.T) {
 			want: result{Pacing: []string{"busy"}, Secret: "stored", Login: "stored"},
 		},
 		"UnconfirmedPasswordIsSet": {
-			reason: "A stored password not known to be set (a crash after users.insert, or a login made elsewhere) is set, then confirmed.",
+			reason: "A stored password not known to be set (a crash after users.insert, or a login made elsewhere) is set, and stays unconfirmed until its operation is seen done.",
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", otherPW)}, secrets: []client.Object{secret(storedPW, true, ourUID)},
 				password: postgresqlinstance.StoredPassword{Value: storedPW}, role: leastPrivileged,
 			},
-			want: result{Pacing: []string{"busy"}, Secret: "stored", Login: "stored", Calls: []string{emulator.MethodUsersUpdate}},
+			want: result{Pacing: []string{"busy"}, Secret: "stored unconfirmed", Login: "stored", Calls: []string{emulator.MethodUsersUpdate}},
 		},
 		"SettingThePasswordFails": {
 			reason: "A failed users.update leaves the password unconfirmed.",

@@ -158,7 +158,10 @@ type external[T user] struct {
 	instance string
 
 	password postgresqlinstance.StoredPassword
-	role     pgsql.RoleState
+	// sending says that the users.update that sets the unconfirmed password
+	// is under way.
+	sending bool
+	role    pgsql.RoleState
 }
 
 func (e *external[T]) key() listcache.Key {
@@ -197,6 +200,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 
 	if mg.Settings().Type == v1alpha1.UserTypeBuiltIn || mg.Settings().Type == "" {
 		if e.password, err = e.passwords.Get(ctx, mg); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		if e.password, e.sending, err = e.passwords.Settle(ctx, e.conn.Service.Operations, e.conn.Project, mg, login, e.password); err != nil {
 			return managed.ExternalObservation{}, err
 		}
 		if postgresqlinstance.MayChange(mg) && !meta.WasDeleted(mg) {
@@ -369,16 +375,19 @@ func (e *external[T]) storedOrNew(ctx context.Context, mg T, login string) (stri
 func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	e.pacer.Busy(mg)
-	if builtIn(mg) && !e.password.Confirmed {
+	if builtIn(mg) && !e.password.Confirmed && !e.sending {
 		pw, err := e.storedOrNew(ctx, mg, login)
 		if err != nil {
 			return managed.ExternalUpdate{}, err
 		}
-		if _, err := e.conn.Service.Users.Update(e.conn.Project, e.conn.Instance, &sqladmin.User{Name: login, Password: pw}).
-			Name(login).Context(ctx).Do(); err != nil {
+		op, err := e.conn.Service.Users.Update(e.conn.Project, e.conn.Instance, &sqladmin.User{Name: login, Password: pw}).
+			Name(login).Context(ctx).Do()
+		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrapf(cloudsql.Truncated(err), errSetPassword, login, e.conn.Instance, e.conn.Project)
 		}
-		if err := e.passwords.Store(ctx, mg, login, pw, false); err != nil {
+		// Confirmed once its operation is seen done without an error: a
+		// failed one would not have set it.
+		if err := e.passwords.StoreSending(ctx, mg, login, pw, op.Name); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 	}

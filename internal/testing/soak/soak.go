@@ -126,6 +126,14 @@ type Report struct {
 	// NotLeastPrivileged are users and databases not Ready with the least
 	// privilege their status records.
 	NotLeastPrivileged int
+	// Rotations is how many passwords were rotated while the provider was
+	// killed; ClientConnections how many connections clients made meanwhile
+	// with their secrets' passwords, FailedConnections how many of those
+	// Cloud SQL refused once the secret had settled (see followLag).
+	Rotations, ClientConnections, FailedConnections int
+	// RotationKills is how many SIGKILLs came within two seconds of a
+	// round of rotations' start.
+	RotationKills int
 	// Conditions are the condition messages that mentioned a 429, for the
 	// record.
 	Conditions []string
@@ -151,6 +159,7 @@ func (r Report) Failed() []string {
 	check(r.OrphanUsers, "users in Cloud SQL without a PostgresqlUser")
 	check(r.OrphanDatabases, "databases in Cloud SQL without a PostgresqlDatabase")
 	check(r.NotLeastPrivileged, "users and databases not Ready with least privilege")
+	check(r.FailedConnections, "connections refused during rotations with a password its secret had held, confirmed, for "+followLag.String())
 	if r.MaxPerMinute > r.Quota {
 		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
 	}
@@ -182,6 +191,7 @@ func (r Report) Print(w io.Writer) {
 			{"orphaned users", r.OrphanUsers},
 			{"orphaned databases", r.OrphanDatabases},
 			{"users, databases not least privileged", r.NotLeastPrivileged},
+			{fmt.Sprintf("connections refused (of %d; %d rotations, %d kills)", r.ClientConnections, r.Rotations, r.RotationKills), r.FailedConnections},
 		}...)
 	}
 	for _, row := range rows {
@@ -372,21 +382,28 @@ func (w *world) killer(ctx context.Context) {
 		case <-time.After(d):
 		}
 		w.mu.Lock()
-		if w.o.MaxKills > 0 && w.kills >= w.o.MaxKills {
-			w.mu.Unlock()
+		done := w.o.MaxKills > 0 && w.kills >= w.o.MaxKills
+		w.mu.Unlock()
+		if done {
 			return
 		}
-		if w.provider != nil {
-			_ = w.provider.Process.Kill()
-		}
-		w.kills++
-		w.mu.Unlock()
-		time.Sleep(time.Second)
-		if err := w.start(); err != nil {
+		if err := w.kill(); err != nil {
 			w.logf("cannot restart the provider: %v", err)
 			return
 		}
 	}
+}
+
+// kill SIGKILLs the provider and starts another one a second later.
+func (w *world) kill() error {
+	w.mu.Lock()
+	if w.provider != nil {
+		_ = w.provider.Process.Kill()
+	}
+	w.kills++
+	w.mu.Unlock()
+	time.Sleep(time.Second)
+	return w.start()
 }
 
 // watchConditions records every instance, user and database whose
@@ -478,6 +495,9 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	}
 	if len(w.sqlAll) > 0 {
 		if err := w.checkLogins(ctx, r); err != nil {
+			return err
+		}
+		if err := w.rotateLogins(ctx, r); err != nil {
 			return err
 		}
 		// They go while the other instances change; before their

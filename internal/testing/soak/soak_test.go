@@ -27,7 +27,9 @@ import (
 
 // The short soak of `make test`: 10 instances, 2 imported, and 3 that run a
 // real PostgreSQL with 2 users and 2 databases each, the provider SIGKILLed up
-// to six times while they are created, changed, taken over and deleted.
+// to six times while they are created, changed, taken over and deleted, and
+// once more in each of two rounds of password rotation, with a client per
+// user connecting throughout.
 // `make soak` runs the long one.
 func TestShortSoak(t *testing.T) {
 	if testing.Short() {
@@ -44,4 +46,6 @@ func TestShortSoak(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(Check(r)).To(Succeed(), "%v", r.Conditions)
 	g.Expect(r.Kills).To(BeNumerically(">", 0), "the provider was never killed: the soak proved nothing")
+	g.Expect(r.Rotations).To(Equal(2*3*2), "every user's password rotated twice")
+	g.Expect(r.ClientConnections).To(BeNumerically(">", 0), "clients connected during the rotations")
 }
