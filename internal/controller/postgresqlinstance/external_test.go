@@ -80,12 +80,6 @@ var published = []string{
 	cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
 }
 
-// allDetails are the connection details Update publishes with a password it set.
-var allDetails = []string{
-	cloudsql.ConnectionKeyConnectionName, cloudsql.ConnectionKeyEndpoint, cloudsql.ConnectionKeyPassword, cloudsql.ConnectionKeyPgpass, cloudsql.ConnectionKeyPort,
-	cloudsql.ConnectionKeyPrivateIP, cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
-}
-
 // apiError is how a result shows an error of the Cloud SQL Admin API: its code.
 func apiError(code int) error { return errors.Errorf("googleapi %d", code) }
 
