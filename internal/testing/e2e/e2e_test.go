@@ -295,8 +295,11 @@ func TestInjectedPodConnects(t *testing.T) {
 		g.Expect(newPassword).NotTo(BeEmpty())
 		g.Expect(newPassword).NotTo(Equal(oldPassword))
 		g.Expect(w.emu.PasswordIs(project, public, cloudsql.RootUser, newPassword)).To(BeTrue())
+		// Confirmed once the provider saw its users.update's operation
+		// done; until then the injector refuses new pods of the instance.
+		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 	}).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(Succeed())
-	t.Logf("    the connection secret holds a new password, and Cloud SQL has it")
+	t.Logf("    the connection secret holds a new password, confirmed, and Cloud SQL has it")
 
 	step(t, "a classic-sidecar pod admitted now connects with the new password")
 	classic := w.createPod(ctx, appNS, "classic", public, nil)
