@@ -44,6 +44,15 @@ const (
 	// (the pod's own namespace) or
 	// postgresqlinstances.cloudsql.travelaudience.com/<name> (cluster-scoped).
 	AnnotationInjectedInstance = Group + "/injected-postgresqlinstance"
+
+	// AnnotationProxyCredentialsSecret on a pod names a Secret of the pod's
+	// namespace whose key credentials.json is the Google credentials file
+	// (a service-account key, or a workload identity federation
+	// configuration) that the injected Cloud SQL Auth Proxy authenticates
+	// with, instead of the configuration's spec.proxyCredentials or the pod's
+	// Workload Identity. With a PostgresqlUser of an IAM type it is also the
+	// identity the proxy logs in as.
+	AnnotationProxyCredentialsSecret = Group + "/proxy-credentials-secret"
 )
 
 // LabelInstance is set, with the metadata.name of a PostgresqlInstance as

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,8 +322,8 @@ func TestClusterUserFollowsItsInstancesAllowList(t *testing.T) {
 	g.Consistently(absent("wide-a", name), time.Second, poll).Should(BeFalse())
 }
 
-// Users that cannot be injected are denied with what to do: an IAM login, a
-// user that is not ready, a user whose instance does not exist.
+// Users that cannot be injected are denied with what to do: a user that is
+// not ready, a user whose instance does not exist.
 func TestUsersThatCannotBeInjectedAreDenied(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
@@ -331,16 +332,6 @@ func TestUsersThatCannotBeInjectedAreDenied(t *testing.T) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}
 	})
 	namespace(t, "deny-app", nil)
-
-	readyClusterUser(t, "deny-iam", "deny-pg", nil, func(u *v1alpha1.PostgresqlUser) {
-		u.Spec.ForProvider.Type = v1alpha1.UserTypeCloudIAMServiceAccount
-		u.Spec.ForProvider.IAMPrincipal = "app@" + project + ".iam.gserviceaccount.com"
-		u.Spec.WriteConnectionSecretToReference = nil
-	})
-	g.Expect(env.Client.Create(ctx, userPod("deny-app", "iam", "deny-iam", ""))).To(MatchError(And(
-		ContainSubstring(`PostgresqlUser "deny-iam" is of type CLOUD_IAM_SERVICE_ACCOUNT (spec.forProvider.type)`),
-		ContainSubstring("the injector cannot inject IAM logins yet"),
-	)))
 
 	u := readyClusterUser(t, "deny-unready", "deny-pg", []string{"app"})
 	u.SetConditions(xpv2.Creating())
@@ -399,4 +390,76 @@ func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 		g.Expect(resp.Patches).ToNot(BeEmpty(), "user %s", user)
 	}
 	secret(g, "rbac-app", podinject.UserReplicaName("shared"))
+}
+
+// A pod of an IAM user gets the proxy with --auto-iam-authn and PGUSER of the
+// principal's login, and no password: no file, no writer, no copy, and not
+// the configuration's proxy key either, since the proxy's identity is the
+// login. Credentials of the pod's own (the annotation) are mounted for the
+// proxy alone, once they exist.
+func TestIAMUsersAreInjectedWithoutAPassword(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "iam-pg", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"iam-app"}}
+	})
+	namespace(t, "iam-app", nil)
+	login := "orders@" + project + ".iam"
+	u := readyClusterUser(t, "iam-orders", "iam-pg", []string{"orders"}, func(u *v1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.Type = v1alpha1.UserTypeCloudIAMServiceAccount
+		u.Spec.ForProvider.IAMPrincipal = login + v1alpha1.ServiceAccountEmailSuffix
+		u.Spec.WriteConnectionSecretToReference = nil
+	})
+	u.Status.AtProvider.Name, u.Status.AtProvider.Type = "", v1alpha1.UserTypeCloudIAMServiceAccount
+	g.Expect(env.Client.Status().Update(ctx, u)).To(Succeed())
+
+	p := userPod("iam-app", "web", "iam-orders", "")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	proxy := container(g, p, podinject.ProxyContainerName)
+	g.Expect(proxy.Args).To(ContainElement(podinject.ProxyIAMAuthNFlag))
+	g.Expect(strings.Join(proxy.Args, " ")).ToNot(ContainSubstring("--credentials-file"), "never the configuration's key")
+	app := container(g, p, "app")
+	g.Expect(app.Env).To(ContainElements(
+		corev1.EnvVar{Name: podinject.EnvUser, Value: login},
+		corev1.EnvVar{Name: podinject.EnvDatabase, Value: "orders"},
+	))
+	g.Expect(app.Env).ToNot(ContainElement(HaveField("Name", podinject.EnvPassFile)))
+	g.Expect(app.VolumeMounts).To(BeEmpty())
+	for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+		g.Expect(c.Name).ToNot(HavePrefix(podinject.WriterContainerPrefix))
+	}
+	g.Expect(p.Spec.Volumes).To(BeEmpty())
+	l := &corev1.SecretList{}
+	g.Expect(env.Client.List(ctx, l, client.InNamespace("iam-app"))).To(Succeed())
+	g.Expect(l.Items).To(BeEmpty(), "no password, and no key, is copied for an IAM login")
+
+	own := userPod("iam-app", "own-key", "iam-orders", "")
+	own.Annotations[v1alpha1.AnnotationProxyCredentialsSecret] = "orders-sa"
+	g.Expect(env.Client.Create(ctx, own)).To(MatchError(ContainSubstring(
+		`pod iam-app/own-key: annotation ` + v1alpha1.AnnotationProxyCredentialsSecret + ` names secret iam-app/orders-sa, which does not exist or has no key credentials.json`)))
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "iam-app", Name: "orders-sa"},
+		Data:       map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"type":"service_account"}`)},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, own)).To(Succeed())
+	proxy = container(g, own, podinject.ProxyContainerName)
+	g.Expect(proxy.Args).To(ContainElements(podinject.ProxyIAMAuthNFlag, "--credentials-file="+podinject.ProxyCredentialsDir+"/"+podinject.ProxyCredentialsKey))
+	g.Expect(secretVolume(g, own, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal("orders-sa"))
+
+	bad := userPod("iam-app", "bad-key", "iam-orders", "")
+	bad.Annotations[v1alpha1.AnnotationProxyCredentialsSecret] = "Not/A/Name"
+	g.Expect(env.Client.Create(ctx, bad)).To(MatchError(ContainSubstring(`is "Not/A/Name", which is not the name of a Secret`)))
+}
+
+// container is the (init) container of pod called name.
+func container(g Gomega, pod *corev1.Pod, name string) corev1.Container {
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		if c.Name == name {
+			return c
+		}
+	}
+	g.Expect(name).To(BeEmpty(), "pod %s/%s has no container %s", pod.Namespace, pod.Name, name)
+	return corev1.Container{}
 }

@@ -63,6 +63,11 @@ func FuzzMutate(f *testing.F) {
 		in := genPod(&gen{fuzzbytes.New(data)})
 		x := inputs(func(x *Inputs) {
 			x.Native, x.PrivateIP, x.AdminAPIEndpoint = native, privateIP, endpoint
+			// One pod in four logs in with IAM (the seed decides, so that
+			// the corpus keeps its shape).
+			if seed%4 == 3 {
+				asIAM("app@my-project-123.iam", "orders")(x)
+			}
 			if creds {
 				withCreds(x)
 			}
@@ -171,6 +176,21 @@ func checkPod(in, out *corev1.Pod) error {
 	if len(proxies) != 1 {
 		return errors.Join(append(errs, errors.Errorf("%d proxy containers", len(proxies)))...)
 	}
+	// An IAM login has no password file: nothing writes one, and no
+	// container is pointed at one.
+	iam := slices.Contains(proxies[0].Args, ProxyIAMAuthNFlag)
+	if iam {
+		for _, c := range all {
+			if isInjected(c.Name) && c.Name != ProxyContainerName {
+				fail("an IAM login's pod has container %s", c.Name)
+			}
+		}
+		for _, name := range []string{PgpassVolumeName, PgpassSecretVolumeName} {
+			if volumes[name] && !slices.ContainsFunc(in.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == name }) {
+				fail("an IAM login's pod has volume %s", name)
+			}
+		}
+	}
 	port, health, ok := proxyPorts(&proxies[0])
 	if !ok {
 		return errors.Join(append(errs, errors.New("the proxy has no ports"))...)
@@ -225,7 +245,7 @@ func checkPod(in, out *corev1.Pod) error {
 		for _, name := range []string{EnvHost, EnvPort, EnvUser, EnvPassFile} {
 			had, has := count(o.Env, name), count(c.Env, name)
 			want := max(had, 1)
-			if ownAddress && (name == EnvHost || name == EnvPort) {
+			if ownAddress && (name == EnvHost || name == EnvPort) || iam && name == EnvPassFile {
 				want = had
 			}
 			if has != want {

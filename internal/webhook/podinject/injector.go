@@ -76,6 +76,9 @@ const (
 	errGetPC                = "pod %s: cannot read %s of %s"
 	errNoProxyKey           = "pod %s: %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
 	errGetProxyKey          = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of %s"
+	errBadPodKey            = "pod %s: annotation %s is %q, which is not the name of a Secret: set it to the name of a Secret of the pod's namespace whose key %s holds the proxy's Google credentials file, or remove it"
+	errNoPodKey             = "pod %s: annotation %s names secret %s/%s, which does not exist or has no key %s: create it with the proxy's Google credentials file (a service-account key) under that key, or remove the annotation"
+	errGetPodKey            = "pod %s: cannot read secret %s/%s named by annotation %s"
 	errInject               = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s: %s"
 	errCopy                 = "pod %s: cannot copy the credentials of %s into namespace %s"
 	errEncode               = "cannot encode the injected pod"
@@ -260,7 +263,7 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		if t, resp = i.usableInstance(ctx, ref, req.Namespace, name); resp != nil {
 			return *resp
 		}
-		if x, resp = i.prepare(ctx, ref, req.Namespace, t); resp != nil {
+		if x, resp = i.prepare(ctx, ref, req.Namespace, t, pod.Annotations); resp != nil {
 			return *resp
 		}
 		what = t
@@ -406,7 +409,7 @@ type prepared struct {
 // prepare reads what the pod needs of t. The password and the proxy's key of a
 // namespaced instance usually live in the pod's namespace already, and are
 // mounted as they are; what lives elsewhere is copied into the pod's namespace.
-func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepared, *admission.Response) {
+func (i *Injector) prepare(ctx context.Context, ref, ns string, t target, annotations map[string]string) (prepared, *admission.Response) {
 	fail := func(r admission.Response) (prepared, *admission.Response) { return prepared{}, &r }
 
 	sr := t.pi.ConnectionSecret()
@@ -438,7 +441,7 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target) (prepa
 		x.PgpassSecret = t.replicaName(ReplicaPgpass)
 		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
 	}
-	if resp := i.prepareProxy(ctx, ref, ns, t, &x); resp != nil {
+	if resp := i.prepareProxy(ctx, ref, ns, t, &x, annotations); resp != nil {
 		return fail(*resp)
 	}
 	return x, nil
@@ -461,15 +464,21 @@ func (i *Injector) inputs(t target) Inputs {
 
 // prepareProxy adds to x what the proxy takes from t's configuration: its
 // Admin API endpoint, and its key, mounted as it is when it is in the pod's
-// namespace already and a namespaced instance's, else copied there.
-func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x *prepared) *admission.Response {
-	pc, key, resp := i.proxyKey(ctx, ref, t)
+// namespace already and a namespaced instance's, else copied there. A pod
+// that names credentials of its own (AnnotationProxyCredentialsSecret) gets
+// those instead, and a pod that logs in with IAM never gets the
+// configuration's: the proxy's identity is then the login.
+func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x *prepared, annotations map[string]string) *admission.Response {
+	own, named := annotations[v1alpha1.AnnotationProxyCredentialsSecret]
+	pc, key, resp := i.proxyKey(ctx, ref, t, !named && !x.IAMAuthN)
 	if resp != nil {
 		return resp
 	}
 	x.AdminAPIEndpoint = pc.endpoint
 	switch sel := pc.key; {
-	case sel == nil:
+	case named:
+		return i.podProxyKey(ctx, ref, ns, own, x)
+	case sel == nil || x.IAMAuthN:
 	case sel.Namespace == ns && t.cluster == nil:
 		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = sel.Name, sel.Key
 	default:
@@ -479,6 +488,31 @@ func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x
 		x.ProxyCredentialsSecret = t.replicaName(ReplicaProxyCredentials)
 		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
 	}
+	return nil
+}
+
+// podProxyKey makes the proxy authenticate with the credentials file of
+// secret name in the pod's namespace ns, which the pod's annotation named,
+// once the secret shows it holds one: a proxy without it would fail at
+// every connection.
+func (i *Injector) podProxyKey(ctx context.Context, ref, ns, name string, x *prepared) *admission.Response {
+	deny := func(msg string) *admission.Response {
+		r := admission.Denied(msg)
+		return &r
+	}
+	if name == "" || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return deny(fmt.Sprintf(errBadPodKey, ref, v1alpha1.AnnotationProxyCredentialsSecret, name, ProxyCredentialsKey))
+	}
+	s := &corev1.Secret{}
+	err := i.live.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)
+	if err != nil && !kerrors.IsNotFound(err) {
+		r := admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPodKey, ref, ns, name, v1alpha1.AnnotationProxyCredentialsSecret))
+		return &r
+	}
+	if len(s.Data[ProxyCredentialsKey]) == 0 {
+		return deny(fmt.Sprintf(errNoPodKey, ref, v1alpha1.AnnotationProxyCredentialsSecret, ns, name, ProxyCredentialsKey))
+	}
+	x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = name, ProxyCredentialsKey
 	return nil
 }
 
@@ -493,9 +527,10 @@ func copyable(ref string, t target) *admission.Response {
 }
 
 // proxyKey is what the proxy takes from t's configuration, and the
-// service-account key it names, nil when it names none (the proxy then
-// authenticates as the pod, with Workload Identity).
-func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (proxyConfig, []byte, *admission.Response) {
+// service-account key it names when the proxy is to use it (wanted), nil when
+// it names none (the proxy then authenticates as the pod, with Workload
+// Identity).
+func (i *Injector) proxyKey(ctx context.Context, ref string, t target, wanted bool) (proxyConfig, []byte, *admission.Response) {
 	fail := func(r admission.Response) (proxyConfig, []byte, *admission.Response) { return proxyConfig{}, nil, &r }
 	pc, err := t.proxyConfig(ctx, i.cached, i.resolve...)
 	if providerconfig.IsRefused(err) {
@@ -505,7 +540,7 @@ func (i *Injector) proxyKey(ctx context.Context, ref string, t target) (proxyCon
 		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetPC, ref, pc.name, t)))
 	}
 	sel := pc.key
-	if sel == nil {
+	if sel == nil || !wanted {
 		return pc, nil, nil
 	}
 	s := &corev1.Secret{}

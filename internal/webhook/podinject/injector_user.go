@@ -51,7 +51,6 @@ const (
 	errUserKindNotServed       = "pod %s: annotation %s names PostgresqlUser %q, but this cluster serves no PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com or postgresqlusers.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
 	errNamespacedUserNotServed = "pod %s: annotation %s names %q, a namespaced PostgresqlUser, but this cluster does not serve namespaced PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlUser by its name alone"
 	errUserNotAllowed          = "pod %s: %s may not be used from namespace %s: its spec.forProvider.injection.allowedNamespaces is %s; ask the user's owner to add %s to it"
-	errUserIAM                 = "pod %s: %s is of type %s (spec.forProvider.type), which logs in with IAM database authentication, and the injector cannot inject IAM logins yet: use a BUILT_IN PostgresqlUser, or run a Cloud SQL Auth Proxy of your own with --auto-iam-authn and remove the annotation"
 	errUserNoInstance          = "pod %s: %s belongs to no PostgresqlInstance yet (%s is empty): wait until its instance reference is resolved, then create the pod again"
 	errUserInstanceMissing     = "pod %s: %s belongs to %s (%s), which does not exist: create that instance, or use another PostgresqlUser"
 	errUserInstanceServed      = "pod %s: %s belongs to %s (%s), but this cluster does not serve that kind: activate its ManagedResourceDefinition (with a ManagedResourceActivationPolicy)"
@@ -111,9 +110,6 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 	if ut.cluster != nil && !userAllows(ut.cluster, ns) {
 		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, quoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
 	}
-	if typ := ut.loginType(); typ != v1alpha1.UserTypeBuiltIn {
-		return fail(admission.Denied(fmt.Sprintf(errUserIAM, ref, ut, typ)))
-	}
 	if why := notReadyCondition(ut.u); why != "" {
 		return fail(admission.Denied(fmt.Sprintf(errNotReady, ref, ut, why, ut.kubectlGet())))
 	}
@@ -153,25 +149,31 @@ func instanceString(key types.NamespacedName) string {
 // proxy's key. A namespaced user's connection secret is in the pod's
 // namespace, and is mounted as it is; a cluster-scoped user's password is
 // always copied there, so that the refresher can take it away from a
-// namespace that may no longer use the user.
+// namespace that may no longer use the user. A user of an IAM type has no
+// password: the proxy logs in as the identity it authenticates with.
 func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarget, t target, annotations map[string]string) (prepared, *admission.Response) {
 	fail := func(r admission.Response) (prepared, *admission.Response) { return prepared{}, &r }
 
 	sr := ut.u.ConnectionSecret()
-	if sr == nil {
+	if sr == nil && !ut.iam() {
 		return fail(admission.Denied(fmt.Sprintf(errUserNoSecretRef, ref, ut)))
 	}
 	cs := &corev1.Secret{}
-	err := i.live.Get(ctx, types.NamespacedName{Namespace: sr.Namespace, Name: sr.Name}, cs)
-	if err != nil && !kerrors.IsNotFound(err) {
-		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetSecret, ref, sr.Namespace, sr.Name, ut)))
+	if sr != nil {
+		// An IAM login's secret, when it has one, lists only its databases.
+		err := i.live.Get(ctx, types.NamespacedName{Namespace: sr.Namespace, Name: sr.Name}, cs)
+		if err != nil && !kerrors.IsNotFound(err) {
+			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetSecret, ref, sr.Namespace, sr.Name, ut)))
+		}
 	}
 	pgpass := cs.Data[cloudsql.ConnectionKeyPgpass]
-	if len(pgpass) == 0 {
-		return fail(admission.Denied(fmt.Sprintf(errUserNoPgpass, ref, sr.Namespace, sr.Name, ut, cloudsql.ConnectionKeyPgpass)))
-	}
-	if cs.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" {
-		return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, ut)))
+	if !ut.iam() {
+		if len(pgpass) == 0 {
+			return fail(admission.Denied(fmt.Sprintf(errUserNoPgpass, ref, sr.Namespace, sr.Name, ut, cloudsql.ConnectionKeyPgpass)))
+		}
+		if cs.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" {
+			return fail(admission.Denied(fmt.Sprintf(errUnconfirmed, ref, ut)))
+		}
 	}
 	dbs := ut.databases(cs)
 	db, named := annotations[v1alpha1.AnnotationDatabaseName]
@@ -190,15 +192,19 @@ func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarge
 	}
 
 	x := prepared{Inputs: i.inputs(t)}
-	x.User, x.Database, x.PgpassSecret = ut.login(), db, sr.Name
-	if ut.cluster != nil {
+	x.User, x.Database, x.IAMAuthN = ut.login(), db, ut.iam()
+	switch {
+	case x.IAMAuthN:
+	case ut.cluster != nil:
 		if len(validation.IsValidLabelValue(ut.name())) > 0 {
 			return fail(admission.Denied(fmt.Sprintf(errUserLongName, ref, ut, ut.label())))
 		}
 		x.PgpassSecret = UserReplicaName(ut.name())
 		x.replicas = append(x.replicas, userPgpassReplica(ut, ns, pgpass))
+	default:
+		x.PgpassSecret = sr.Name
 	}
-	if resp := i.prepareProxy(ctx, ref, ns, t, &x); resp != nil {
+	if resp := i.prepareProxy(ctx, ref, ns, t, &x, annotations); resp != nil {
 		return fail(*resp)
 	}
 	return x, nil

@@ -94,6 +94,10 @@ const ProxyAddress = cloudsql.ProxyAddress
 // ProxyUser is the user the proxy runs as: nonroot of its distroless image.
 const ProxyUser int64 = 65532
 
+// ProxyIAMAuthNFlag makes the proxy log every connection in with IAM database
+// authentication, as the identity it authenticates with.
+const ProxyIAMAuthNFlag = "--auto-iam-authn"
+
 // ProxyEndpointFlag is the proxy's flag for the Cloud SQL Admin API endpoint,
 // which it gets from the instance's configuration (Inputs.AdminAPIEndpoint).
 const ProxyEndpointFlag = "--sqladmin-api-endpoint"
@@ -149,6 +153,10 @@ type Inputs struct {
 	// Database is what PGDATABASE names; empty sets no PGDATABASE (libpq
 	// then takes the login's name).
 	Database string
+	// IAMAuthN makes the proxy log in as User with the identity it
+	// authenticates with (--auto-iam-authn), for a PostgresqlUser of an IAM
+	// type: the pod gets no password file, no writers and no PgpassSecret.
+	IAMAuthN bool
 	// ProxyCredentialsSecret is the secret in the pod's namespace holding the
 	// proxy's service-account key under ProxyCredentialsSecretKey; empty when
 	// the proxy authenticates as the pod (Workload Identity).
@@ -250,6 +258,11 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			if isInjected(c.Name) {
 				continue
 			}
+			if x.IAMAuthN {
+				// No file to own: the proxy logs in for every user.
+				ensureEnv(c, port, 0, x)
+				continue
+			}
 			uid, err := userOf(pod, c)
 			if err != nil {
 				return nil, err
@@ -261,7 +274,9 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			ensureEnv(c, port, uid, x)
 		}
 	}
-	ensureWriters(pod, users, port, x)
+	if !x.IAMAuthN {
+		ensureWriters(pod, users, port, x)
+	}
 
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -461,6 +476,9 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 	if x.PrivateIP {
 		args = append(args, "--private-ip")
 	}
+	if x.IAMAuthN {
+		args = append(args, ProxyIAMAuthNFlag)
+	}
 	if x.AdminAPIEndpoint != "" {
 		// As written in the configuration: the proxy adds a missing trailing
 		// slash itself, as the provider's client does (auth.NewService).
@@ -557,16 +575,18 @@ func ensureVolumes(pod *corev1.Pod, x Inputs) {
 			pod.Spec.Volumes = append(pod.Spec.Volumes, v)
 		}
 	}
-	add(corev1.Volume{Name: PgpassVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-		Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
-	}}})
-	// Mode 0444: the writers run as the application's users, not as the
-	// secret's owner (root). Only the writers mount this volume.
-	add(corev1.Volume{Name: PgpassSecretVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName:  x.PgpassSecret,
-		Items:       []corev1.KeyToPath{{Key: cloudsql.ConnectionKeyPgpass, Path: cloudsql.ConnectionKeyPgpass}},
-		DefaultMode: ptr.To[int32](0o444),
-	}}})
+	if !x.IAMAuthN {
+		add(corev1.Volume{Name: PgpassVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
+		}}})
+		// Mode 0444: the writers run as the application's users, not as the
+		// secret's owner (root). Only the writers mount this volume.
+		add(corev1.Volume{Name: PgpassSecretVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  x.PgpassSecret,
+			Items:       []corev1.KeyToPath{{Key: cloudsql.ConnectionKeyPgpass, Path: cloudsql.ConnectionKeyPgpass}},
+			DefaultMode: ptr.To[int32](0o444),
+		}}})
+	}
 	if x.ProxyCredentialsSecret != "" {
 		add(corev1.Volume{Name: ProxyCredentialsVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  x.ProxyCredentialsSecret,
@@ -610,7 +630,9 @@ func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
 		{Name: EnvHost, Value: ProxyAddress},
 		{Name: EnvPort, Value: strconv.Itoa(int(port))},
 		{Name: EnvUser, Value: login},
-		{Name: EnvPassFile, Value: PgpassFile(uid)},
+	}
+	if !x.IAMAuthN {
+		vars = append(vars, corev1.EnvVar{Name: EnvPassFile, Value: PgpassFile(uid)})
 	}
 	if x.Database != "" {
 		vars = append(vars, corev1.EnvVar{Name: EnvDatabase, Value: x.Database})

@@ -368,6 +368,55 @@ func asUser(login, db string) func(*corev1.Pod) {
 	}
 }
 
+// asIAM has the pod log in as login, an IAM user's, to database db, with
+// the proxy's identity and no password.
+func asIAM(login, db string) func(*Inputs) {
+	return func(x *Inputs) { x.User, x.Database, x.PgpassSecret, x.IAMAuthN = login, db, "", true }
+}
+
+// iamInjected is what Mutate makes of pod(fns...) for an IAM login as
+// asIAM("app@my-project-123.iam", "orders") has it: the proxy, which logs
+// in for it, and the libpq settings, without a password file, a writer, a
+// follower or their volumes.
+func iamInjected(fns ...func(*corev1.Pod)) *corev1.Pod {
+	p := injected(fns...)
+	p.Spec.InitContainers = slices.DeleteFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name != ProxyContainerName })
+	p.Spec.Containers = slices.DeleteFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.HasPrefix(c.Name, FollowerContainerPrefix) })
+	p.Spec.Volumes = slices.DeleteFunc(p.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Name == PgpassVolumeName || v.Name == PgpassSecretVolumeName
+	})
+	if len(p.Spec.Volumes) == 0 {
+		p.Spec.Volumes = nil
+	}
+	if len(p.Spec.InitContainers) == 0 {
+		p.Spec.InitContainers = nil
+	}
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			if c.Name == ProxyContainerName {
+				c.Args = slices.Insert(c.Args, slices.Index(c.Args, "--structured-logs")+1, ProxyIAMAuthNFlag)
+				continue
+			}
+			if isInjected(c.Name) {
+				continue
+			}
+			c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == PgpassVolumeName })
+			if len(c.VolumeMounts) == 0 {
+				c.VolumeMounts = nil
+			}
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == EnvPassFile })
+			for j := range c.Env {
+				if c.Env[j].Name == EnvUser {
+					c.Env[j].Value = "app@my-project-123.iam"
+				}
+			}
+			c.Env = append(c.Env, corev1.EnvVar{Name: EnvDatabase, Value: "orders"})
+		}
+	}
+	return p
+}
+
 // userVolume has the writers read the user's password rather than the
 // instance's.
 func userVolume(p *corev1.Pod) {
@@ -399,6 +448,27 @@ func TestMutate(t *testing.T) {
 			reason: "The proxy should run as a native sidecar after the writer of the password file, both as restricted users, and app should get the libpq settings and the password files.",
 			args:   args{pod: pod(), x: inputs()},
 			want:   want{pod: injected()},
+		},
+		"AnIAMLogin": {
+			reason: "An IAM login should get the proxy with --auto-iam-authn, PGUSER and PGDATABASE, and no password file, writer, follower or volume for one.",
+			args:   args{pod: pod(), x: inputs(asIAM("app@my-project-123.iam", "orders"))},
+			want:   want{pod: iamInjected()},
+		},
+		"AnIAMLoginWithAClassicProxy": {
+			reason: "An IAM login without native sidecars should get the classic proxy with --auto-iam-authn and no follower beside the application.",
+			args:   args{pod: pod(), x: inputs(classic, asIAM("app@my-project-123.iam", "orders"))},
+			want:   want{pod: iamInjected(classicProxy)},
+		},
+		"AnIAMLoginWithCredentials": {
+			reason: "An IAM login's proxy should authenticate with the credentials it is given, which only it mounts.",
+			args:   args{pod: pod(), x: inputs(withCreds, asIAM("app@my-project-123.iam", "orders"))},
+			want:   want{pod: iamInjected(proxyCredentials)},
+		},
+		"AnIAMLoginNeedsNoUser": {
+			reason: "A non-root container without runAsUser should be injected for an IAM login: there is no file whose owner the injector must know.",
+			args: args{pod: pod(func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)} }),
+				x: inputs(asIAM("app@my-project-123.iam", "orders"))},
+			want: want{pod: iamInjected(func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)} })},
 		},
 		"ClassicSidecar": {
 			reason: "Without native sidecars the proxy should be the first container, which the kubelet starts first and which holds app back until it listens, with no connection test and no libpq settings, and kubectl should keep choosing app.",

@@ -176,7 +176,7 @@ func TestProxyGetsTheConfigurationsEndpoint(t *testing.T) {
 			kube := b.Build()
 			i := NewInjector(kube, kube, kube, scheme, Config{ProxyImage: testProxyImage, WriterImage: testWriterImage},
 				WithNamespacedEndpoints([]string{"https://sqladmin-psc.p.googleapis.com"}))
-			x, resp := i.prepare(context.Background(), ns+"/web", ns, tc.t)
+			x, resp := i.prepare(context.Background(), ns+"/web", ns, tc.t, nil)
 			g.Expect(resp).To(BeNil())
 			g.Expect(x.AdminAPIEndpoint).To(Equal(tc.want))
 

@@ -74,16 +74,19 @@ func namespacedUser(u *nsv1alpha1.PostgresqlUser) userTarget {
 	return userTarget{scoped: scoped{obj: u, names: userNames}, u: u}
 }
 
-// login is the user's name in PostgreSQL: as observed, else as asked for,
-// else metadata.name (the name the controller gives a login by default).
+// login is the user's name in PostgreSQL: as observed, else as the
+// controller names it (from the IAM principal, spec.forProvider.name or
+// metadata.name).
 func (ut userTarget) login() string {
 	if n := ut.u.Observation().Name; n != "" {
 		return n
 	}
-	if n := ut.u.Settings().Name; n != nil && *n != "" {
-		return *n
-	}
-	return ut.name()
+	return cloudsql.UserName(ut.u.Settings(), ut.name())
+}
+
+// iam says whether the user logs in with IAM database authentication.
+func (ut userTarget) iam() bool {
+	return ut.loginType() != v1alpha1.UserTypeBuiltIn
 }
 
 // loginType is the user's type, BUILT_IN unless it says otherwise.
