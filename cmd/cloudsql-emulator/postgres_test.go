@@ -386,6 +386,63 @@ func serviceAccountKey(t *testing.T, apiURL string) string {
 	return path
 }
 
+// serviceAccountKeyOf is serviceAccountKey for the service account email.
+func serviceAccountKeyOf(t *testing.T, apiURL, email string) string {
+	t.Helper()
+	g := NewWithT(t)
+	b, err := emulator.ServiceAccountKeyFor(docProject, email, apiURL+emulator.TokenPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(t.TempDir(), "key.json")
+	g.Expect(os.WriteFile(path, b, 0o600)).To(Succeed())
+	return path
+}
+
+// psqlNoPassword runs psql as user against the proxy's port without a
+// password (-w: never ask for one), with an environment of PATH and PG
+// variables only, and returns its output.
+func psqlNoPassword(t *testing.T, port int, user string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, psqlBinary(t), "-w", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", user,
+		"-d", "postgres", "--no-psqlrc", "-tAc", "select current_user, pg_has_role(current_user, 'cloudsqlsuperuser', 'member')")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PGCONNECT_TIMEOUT=20"}
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// TestPostgresAutoIAMAuthn runs the real Auth Proxy with --auto-iam-authn and
+// a service account's key: psql logs in as the account's IAM user with no
+// password, and a proxy with another account's key is refused.
+func TestPostgresAutoIAMAuthn(t *testing.T) {
+	g := NewWithT(t)
+	proxyBinary(t)
+	e := runEmulator(t, "--postgres", "--listen", "127.0.0.1:0", "--config", docSeed(t, ""))
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(e.url+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	const (
+		appEmail   = "app@" + docProject + ".iam.gserviceaccount.com"
+		app        = "app@" + docProject + ".iam"
+		otherEmail = "other@" + docProject + ".iam.gserviceaccount.com"
+	)
+	op, err := svc.Users.Insert(docProject, docInstance, &sqladmin.User{Name: app, Type: "CLOUD_IAM_SERVICE_ACCOUNT"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(op.Status).To(Equal("DONE"))
+
+	p := startProxy(t, e.url, "--auto-iam-authn", "--credentials-file", serviceAccountKeyOf(t, e.url, appEmail))
+	out, err := psqlNoPassword(t, p.port, app)
+	g.Expect(err).NotTo(HaveOccurred(), "psql: %s\nproxy output:\n%s\nemulator log:\n%s", out, p.out, e.log)
+	g.Expect(out).To(Equal(app+"|f"), "the account's IAM user, not a cloudsqlsuperuser")
+	p.kill()
+
+	other := startProxy(t, e.url, "--auto-iam-authn", "--credentials-file", serviceAccountKeyOf(t, e.url, otherEmail))
+	out, err = psqlNoPassword(t, other.port, app)
+	g.Expect(err).To(HaveOccurred(), "psql: %s", out)
+	g.Expect(out).To(ContainSubstring(`Cloud SQL IAM service account authentication failed for user "` + app + `"`))
+	g.Expect(out).To(ContainSubstring(otherEmail))
+	other.kill()
+}
+
 // TestPostgresDocumentedJourney follows the package doc's "Connecting with the
 // Cloud SQL Auth Proxy and psql": the emulator with --postgres and a seed,
 // the real proxy pointed at it, and psql through the proxy; first with --token

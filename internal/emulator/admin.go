@@ -429,7 +429,8 @@ func (s *Server) SeedDatabase(project, instance string, d *sqladmin.Database) er
 
 // SeedUser stores a user of a seeded instance with u.Password, as if
 // users.insert had created it long ago, without an operation, a request or
-// the budget. u.Type is BUILT_IN when empty. With a data plane, the
+// the budget. u.Type is BUILT_IN when empty; an IAM user (CLOUD_IAM_*) has no
+// password of its own and logs in with access tokens. With a data plane, the
 // instance's PostgreSQL creates its role too.
 func (s *Server) SeedUser(project, instance string, u *sqladmin.User) error {
 	if u == nil {
@@ -447,16 +448,13 @@ func (s *Server) SeedUser(project, instance string, u *sqladmin.User) error {
 	if _, ok := inst.users[u.Name]; ok {
 		return ErrUserExists
 	}
-	seeded := newUserState(project, instance, u.Name, u.Password)
+	seeded := newUserState(project, instance, u.Name, rolePassword(u.Type, u.Password))
 	if u.Type != "BUILT_IN" {
 		// BUILT_IN is the default, which the API leaves out of answers.
 		seeded.user.Type = u.Type
 	}
 	inst.users[u.Name] = seeded
-	name, password := u.Name, u.Password
-	s.dataPlaneTask(inst, task{what: "create role " + name, run: func(ctx context.Context, b *backend) error {
-		return b.postgres().CreateRole(ctx, name, password)
-	}})
+	s.dataPlaneTask(inst, createRoleTask(u.Name, u.Type, seeded.password))
 	return nil
 }
 

@@ -145,15 +145,20 @@ func (ca *certAuthority) sign(pub crypto.PublicKey, tmpl *x509.Certificate) (*x5
 }
 
 // ephemeralCert signs a client certificate for pub, valid for d (at most an
-// hour, as on the real API).
-func (ca *certAuthority) ephemeralCert(instance string, pub crypto.PublicKey, now time.Time, d time.Duration) (*sqladmin.SslCert, error) {
+// hour, as on the real API) and, unless it is zero, until notAfter at the
+// latest (the expiry of the access token it is bound to).
+func (ca *certAuthority) ephemeralCert(instance string, pub crypto.PublicKey, now time.Time, d time.Duration, notAfter time.Time) (*sqladmin.SslCert, error) {
 	if d <= 0 || d > ephemeralCertLifetime {
 		d = ephemeralCertLifetime
+	}
+	end := now.Add(d)
+	if !notAfter.IsZero() && notAfter.Before(end) {
+		end = notAfter
 	}
 	cert, certPEM, err := ca.sign(pub, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "cloudsql-emulator-client"},
 		NotBefore:   now.Add(-clockSkewAllowance),
-		NotAfter:    now.Add(d),
+		NotAfter:    end,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})

@@ -59,8 +59,18 @@ func dnsName(project, instance, region string) string {
 	return fmt.Sprintf("%012x.%s.sql.goog.", h.Sum64()&0xffffffffffff, region)
 }
 
+// msgAccessTokenInvalid is generateEphemeralCert's answer to an access_token
+// that is not one the token endpoint issued, or that has expired.
+const msgAccessTokenInvalid = "The access token is invalid or expired."
+
 // connectGenerateEphemeral signs the caller's public key with the
-// instance's CA, as generateEphemeralCert does for connectors.
+// instance's CA, as generateEphemeralCert does for connectors. With an
+// access_token (automatic IAM database authentication: the Auth Proxy's
+// --auto-iam-authn, a connector's WithIAMAuthN), the certificate is bound to
+// the token's account and expires with the token at the latest, as on Cloud
+// SQL: the data plane then logs the connection in as that account's IAM user
+// without a password. An access token the emulator did not issue, or that
+// has expired, is refused with 400 invalid.
 func (s *Server) connectGenerateEphemeral(req *apiRequest) (any, error) {
 	var in sqladmin.GenerateEphemeralCertRequest
 	if err := decodeJSON(req.body, &in); err != nil {
@@ -87,10 +97,23 @@ func (s *Server) connectGenerateEphemeral(req *apiRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var (
+		tok   grant
+		bound = in.AccessToken != ""
+	)
+	if bound {
+		var ok bool
+		if tok, ok = s.tokens.get(in.AccessToken); !ok || !tok.validAt(now) {
+			return nil, errInvalid(msgAccessTokenInvalid)
+		}
+	}
 	// Signing happens outside the lock; the CA never changes after insert.
-	cert, err := inst.ca.ephemeralCert(req.instance, pub, now, valid)
+	cert, err := inst.ca.ephemeralCert(req.instance, pub, now, valid, tok.expiry)
 	if err != nil {
 		return nil, err
+	}
+	if bound {
+		s.certGrants.add(cert.CertSerialNumber, tok, now)
 	}
 	return &sqladmin.GenerateEphemeralCertResponse{EphemeralCert: cert}, nil
 }

@@ -295,9 +295,10 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 	}
 	b.cond = sync.NewCond(&b.mu)
 	// The users and databases as they are now; later changes arrive as tasks.
-	users := map[string]string{}
+	type role struct{ userType, password string }
+	users := map[string]role{}
 	for n, u := range inst.users {
-		users[n] = u.password
+		users[n] = role{u.user.Type, u.password}
 	}
 	var databases []task
 	for n, d := range inst.dbs() {
@@ -324,18 +325,18 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 			dp.log("instance %s:%s: cannot copy the server of %s, starting with its users and databases but none of its data: %v",
 				project, name, from.b.instance, err)
 		}
-		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser])
+		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser].password)
 		if err != nil {
 			return err
 		}
 		b.mu.Lock()
 		b.pg = pg
 		b.mu.Unlock()
-		for n, pw := range users {
+		for n, r := range users {
 			if n == postgresUser {
 				continue
 			}
-			if err := pg.CreateRole(ctx, n, pw); err != nil {
+			if err := createRole(ctx, pg, n, r.userType, r.password); err != nil {
 				return err
 			}
 		}
@@ -545,8 +546,10 @@ func (b *backend) serve(ln net.Listener) {
 }
 
 // handle is Cloud SQL's server-side proxy for one connection: a TLS 1.3
-// handshake that requires this instance's client certificate, then bytes to
-// and from PostgreSQL.
+// handshake that requires this instance's client certificate, then the
+// client's startup message, then bytes to and from PostgreSQL. A login as an
+// IAM user is authenticated here (see serveIAM); any other goes to
+// PostgreSQL as the client sent it.
 func (b *backend) handle(raw net.Conn) {
 	defer raw.Close()
 	if !b.track(raw) {
@@ -567,18 +570,46 @@ func (b *backend) handle(raw net.Conn) {
 		b.dp.log("instance %s:%s: refused a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
 		return
 	}
-	_ = conn.SetDeadline(time.Time{})
+	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
+	first, err := readStartup(conn)
+	if err != nil {
+		b.dp.log("instance %s:%s: closed a connection from %s before its startup message: %v", b.project, b.instance, raw.RemoteAddr(), err)
+		return
+	}
+	var login iamLogin
+	if user := first.user(); user != "" {
+		// The users as they are now, and the tasks that made their roles.
+		if login, n, err = b.dp.srv.loginOf(b, user); err != nil {
+			b.dp.log("instance %s:%s: closed a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
+			return
+		}
+	}
 	sock, err := b.ready(n, readyTimeout)
 	if err != nil {
 		b.dp.log("instance %s:%s: closed a connection from %s: %v", b.project, b.instance, raw.RemoteAddr(), err)
 		return
 	}
+	if login.userType != "" {
+		b.serveIAM(conn, sock, first, login)
+		return
+	}
+	_ = conn.SetDeadline(time.Time{})
 	pg, err := net.Dial("unix", sock)
 	if err != nil {
 		b.dp.log("instance %s:%s: cannot reach PostgreSQL: %v", b.project, b.instance, err)
 		return
 	}
 	defer pg.Close()
+	if _, err := pg.Write(first.raw); err != nil {
+		b.dp.log("instance %s:%s: cannot reach PostgreSQL: %v", b.project, b.instance, err)
+		return
+	}
+	pipe(conn, pg)
+}
+
+// pipe copies bytes between the client and PostgreSQL until both directions
+// are done, passing on half-closes.
+func pipe(conn *tls.Conn, pg net.Conn) {
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(pg, conn); closeWrite(pg); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, pg); _ = conn.CloseWrite(); done <- struct{}{} }()
@@ -615,6 +646,27 @@ func (s *Server) connectable(b *backend) (uint64, error) {
 	b.mu.Unlock()
 	s.mu.Unlock()
 	return n, nil
+}
+
+// loginOf says whether user is an IAM user of b's instance, with what its
+// role logs in with, and how many tasks its PostgreSQL must have run before
+// the login (as connectable, now that the client said who it is).
+func (s *Server) loginOf(b *backend, user string) (iamLogin, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.project(b.project)
+	s.settle(p, s.now())
+	inst, ok := p.instances[b.instance]
+	if !ok || inst.data != b {
+		return iamLogin{}, 0, errors.New(errGone)
+	}
+	var login iamLogin
+	if u, ok := inst.users[user]; ok && iamGroupRole(u.user.Type) != "" {
+		login = iamLogin{userType: u.user.Type, password: u.password}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return login, b.queued, nil
 }
 
 // pgCheck is a look at an instance's PostgreSQL that the API takes before it

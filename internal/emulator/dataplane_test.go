@@ -78,6 +78,10 @@ type dataEnv struct {
 	emu     *emulator.Server
 	svc     *sqladmin.Service
 	psqlBin string
+	// url is where the emulator serves the API and its token endpoint.
+	url string
+	// log is the emulator's request and data-plane log.
+	log *lockedBuffer
 }
 
 // newDataEnv starts an emulator with WithPostgres. It fails, never skips, when
@@ -111,7 +115,7 @@ func newDataEnv(t *testing.T, opts ...emulator.Option) *dataEnv {
 	_, _ = rand.Read(suffix[:])
 	return &dataEnv{
 		ctx: ctx, project: fmt.Sprintf("dp%x", suffix), emu: emu, svc: svc,
-		psqlBin: filepath.Join(cfg.BinDir, "psql"),
+		psqlBin: filepath.Join(cfg.BinDir, "psql"), url: hs.URL, log: logBuf,
 	}
 }
 
@@ -284,6 +288,12 @@ func (c *connector) psql(user, password, query string) (string, error) {
 // dials the instance and copies bytes both ways. psql gets nothing of the
 // test's environment but PATH.
 func (c *connector) psqlIn(user, password, database, query string) (string, error) {
+	return c.psqlWith(user, password, database, query)
+}
+
+// psqlWith is psqlIn with more environment variables for psql (NAME=value),
+// which take precedence over psqlIn's.
+func (c *connector) psqlWith(user, password, database, query string, env ...string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -345,6 +355,7 @@ func (c *connector) psqlIn(user, password, database, query string) (string, erro
 		"PGSSLMODE=disable",
 		"PGCONNECT_TIMEOUT=" + fmt.Sprint(int(dataTimeout.Seconds())),
 	}
+	cmd.Env = append(cmd.Env, env...)
 	out, runErr := cmd.CombinedOutput()
 
 	_ = ln.Close()

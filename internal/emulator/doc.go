@@ -154,7 +154,10 @@ limitations under the License.
 // POST /token is an OAuth 2.0 token endpoint for service-account keys (the JWT
 // bearer grant): a key file whose token_uri points here gets access tokens, so
 // a client that authenticates with a key (the Auth Proxy's --credentials-file)
-// works against the emulator unchanged. Signatures are not verified.
+// works against the emulator unchanged. Signatures are not verified. Each
+// token is remembered with its account (the assertion's iss) and its expiry,
+// an hour by the emulator's clock, for IAM database authentication.
+// ServiceAccountKey and ServiceAccountKeyFor make such key files.
 //
 // # Data plane
 //
@@ -168,8 +171,8 @@ limitations under the License.
 // clone's server is a pg_basebackup of its source's, data included. Close
 // stops the servers.
 //
-// Roles are Cloud SQL's: postgres and the users of users.insert are members
-// of cloudsqlsuperuser with CREATEROLE and CREATEDB, not superusers, so
+// Roles are Cloud SQL's: postgres and the BUILT_IN users of users.insert are
+// members of cloudsqlsuperuser with CREATEROLE and CREATEDB, not superusers, so
 // postgres can revoke a user's membership and attributes and, once a member
 // of the user's role, give it a database, as on Cloud SQL.
 //
@@ -182,4 +185,27 @@ limitations under the License.
 // emulator gets by trying the drop in a transaction that it rolls back.
 // Without a data plane, databases have no sessions, and a user is refused
 // only while SetDatabaseOwner has made it the owner of a database.
+//
+// # IAM database authentication
+//
+// Users of type CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER (named, as on
+// Cloud SQL, by the service account's email without .gserviceaccount.com, or
+// the person's email) get a role that is a member of cloudsqliamserviceaccount
+// or cloudsqliamuser only, with no CREATEDB, CREATEROLE or cloudsqlsuperuser,
+// and a password only the emulator knows (users.update does not change it).
+// They log in with access tokens of their account that the token endpoint
+// issued and that have not expired by the emulator's clock, as on Cloud SQL:
+// automatically, when generateEphemeralCert got an access_token (the Auth
+// Proxy's --auto-iam-authn, a connector's WithIAMAuthN), which binds the
+// certificate to the token's account and ends it with the token; or manually,
+// with the token as the password, which the server-side proxy asks for in
+// cleartext. generateEphemeralCert answers 400 invalid "The access token is
+// invalid or expired." to a token it did not issue or that has expired. The
+// server-side proxy refuses any other login as an IAM user (a token of another
+// account, an expired token, a password, none) with a FATAL error, SQLSTATE
+// 28000, `Cloud SQL IAM service account authentication failed for user "..."`
+// (`Cloud SQL IAM user authentication failed ...` for people) whose detail
+// says why, and logs it. A login it accepts, it makes itself, as the user's
+// role, and hands over (process ID and cancel key included). Logins as other
+// users reach PostgreSQL as the client sent them.
 package emulator

@@ -61,6 +61,12 @@ type Server struct {
 
 	logMu sync.Mutex // serialises writes to logw
 
+	// tokens are the access tokens /token issued, and certGrants the client
+	// certificates generateEphemeralCert bound to one (by serial number),
+	// for IAM database authentication. They have locks of their own.
+	tokens     grantStore
+	certGrants grantStore
+
 	mu       sync.Mutex // guards everything below
 	skew     time.Duration
 	rnd      *rand.Rand

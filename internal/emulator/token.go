@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 )
 
 // TokenPath is where the emulator serves an OAuth 2.0 token endpoint for
@@ -37,12 +39,77 @@ const TokenPath = "/token"
 // jwtBearerGrant is the grant type service-account keys use (RFC 7523).
 const jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-// tokenLifetime is how long the access tokens it issues say they last.
-const tokenLifetime = 3600
+// tokenLifetime is how long the access tokens it issues last, by the
+// emulator's clock, as Google's do.
+const tokenLifetime = time.Hour
+
+// maxGrants bounds each of the emulator's memories of access tokens and of the
+// client certificates bound to one, so that a long run cannot fill the memory
+// when its clock stands still: the grant that expires first makes room.
+const maxGrants = 50000
+
+// grant is what an access token stands for: its account (the service
+// account's email) until it expires.
+type grant struct {
+	account string
+	expiry  time.Time
+}
+
+// validAt reports whether the grant still holds at now.
+func (g grant) validAt(now time.Time) bool { return now.Before(g.expiry) }
+
+// grantStore remembers grants by key: an access token, or the serial number
+// of a client certificate bound to one. Expired grants go whenever one is
+// added. The zero value is ready; it is safe for concurrent use.
+type grantStore struct {
+	mu sync.Mutex
+	m  map[string]grant
+	// limit is how many grants it holds at most; zero means maxGrants.
+	limit int
+}
+
+// add remembers g under key, forgetting those expired at now and, when the
+// store is full, the one that expires first.
+func (st *grantStore) add(key string, g grant, now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m == nil {
+		st.m = map[string]grant{}
+	}
+	for k, old := range st.m {
+		if !old.validAt(now) {
+			delete(st.m, k)
+		}
+	}
+	limit := st.limit
+	if limit <= 0 {
+		limit = maxGrants
+	}
+	if _, ok := st.m[key]; !ok && len(st.m) >= limit {
+		first := ""
+		for k, old := range st.m {
+			if first == "" || old.expiry.Before(st.m[first].expiry) {
+				first = k
+			}
+		}
+		delete(st.m, first)
+	}
+	st.m[key] = g
+}
+
+// get is the grant under key, expired or not, if it is remembered.
+func (st *grantStore) get(key string) (grant, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	g, ok := st.m[key]
+	return g, ok
+}
 
 // serveToken exchanges a signed JWT assertion for an access token. It checks the
 // grant type and that the assertion is a JWT naming its issuer (the service
 // account); it does not verify the signature, since no key is registered here.
+// It remembers the token's account and expiry, which IAM database
+// authentication checks (see iamauth.go).
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	fail := func(code int, errCode, desc string) {
 		w.Header().Set("Content-Type", "application/json")
@@ -61,24 +128,38 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be "+jwtBearerGrant)
 		return
 	}
-	if iss := jwtIssuer(r.PostForm.Get("assertion")); iss == "" {
+	iss := jwtIssuer(r.PostForm.Get("assertion"))
+	if iss == "" {
 		fail(http.StatusBadRequest, "invalid_grant", "assertion must be a JWT with an iss claim")
 		return
 	}
+	now := s.Now()
+	token := "emulator-" + rand.Text()
+	s.tokens.add(token, grant{account: iss, expiry: now.Add(tokenLifetime)}, now)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"access_token": "emulator-" + rand.Text(),
+		"access_token": token,
 		"token_type":   "Bearer",
-		"expires_in":   tokenLifetime,
+		"expires_in":   int(tokenLifetime / time.Second),
 	})
 }
 
 // ServiceAccountKey returns a service-account key file (JSON, with a new RSA
-// key) for project whose token_uri is tokenURL, normally the emulator's URL
-// followed by TokenPath. A client configured with it (the Auth Proxy's
-// --credentials-file, a ProviderConfig's secret) authenticates against the
-// emulator as it would against Google.
+// key) of the account cloudsql-client@<project>.iam.gserviceaccount.com whose
+// token_uri is tokenURL, normally the emulator's URL followed by TokenPath. A
+// client configured with it (the Auth Proxy's --credentials-file, a
+// ProviderConfig's secret) authenticates against the emulator as it would
+// against Google.
 func ServiceAccountKey(project, tokenURL string) ([]byte, error) {
+	return ServiceAccountKeyFor(project, "cloudsql-client@"+project+".iam.gserviceaccount.com", tokenURL)
+}
+
+// ServiceAccountKeyFor is ServiceAccountKey for the service account email, so
+// that a test can hold the keys of several accounts. The access tokens the
+// emulator issues for the key are the account's: with IAM database
+// authentication, they log in as the account's CLOUD_IAM_SERVICE_ACCOUNT user
+// (its email without .gserviceaccount.com).
+func ServiceAccountKeyFor(project, email, tokenURL string) ([]byte, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -92,7 +173,7 @@ func ServiceAccountKey(project, tokenURL string) ([]byte, error) {
 		"project_id":     project,
 		"private_key_id": rand.Text(),
 		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email":   "cloudsql-client@" + project + ".iam.gserviceaccount.com",
+		"client_email":   email,
 		"client_id":      fmt.Sprint(projectNumber(project)),
 		"token_uri":      tokenURL,
 	})

@@ -18,6 +18,7 @@ package emulator
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -38,10 +39,58 @@ const postgresUser = "postgres"
 // userState is a database user; the password is kept beside the user
 // because the API never returns it.
 type userState struct {
-	user     *sqladmin.User
+	user *sqladmin.User
+	// password is a BUILT_IN user's password. An IAM user's is one the
+	// emulator made and never tells: the data plane logs in with it on the
+	// user's behalf once the user's access token has been checked.
 	password string
 	// rev counts the user's changes, for its etag.
 	rev int
+}
+
+// The user types of IAM database authentication, whose users log in with an
+// access token of their account instead of a password.
+const (
+	userTypeIAMServiceAccount = "CLOUD_IAM_SERVICE_ACCOUNT"
+	userTypeIAMUser           = "CLOUD_IAM_USER"
+)
+
+// iamGroupRole is the PostgreSQL group role Cloud SQL makes the users of type
+// t members of, or "" when t is not an IAM type.
+func iamGroupRole(t string) string {
+	switch t {
+	case userTypeIAMServiceAccount:
+		return postgres.IAMServiceAccountRole
+	case userTypeIAMUser:
+		return postgres.IAMUserRole
+	}
+	return ""
+}
+
+// rolePassword is the password a user's role gets: the one given for a
+// BUILT_IN user, a new random one for an IAM user, whose password the API
+// takes no part in.
+func rolePassword(userType, given string) string {
+	if iamGroupRole(userType) != "" {
+		return rand.Text()
+	}
+	return given
+}
+
+// createRoleTask creates the role of a user of type userType, as Cloud SQL
+// does: a member of cloudsqlsuperuser for a BUILT_IN user, of the IAM group
+// role for an IAM user.
+func createRoleTask(name, userType, password string) task {
+	return task{what: "create role " + name, run: func(ctx context.Context, b *backend) error {
+		return createRole(ctx, b.postgres(), name, userType, password)
+	}}
+}
+
+func createRole(ctx context.Context, pg *postgres.Server, name, userType, password string) error {
+	if g := iamGroupRole(userType); g != "" {
+		return pg.CreateIAMRole(ctx, name, password, g)
+	}
+	return pg.CreateRole(ctx, name, password)
 }
 
 // iamStatusUnspecified is the iamStatus Cloud SQL answers for users whose
@@ -165,7 +214,7 @@ func (s *Server) usersInsert(req *apiRequest) (any, error) {
 	if _, ok := inst.users[in.Name]; ok {
 		return nil, errUserExists()
 	}
-	u := newUserState(req.project, req.instance, in.Name, in.Password)
+	u := newUserState(req.project, req.instance, in.Name, rolePassword(in.Type, in.Password))
 	if in.Type != "BUILT_IN" {
 		// BUILT_IN is the default, which the API leaves out of answers.
 		u.user.Type = in.Type
@@ -174,9 +223,7 @@ func (s *Server) usersInsert(req *apiRequest) (any, error) {
 	op := s.startOperation(p, req.project, inst, OpCreateUser, s.delays.User, req.failOp,
 		func(time.Time) {
 			inst.users[in.Name] = u
-			s.dataPlaneTask(inst, task{what: "create role " + in.Name, run: func(ctx context.Context, b *backend) error {
-				return b.postgres().CreateRole(ctx, in.Name, in.Password)
-			}})
+			s.dataPlaneTask(inst, createRoleTask(in.Name, in.Type, u.password))
 		}, nil)
 	return op.render(s.now()), nil
 }
@@ -206,7 +253,9 @@ func (s *Server) usersUpdate(req *apiRequest) (any, error) {
 		func(end time.Time) {
 			u.rev++
 			u.setPasswordPolicy(in.PasswordPolicy, end)
-			if in.Password != "" {
+			// An IAM user logs in with access tokens: its role keeps the
+			// password only the emulator knows.
+			if in.Password != "" && iamGroupRole(u.user.Type) == "" {
 				u.password = in.Password
 				s.dataPlaneTask(inst, task{what: "set the password of " + name, run: func(ctx context.Context, b *backend) error {
 					return b.postgres().SetPassword(ctx, name, in.Password)

@@ -19,9 +19,11 @@ limitations under the License.
 // listens on a Unix socket only, and is stopped and removed with Stop.
 //
 // Like Cloud SQL, a server has an administrator role (cloudsqladmin) that only the
-// emulator knows the password of, and a postgres role that is not a superuser but
-// a member of cloudsqlsuperuser. Every role logs in with a SCRAM password, over
-// the socket as much as anywhere, so a wrong password fails as it does on Cloud SQL.
+// emulator knows the password of, a postgres role that is not a superuser but
+// a member of cloudsqlsuperuser, and the group roles of IAM database users
+// (cloudsqliamserviceaccount, cloudsqliamuser). Every role logs in with a SCRAM
+// password, over the socket as much as anywhere, so a wrong password fails as it
+// does on Cloud SQL.
 //
 // PostgreSQL refuses to run as root; when the caller is root, the server runs as
 // an unprivileged user (postgres, else nobody). The binaries come from a Debian
@@ -58,6 +60,14 @@ const SuperuserRole = "cloudsqlsuperuser"
 
 // RootRole is the user every Cloud SQL for PostgreSQL instance has.
 const RootRole = "postgres"
+
+// The group roles Cloud SQL makes the roles of IAM database users members of:
+// one for service accounts (CLOUD_IAM_SERVICE_ACCOUNT users), one for people
+// (CLOUD_IAM_USER users). Neither logs in.
+const (
+	IAMServiceAccountRole = "cloudsqliamserviceaccount"
+	IAMUserRole           = "cloudsqliamuser"
+)
 
 // socketName is the file name of the socket under SocketDir, for port 5432.
 const socketName = ".s.PGSQL.5432"
@@ -416,6 +426,17 @@ func (s *Server) CreateRole(ctx context.Context, name, password string) error {
 		QuoteIdent(name), passwordLiteral(password), QuoteIdent(SuperuserRole)))
 }
 
+// CreateIAMRole creates the login role of an IAM database user, as
+// users.insert does for CLOUD_IAM_SERVICE_ACCOUNT and CLOUD_IAM_USER users: a
+// member of group (IAMServiceAccountRole or IAMUserRole) only, neither of
+// cloudsqlsuperuser nor with CREATEDB or CREATEROLE. Its password is one that
+// only the caller knows, for logging in on the user's behalf once the user's
+// IAM credentials have been checked.
+func (s *Server) CreateIAMRole(ctx context.Context, name, password, group string) error {
+	return s.Exec(ctx, fmt.Sprintf("CREATE ROLE %s WITH LOGIN NOCREATEDB NOCREATEROLE PASSWORD %s IN ROLE %s;\n",
+		QuoteIdent(name), passwordLiteral(password), QuoteIdent(group)))
+}
+
 // SetPassword sets a role's password, as users.update does.
 func (s *Server) SetPassword(ctx context.Context, name, password string) error {
 	return s.Exec(ctx, fmt.Sprintf("ALTER ROLE %s WITH PASSWORD %s;\n", QuoteIdent(name), passwordLiteral(password)))
@@ -553,10 +574,13 @@ func bootstrapSQL(rootPassword string) string {
 	return fmt.Sprintf("CREATE ROLE %s WITH NOLOGIN CREATEDB CREATEROLE;\n"+
 		"CREATE ROLE %s WITH LOGIN CREATEDB CREATEROLE PASSWORD %s IN ROLE %s;\n"+
 		"GRANT ALL ON DATABASE postgres TO %s;\n"+
-		"GRANT ALL ON SCHEMA public TO %s;\n",
+		"GRANT ALL ON SCHEMA public TO %s;\n"+
+		"CREATE ROLE %s WITH NOLOGIN;\n"+
+		"CREATE ROLE %s WITH NOLOGIN;\n",
 		QuoteIdent(SuperuserRole),
 		QuoteIdent(RootRole), passwordLiteral(rootPassword), QuoteIdent(SuperuserRole),
-		QuoteIdent(SuperuserRole), QuoteIdent(SuperuserRole))
+		QuoteIdent(SuperuserRole), QuoteIdent(SuperuserRole),
+		QuoteIdent(IAMServiceAccountRole), QuoteIdent(IAMUserRole))
 }
 
 // dollarQuote quotes s as a dollar-quoted string constant whose tag s does

@@ -99,6 +99,39 @@ func TestServerRolesFollowPasswords(t *testing.T) {
 	g.Expect(s.Stop()).To(Succeed(), "Stop is idempotent")
 }
 
+// TestServerIAMRoles checks the roles of IAM database users: members of their
+// group role only, without cloudsqlsuperuser's membership or CREATEDB and
+// CREATEROLE, logging in with the password they were given.
+func TestServerIAMRoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
+	}
+	g := NewWithT(t)
+	ctx := context.Background()
+	s, err := Start(ctx, Config{}, "iamroles", "root-pw")
+	g.Expect(err).NotTo(HaveOccurred(), "PostgreSQL must be installed for this test: run `make postgres`")
+	t.Cleanup(func() { _ = s.Stop() })
+
+	out, err := s.Query(ctx, "select rolname, rolcanlogin from pg_roles where rolname like 'cloudsqliam%' order by 1")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("cloudsqliamserviceaccount|f\ncloudsqliamuser|f"), "both group roles exist and do not log in")
+
+	const member = "select rolcreatedb, rolcreaterole, rolsuper, pg_has_role(current_user, 'cloudsqlsuperuser', 'member'), " +
+		"pg_has_role(current_user, 'cloudsqliamserviceaccount', 'member'), pg_has_role(current_user, 'cloudsqliamuser', 'member') " +
+		"from pg_roles where rolname = current_user"
+	g.Expect(s.CreateIAMRole(ctx, "app@p.iam", "internal-pw", IAMServiceAccountRole)).To(Succeed())
+	out, err = psqlAs(t, s, "app@p.iam", "internal-pw", member)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("f|f|f|f|t|f"))
+	g.Expect(s.CreateIAMRole(ctx, "jane@example.com", "other-pw", IAMUserRole)).To(Succeed())
+	out, err = psqlAs(t, s, "jane@example.com", "other-pw", member)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("f|f|f|f|f|t"))
+	_, err = psqlAs(t, s, "jane@example.com", "internal-pw", "select 1")
+	g.Expect(err).To(HaveOccurred(), "each role has its own password")
+	g.Expect(s.DropRole(ctx, "app@p.iam")).To(Succeed())
+}
+
 func TestResolveNamesWhatIsMissing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL's server: make test runs it, make unit does not")
