@@ -281,8 +281,27 @@ func TestInjectedPodConnects(t *testing.T) {
 	w.connect(ctx, native, "connecting again after the restart and the revert").Close()
 
 	step(t, "deleting the password from %s's connection secret: the provider sets a new one with users.update", public)
+	w.newPassword(ctx, public)
+
+	step(t, "a classic-sidecar pod admitted now connects with the new password")
+	classic := w.createPod(ctx, appNS, "classic", public, nil)
+	g.Expect(classic.Spec.Containers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "classic mode appends the proxy to the containers")
+	w.connect(ctx, classic, "").Close()
+
+	step(t, "the password file written before the change no longer works")
+	w.refused(ctx, nativePod, "psql with the old password file")
+
+	step(t, "a running pod follows two password changes of %s with no restart: its proxy and its password-file follower keep running while the kubelet's sync brings each new secret", public)
+	w.follows(ctx, classic, public)
+}
+
+// newPassword deletes the password from the connection secret of instance
+// and waits until the provider has set a new one, Cloud SQL has it and it
+// is confirmed; it returns it.
+func (w *world) newPassword(ctx context.Context, instance string) string {
+	g := NewWithT(w.t)
 	conn := &corev1.Secret{}
-	g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: public + "-conn"}, conn)).To(Succeed())
+	g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: instance + "-conn"}, conn)).To(Succeed())
 	oldPassword := string(conn.Data[cloudsql.ConnectionKeyPassword])
 	g.Expect(oldPassword).NotTo(BeEmpty())
 	delete(conn.Data, cloudsql.ConnectionKeyPassword)
@@ -294,20 +313,54 @@ func TestInjectedPodConnects(t *testing.T) {
 		newPassword = string(s.Data[cloudsql.ConnectionKeyPassword])
 		g.Expect(newPassword).NotTo(BeEmpty())
 		g.Expect(newPassword).NotTo(Equal(oldPassword))
-		g.Expect(w.emu.PasswordIs(project, public, cloudsql.RootUser, newPassword)).To(BeTrue())
+		g.Expect(w.emu.PasswordIs(project, instance, cloudsql.RootUser, newPassword)).To(BeTrue())
 		// Confirmed once the provider saw its users.update's operation
 		// done; until then the injector refuses new pods of the instance.
 		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 	}).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(Succeed())
-	t.Logf("    the connection secret holds a new password, confirmed, and Cloud SQL has it")
+	w.t.Logf("    the connection secret holds a new password, confirmed, and Cloud SQL has it")
+	return newPassword
+}
 
-	step(t, "a classic-sidecar pod admitted now connects with the new password")
-	classic := w.createPod(ctx, appNS, "classic", public, nil)
-	g.Expect(classic.Spec.Containers).To(ContainElement(HaveField("Name", podinject.ProxyContainerName)), "classic mode appends the proxy to the containers")
-	w.connect(ctx, classic, "").Close()
-
-	step(t, "the password file written before the change no longer works")
-	w.refused(ctx, nativePod, "psql with the old password file")
+// follows runs pod's proxy, password-file writers and followers, and its
+// psql; then, twice, changes the password of instance and syncs the pod's
+// secret volumes as the kubelet does until the same running pod's next psql
+// connects with the new password. Neither the proxy nor a follower exits.
+func (w *world) follows(ctx context.Context, pod *corev1.Pod, instance string) {
+	g := NewWithT(w.t)
+	lp := w.loadPod(ctx, pod)
+	var out bytes.Buffer
+	proxy, err := lp.StartProxy(ctx, w.endpoint, &out)
+	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out.String())
+	defer func() { _ = proxy.Stop() }()
+	g.Expect(lp.WritePasswordFiles(ctx)).To(Succeed())
+	followers, err := lp.StartFollowers(ctx, &out)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() {
+		for _, f := range followers {
+			g.Expect(f.Stop()).To(Succeed(), "a follower ends with exit code 0 on SIGTERM")
+		}
+	}()
+	psql := func(g Gomega) {
+		got, err := w.runApp(ctx, lp)
+		g.Expect(err).NotTo(HaveOccurred(), "psql: %s", got)
+		g.Expect(strings.TrimSpace(got)).To(Equal(cloudsql.RootUser))
+	}
+	psql(g)
+	for i := 1; i <= 2; i++ {
+		w.newPassword(ctx, instance)
+		confirmed := time.Now()
+		g.Eventually(func(g Gomega) {
+			g.Expect(lp.SyncSecrets(ctx, w.c)).To(Succeed())
+			psql(g)
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "output of the proxy and the followers:\n%s", out.String())
+		w.t.Logf("    change %d: the running pod's psql connects again %s after the new password was confirmed (followers read the secret every %s)",
+			i, time.Since(confirmed).Round(100*time.Millisecond), podinject.FollowEvery)
+	}
+	g.Expect(proxy.Running()).To(BeTrue(), "the proxy was not restarted")
+	for _, f := range followers {
+		g.Expect(f.Running()).To(BeTrue(), "the follower was not restarted")
+	}
 }
 
 // startProvider runs the provider binary against the control plane, serving both

@@ -36,7 +36,6 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/localpod"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/tenants"
@@ -88,7 +87,7 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 
 	step(t, "creating the cluster-scoped PostgresqlInstance %s, which allows %s, and waiting for Ready", sharedInstance, strings.Join(tenants.Namespaces(sharedApps), ", "))
 	pi := instance(sharedInstance, sharedPC, false)
-	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: tenants.Namespaces(sharedApps)}
+	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append(tenants.Namespaces(sharedApps), iamApp.Namespace)}
 	w.createWhenAdmitted(ctx, pi)
 	w.waitReady(ctx, pi)
 	conn := &corev1.Secret{}
@@ -155,6 +154,9 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 	for _, a := range sharedApps {
 		w.refusals(ctx, a, lps[a.User])
 	}
+
+	step(t, "an application of namespace %s logs in with IAM database authentication as service account %s", iamApp.Namespace, iamApp.Account)
+	w.iamLogin(ctx)
 
 	step(t, "watching the provider observe for %s: the steady state's requests", steadyState)
 	since = w.emu.Now()
@@ -253,9 +255,7 @@ func (w *world) userPassword(ctx context.Context, a tenants.App) string {
 // creates the application's table in its database, as its login.
 func (w *world) usePod(ctx context.Context, a tenants.App, pod *corev1.Pod) *localpod.Pod {
 	g := NewWithT(w.t)
-	lp, err := localpod.Load(ctx, w.c, pod, localpod.WithImage(configfile.ProxyImageRepository, w.proxyBin))
-	g.Expect(err).NotTo(HaveOccurred())
-	w.t.Cleanup(func() { _ = lp.Close() })
+	lp := w.loadPod(ctx, pod)
 	proxy, out := w.startProxy(ctx, lp)
 	defer func() { _ = proxy.Stop() }()
 	g.Expect(lp.WritePasswordFiles(ctx)).To(Succeed())
@@ -284,7 +284,7 @@ func (w *world) refusals(ctx context.Context, a tenants.App, lp *localpod.Pod) {
 }
 
 // startProxy starts the pod's proxy and returns it and its output.
-func (w *world) startProxy(ctx context.Context, lp *localpod.Pod) (*localpod.Proxy, *bytes.Buffer) {
+func (w *world) startProxy(ctx context.Context, lp *localpod.Pod) (*localpod.Process, *bytes.Buffer) {
 	out := &bytes.Buffer{}
 	proxy, err := lp.StartProxy(ctx, w.endpoint, out)
 	NewWithT(w.t).Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out)

@@ -119,6 +119,21 @@ func Load(ctx context.Context, c client.Reader, pod *corev1.Pod, opts ...Option)
 	return p, nil
 }
 
+// SyncSecrets writes the secret volumes again from their secrets as they
+// are now, each file replaced at once (a new file renamed over the old), as
+// the kubelet's periodic sync brings a changed secret into a running pod.
+func (p *Pod) SyncSecrets(ctx context.Context, c client.Reader) error {
+	for _, v := range p.pod.Spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		if err := p.volume(ctx, c, v, p.volumes[v.Name]); err != nil {
+			return errors.Wrapf(err, errVolume, v.Name, p.pod.Namespace, p.pod.Name)
+		}
+	}
+	return nil
+}
+
 func (p *Pod) volume(ctx context.Context, c client.Reader, v corev1.Volume, local string) error {
 	switch {
 	case v.EmptyDir != nil:
@@ -153,11 +168,16 @@ func (p *Pod) volume(ctx context.Context, c client.Reader, v corev1.Volume, loca
 			if it.Mode != nil {
 				m = *it.Mode
 			}
+			// Written beside and renamed over: a reader never sees half a file.
 			f := filepath.Join(local, it.Path)
-			if err := os.WriteFile(f, data, 0o600); err != nil {
+			tmp := filepath.Join(filepath.Dir(f), ".."+filepath.Base(f)+".new")
+			if err := os.WriteFile(tmp, data, 0o600); err != nil {
 				return err
 			}
-			if err := os.Chmod(f, os.FileMode(m)); err != nil {
+			if err := os.Chmod(tmp, os.FileMode(m)); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, f); err != nil {
 				return err
 			}
 		}

@@ -24,12 +24,13 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
 const (
-	errStartProxy    = "cannot start the Cloud SQL Auth Proxy %s"
+	errStart         = "cannot start container %s (%s)"
 	errInitContainer = "init container %s failed: %w: %s"
 	errNoWriter      = "pod %s/%s has no %s* init container"
 )
@@ -37,40 +38,42 @@ const (
 // proxyStartTimeout bounds how long the proxy may take to pass its startup probe.
 const proxyStartTimeout = time.Minute
 
-// Proxy is a running Cloud SQL Auth Proxy container.
-type Proxy struct {
+// Process is a container of the pod running as a local process: the Cloud
+// SQL Auth Proxy, or a password-file follower.
+type Process struct {
 	// Args are the arguments it runs with, as the pod has them (local paths
-	// aside) followed by what StartProxy added.
+	// aside) followed by what the caller added.
 	Args   []string
 	exited chan struct{}
 	stop   func() error
 }
 
-// Stop stops the proxy with SIGTERM, as the kubelet does, and waits for it.
-func (x *Proxy) Stop() error { return x.stop() }
+// Stop stops the process with SIGTERM, as the kubelet does, and waits for it
+// (at most 15 s, then it is killed).
+func (x *Process) Stop() error { return x.stop() }
 
-// StartProxy starts the pod's injected Cloud SQL Auth Proxy container and waits
-// for its startup probe. To the container's own arguments it adds only what a
-// machine without Google Cloud needs (see proxyExtraArgs): endpoint as
-// --sqladmin-api-endpoint when the container has none (the injector gives it the
-// endpoint of the instance's configuration), and --token when the container has
-// no --credentials-file (which then authenticates for real, against the
-// token_uri of the key). Its output goes to out.
-func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*Proxy, error) {
-	c, err := p.Container(podinject.ProxyContainerName)
-	if err != nil {
-		return nil, err
+// Running reports whether the process has not exited.
+func (x *Process) Running() bool {
+	select {
+	case <-x.exited:
+		return false
+	default:
+		return true
 	}
-	extra := proxyExtraArgs(c.Args, endpoint)
-	cmd, err := p.Command(context.WithoutCancel(ctx), podinject.ProxyContainerName, extra...)
+}
+
+// Start starts container name, with extraArgs after its own, in the
+// background; its output goes to out.
+func (p *Pod) Start(ctx context.Context, name string, out io.Writer, extraArgs ...string) (*Process, error) {
+	cmd, err := p.Command(context.WithoutCancel(ctx), name, extraArgs...)
 	if err != nil {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, errors.Wrapf(err, errStartProxy, cmd.Path)
+		return nil, errors.Wrapf(err, errStart, name, cmd.Path)
 	}
-	x := &Proxy{Args: cmd.Args[1:], exited: make(chan struct{})}
+	x := &Process{Args: cmd.Args[1:], exited: make(chan struct{})}
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(x.exited) }()
 	x.stop = func() error {
@@ -86,6 +89,25 @@ func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*
 			}
 		}
 		return waitErr
+	}
+	return x, nil
+}
+
+// StartProxy starts the pod's injected Cloud SQL Auth Proxy container and waits
+// for its startup probe. To the container's own arguments it adds only what a
+// machine without Google Cloud needs (see proxyExtraArgs): endpoint as
+// --sqladmin-api-endpoint when the container has none (the injector gives it the
+// endpoint of the instance's configuration), and --token when the container has
+// no --credentials-file (which then authenticates for real, against the
+// token_uri of the key). Its output goes to out.
+func (p *Pod) StartProxy(ctx context.Context, endpoint string, out io.Writer) (*Process, error) {
+	c, err := p.Container(podinject.ProxyContainerName)
+	if err != nil {
+		return nil, err
+	}
+	x, err := p.Start(ctx, podinject.ProxyContainerName, out, proxyExtraArgs(c.Args, endpoint)...)
+	if err != nil {
+		return nil, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, proxyStartTimeout)
 	defer cancel()
@@ -116,9 +138,36 @@ func proxyExtraArgs(args []string, endpoint string) []string {
 	return extra
 }
 
+// StartFollowers starts the injector's password-file followers (the
+// containers named podinject.FollowerContainerPrefix + uid), which rewrite
+// the password files when the secret volume changes (see SyncSecrets) until
+// they are stopped; their output goes to out.
+func (p *Pod) StartFollowers(ctx context.Context, out io.Writer) ([]*Process, error) {
+	var started []*Process
+	for _, cs := range [][]corev1.Container{p.pod.Spec.InitContainers, p.pod.Spec.Containers} {
+		for _, c := range cs {
+			if !strings.HasPrefix(c.Name, podinject.FollowerContainerPrefix) {
+				continue
+			}
+			x, err := p.Start(ctx, c.Name, out)
+			if err != nil {
+				for _, s := range started {
+					_ = s.Stop()
+				}
+				return nil, err
+			}
+			started = append(started, x)
+		}
+	}
+	if len(started) == 0 {
+		return nil, errors.Errorf(errNoWriter, p.pod.Namespace, p.pod.Name, podinject.FollowerContainerPrefix)
+	}
+	return started, nil
+}
+
 // WritePasswordFiles runs the injector's password-file writers (the init
 // containers named podinject.WriterContainerPrefix + uid), in the pod's order.
-// Their followers, which never end, are not run.
+// Their followers, which never end, are not run (see StartFollowers).
 func (p *Pod) WritePasswordFiles(ctx context.Context) error {
 	n := 0
 	for _, name := range p.InitContainerNames() {

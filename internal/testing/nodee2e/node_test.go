@@ -159,7 +159,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: instName}}
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: instName + "-conn"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
-	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append([]string{appNS}, tenants.Namespaces(tenants.Apps)...)}
+	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append([]string{appNS, iamApp.Namespace}, tenants.Namespaces(tenants.Apps)...)}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
@@ -200,6 +200,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 
 	w.applicationsShareTheInstance(ctx, app.Ref)
 	w.passwordsFollow(ctx, app.Ref)
+	w.iamLogin(ctx, app.Ref)
 
 	step(t, "restarting the provider with classic sidecars: the main container connects, the proxy keeps running")
 	w.stopProvider()

@@ -121,12 +121,8 @@ func (w *world) createUserPod(ctx context.Context, a tenants.App, name, image, s
 			SecurityContext:              &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](appUser), RunAsNonRoot: ptr.To(true)},
 			Containers: []corev1.Container{{
 				Name: "app", Image: image, ImagePullPolicy: corev1.PullNever,
-				Command: []string{"sh", "-c", script},
-				SecurityContext: &corev1.SecurityContext{
-					ReadOnlyRootFilesystem:   ptr.To(true),
-					AllowPrivilegeEscalation: ptr.To(false),
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
+				Command:         []string{"sh", "-c", script},
+				SecurityContext: readOnly(),
 			}},
 		},
 	}
@@ -148,4 +144,14 @@ func (w *world) createUserPod(ctx context.Context, a tenants.App, name, image, s
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.g.Expect(string(spec)).NotTo(ContainSubstring(rootPassword), "the pod does not hold the postgres password")
 	return got
+}
+
+// readOnly is the security context of the applications' containers: a
+// read-only root file system, no privilege escalation, no capabilities.
+func readOnly() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
 }
