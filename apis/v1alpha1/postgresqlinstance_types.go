@@ -53,6 +53,14 @@ const (
 	// Workload Identity. With a PostgresqlUser of an IAM type it is also the
 	// identity the proxy logs in as.
 	AnnotationProxyCredentialsSecret = Group + "/proxy-credentials-secret"
+
+	// AnnotationProxyRollout set to "true" on a PostgresqlInstance (of either
+	// kind), or as a label on a namespace, lets the provider restart the
+	// Deployments, StatefulSets and DaemonSets whose injected pods run a
+	// proxy that no longer matches what the injector would give them (a new
+	// proxy image, connection name, endpoint or proxy key), as
+	// `kubectl rollout restart` does.
+	AnnotationProxyRollout = Group + "/proxy-rollout"
 )
 
 // LabelInstance is set, with the metadata.name of a PostgresqlInstance as

@@ -279,6 +279,8 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 				// refreshers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
 				&corev1.Secret{}: podinject.SecretCacheOptions(),
+				// Only injected pods, which the rollout compares.
+				&corev1.Pod{}: podinject.PodCacheOptions(),
 			},
 		},
 		LeaderElection:          *c.leaderElection,
@@ -399,6 +401,11 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.UserRefresherName, func() error {
 		return podinject.SetupUserRefresher(mgr, ic.Policy, log)
 	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
+	if n := s.cfg.Injection.RolloutsPerMinute; n > 0 {
+		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RolloutName, func() error {
+			return podinject.SetupRollout(mgr, ic, n, podinject.WithRolloutLogger(s.log.WithValues("controller", podinject.RolloutName)))
+		}, xpcontroller.InstanceKinds...)
+	}
 	return nil
 }
 

@@ -150,6 +150,12 @@ type Injection struct {
 	// sidecars that rewrite it when the password changes; it needs /bin/sh,
 	// sleep and mv.
 	PgpassWriterImage string `toml:"pgpass_writer_image"`
+	// RolloutsPerMinute bounds how many workloads a minute the provider
+	// restarts because their injected proxy no longer matches (a new proxy
+	// image, connection name, endpoint or key), for instances and namespaces
+	// that opt in with cloudsql.travelaudience.com/proxy-rollout; 0 turns
+	// the rollout off.
+	RolloutsPerMinute int `toml:"rollouts_per_minute"`
 }
 
 // Credentials configures which credentials provider configurations may use.
@@ -229,6 +235,9 @@ func Defaults() Config {
 			// The same release's Alpine variant: it has /bin/sh, and a
 			// node that runs the proxy already has most of its layers.
 			PgpassWriterImage: ProxyImageRepository + ":" + ProxyVersion + "-alpine",
+			// A few a minute: a new proxy image restarts every opted-in
+			// workload of the cluster, and should not take all at once.
+			RolloutsPerMinute: 5,
 		},
 		// A namespaced ProviderConfig's endpoint receives its key and the
 		// provider's requests, answers into the provider's messages and is
@@ -373,6 +382,9 @@ func (c Config) Validate() error {
 	}
 	if t := c.Webhook.CloudSQLTimeout.Duration; t < time.Second || t > 8*time.Second {
 		bad("webhook.cloudsql_timeout", "must be between 1s and 8s (the API server waits 10s for the webhook), got %s", c.Webhook.CloudSQLTimeout)
+	}
+	if r := c.Injection.RolloutsPerMinute; r < 0 || r > 600 {
+		bad("injection.rollouts_per_minute", "must be between 0 (no rollouts) and 600, got %d", r)
 	}
 	if !imageRE.MatchString(c.Injection.PgpassWriterImage) {
 		bad("injection.pgpass_writer_image", "must name an image with /bin/sh, sleep and mv, for example %s, got %q", Defaults().Injection.PgpassWriterImage, c.Injection.PgpassWriterImage)

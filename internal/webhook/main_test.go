@@ -189,6 +189,7 @@ func run(m *testing.M) (int, error) {
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: podinject.SecretCacheOptions(),
+			&corev1.Pod{}:    podinject.PodCacheOptions(),
 		}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -227,6 +228,10 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	if err := podinject.SetupUserRefresher(mgr, cfg.Policy); err != nil {
+		return 0, err
+	}
+	// Two restarts a minute, so that a test sees the limit.
+	if err := podinject.SetupRollout(mgr, cfg, rolloutsPerMinute, podinject.WithRolloutResync(time.Second)); err != nil {
 		return 0, err
 	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))

@@ -354,8 +354,9 @@ func TestUsersThatCannotBeInjectedAreDenied(t *testing.T) {
 }
 
 // The injector reads both kinds of PostgresqlUser, and copies a cluster-scoped
-// one's password, with exactly the RBAC that cluster/deploy/provider.yaml
-// grants the provider's service account (envtest enforces RBAC).
+// one's password, and the rollout restarts workloads, with exactly the RBAC
+// that cluster/deploy/provider.yaml grants the provider's service account
+// (envtest enforces RBAC).
 func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
@@ -390,6 +391,19 @@ func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 		g.Expect(resp.Patches).ToNot(BeEmpty(), "user %s", user)
 	}
 	secret(g, "rbac-app", podinject.UserReplicaName("shared"))
+
+	// And the rollout may do what it does; a user without the rules may not,
+	// and is told what is missing.
+	missing, err := podinject.RolloutDenied(ctx, as)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(missing).To(BeEmpty())
+	nobody := rest.CopyConfig(env.Config)
+	nobody.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:crossplane-system:nobody"}
+	nc, err := client.New(nobody, client.Options{Scheme: env.Scheme})
+	g.Expect(err).ToNot(HaveOccurred())
+	missing, err = podinject.RolloutDenied(ctx, nc)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(missing).To(ContainElements("list pods", "patch apps/deployments"))
 }
 
 // A pod of an IAM user gets the proxy with --auto-iam-authn and PGUSER of the

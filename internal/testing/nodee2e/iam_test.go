@@ -26,12 +26,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/nodetest"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/tenants"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
@@ -82,23 +79,7 @@ func (w *world) iamLogin(ctx context.Context, image string) {
 // it the login, --auto-iam-authn and no password file.
 func (w *world) createIAMPod(ctx context.Context, name, key, image, script string) *corev1.Pod {
 	a := iamApp
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: name, Annotations: a.PodAnnotations(key)},
-		Spec: corev1.PodSpec{
-			NodeName:                     nodetest.NodeName,
-			AutomountServiceAccountToken: ptr.To(false),
-			RestartPolicy:                corev1.RestartPolicyNever,
-			SecurityContext:              &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](appUser), RunAsNonRoot: ptr.To(true)},
-			Containers: []corev1.Container{{
-				Name: "app", Image: image, ImagePullPolicy: corev1.PullNever,
-				Command:         []string{"sh", "-c", script},
-				SecurityContext: readOnly(),
-			}},
-		},
-	}
-	w.createWhenAdmitted(ctx, pod)
-	got := &corev1.Pod{}
-	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+	got := w.createScriptPod(ctx, a.Namespace, name, a.PodAnnotations(key), image, script)
 	env := map[string]string{}
 	var proxyArgs []string
 	for _, c := range append(got.Spec.InitContainers, got.Spec.Containers...) {

@@ -112,23 +112,7 @@ func (w *world) applicationsShareTheInstance(ctx context.Context, image string) 
 // system, whose container app runs script with sh, and checks that the
 // injector gave it a's login and database and not the postgres password.
 func (w *world) createUserPod(ctx context.Context, a tenants.App, name, image, script, rootPassword string) *corev1.Pod {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: name, Annotations: a.PodAnnotations()},
-		Spec: corev1.PodSpec{
-			NodeName:                     nodetest.NodeName,
-			AutomountServiceAccountToken: ptr.To(false),
-			RestartPolicy:                corev1.RestartPolicyNever,
-			SecurityContext:              &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](appUser), RunAsNonRoot: ptr.To(true)},
-			Containers: []corev1.Container{{
-				Name: "app", Image: image, ImagePullPolicy: corev1.PullNever,
-				Command:         []string{"sh", "-c", script},
-				SecurityContext: readOnly(),
-			}},
-		},
-	}
-	w.createWhenAdmitted(ctx, pod)
-	got := &corev1.Pod{}
-	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+	got := w.createScriptPod(ctx, a.Namespace, name, a.PodAnnotations(), image, script)
 	w.g.Expect(got.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
 	env := map[string]string{}
 	for _, c := range got.Spec.Containers {
@@ -146,12 +130,30 @@ func (w *world) createUserPod(ctx context.Context, a tenants.App, name, image, s
 	return got
 }
 
-// readOnly is the security context of the applications' containers: a
-// read-only root file system, no privilege escalation, no capabilities.
-func readOnly() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+// createScriptPod creates, through admission, a pod of ns with annotations,
+// as appUser with a read-only root file system, whose container app runs
+// script with sh, and returns it as stored.
+func (w *world) createScriptPod(ctx context.Context, ns, name string, annotations map[string]string, image, script string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			NodeName:                     nodetest.NodeName,
+			AutomountServiceAccountToken: ptr.To(false),
+			RestartPolicy:                corev1.RestartPolicyNever,
+			SecurityContext:              &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](appUser), RunAsNonRoot: ptr.To(true)},
+			Containers: []corev1.Container{{
+				Name: "app", Image: image, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sh", "-c", script},
+				SecurityContext: &corev1.SecurityContext{
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
 	}
+	w.createWhenAdmitted(ctx, pod)
+	got := &corev1.Pod{}
+	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+	return got
 }

@@ -245,28 +245,9 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		return admission.Allowed("the pod has a Cloud SQL Auth Proxy of its own, or is marked injected")
 	}
 
-	var x prepared
-	var what fmt.Stringer // the instance or user, in messages
-	var resp *admission.Response
-	if wantsUser {
-		var ut userTarget
-		var t target
-		if ut, t, resp = i.usableUser(ctx, ref, req.Namespace, userName); resp != nil {
-			return *resp
-		}
-		if x, resp = i.prepareUser(ctx, ref, req.Namespace, ut, t, pod.Annotations); resp != nil {
-			return *resp
-		}
-		what = ut
-	} else {
-		var t target
-		if t, resp = i.usableInstance(ctx, ref, req.Namespace, name); resp != nil {
-			return *resp
-		}
-		if x, resp = i.prepare(ctx, ref, req.Namespace, t, pod.Annotations); resp != nil {
-			return *resp
-		}
-		what = t
+	x, what, resp := i.resolvePod(ctx, ref, req.Namespace, pod)
+	if resp != nil {
+		return *resp
 	}
 	out, err := Mutate(pod, x.Inputs)
 	if err != nil {
@@ -274,6 +255,15 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	}
 	if equality.Semantic.DeepEqual(out, pod) {
 		return admission.Allowed("the pod is injected already")
+	}
+	if pod.Annotations[v1alpha1.AnnotationProxyInjected] != injectedValue {
+		// What this proxy starts with, for the rollout to compare; a
+		// reinvocation leaves the first injection's record.
+		out.Annotations[AnnotationProxyConfig] = ProxyConfigOf(x.Inputs).String()
+		if out.Labels == nil {
+			out.Labels = map[string]string{}
+		}
+		out.Labels[LabelInjected] = injectedValue
 	}
 	if req.DryRun == nil || !*req.DryRun {
 		for _, s := range x.replicas {
@@ -288,6 +278,28 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	}
 	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", x.Instance, "user", x.User, "dryRun", req.DryRun != nil && *req.DryRun)
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
+
+// resolvePod reads what a pod of namespace ns needs of the PostgresqlInstance
+// or PostgresqlUser its annotations name, and that object for messages, or
+// the denial.
+func (i *Injector) resolvePod(ctx context.Context, ref, ns string, pod *corev1.Pod) (prepared, fmt.Stringer, *admission.Response) {
+	if userName, ok := pod.Annotations[v1alpha1.AnnotationUserName]; ok {
+		ut, t, resp := i.usableUser(ctx, ref, ns, userName)
+		if resp != nil {
+			return prepared{}, nil, resp
+		}
+		x, resp := i.prepareUser(ctx, ref, ns, ut, t, pod.Annotations)
+		x.instance = t.pi
+		return x, ut, resp
+	}
+	t, resp := i.usableInstance(ctx, ref, ns, pod.Annotations[v1alpha1.AnnotationInstanceName])
+	if resp != nil {
+		return prepared{}, nil, resp
+	}
+	x, resp := i.prepare(ctx, ref, ns, t, pod.Annotations)
+	x.instance = t.pi
+	return x, t, resp
 }
 
 // usableInstance returns the instance that the annotation's value names for a
@@ -404,6 +416,8 @@ func notReadyCondition(o interface {
 type prepared struct {
 	Inputs
 	replicas []*corev1.Secret
+	// instance is the PostgresqlInstance the pod connects to.
+	instance client.Object
 }
 
 // prepare reads what the pod needs of t. The password and the proxy's key of a
@@ -480,12 +494,12 @@ func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x
 		return i.podProxyKey(ctx, ref, ns, own, x)
 	case sel == nil || x.IAMAuthN:
 	case sel.Namespace == ns && t.cluster == nil:
-		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = sel.Name, sel.Key
+		x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey, x.ProxyCredentialsHash = sel.Name, sel.Key, KeyHash(key)
 	default:
 		if resp := copyable(ref, t); resp != nil {
 			return resp
 		}
-		x.ProxyCredentialsSecret = t.replicaName(ReplicaProxyCredentials)
+		x.ProxyCredentialsSecret, x.ProxyCredentialsHash = t.replicaName(ReplicaProxyCredentials), KeyHash(key)
 		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
 	}
 	return nil
@@ -513,6 +527,7 @@ func (i *Injector) podProxyKey(ctx context.Context, ref, ns, name string, x *pre
 		return deny(fmt.Sprintf(errNoPodKey, ref, v1alpha1.AnnotationProxyCredentialsSecret, ns, name, ProxyCredentialsKey))
 	}
 	x.ProxyCredentialsSecret, x.ProxyCredentialsSecretKey = name, ProxyCredentialsKey
+	x.ProxyCredentialsHash = KeyHash(s.Data[ProxyCredentialsKey])
 	return nil
 }
 

@@ -164,6 +164,9 @@ type Inputs struct {
 	// ProxyCredentialsSecretKey is the key of ProxyCredentialsSecret; empty
 	// means ProxyCredentialsKey, the key of the injector's copies.
 	ProxyCredentialsSecretKey string
+	// ProxyCredentialsHash is KeyHash of the key in ProxyCredentialsSecret,
+	// which ProxyConfigOf records; Mutate does not read it.
+	ProxyCredentialsHash string
 
 	// ProxyImage is the Cloud SQL Auth Proxy v2 image.
 	ProxyImage string

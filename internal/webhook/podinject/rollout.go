@@ -1,0 +1,389 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podinject
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+)
+
+// RolloutName names the rollout controller.
+const RolloutName = "proxy-rollout"
+
+// ConditionProxyRollout is the condition of a PostgresqlInstance that says
+// which workloads the rollout restarted for it last, and why.
+const ConditionProxyRollout xpv2.ConditionType = "ProxyRollout"
+
+// Reasons of ConditionProxyRollout.
+const (
+	ReasonRestarted xpv2.ConditionReason = "Restarted"
+	ReasonWaiting   xpv2.ConditionReason = "WaitingForRateLimit"
+)
+
+const (
+	errGetPod        = "cannot read pod %s"
+	errGetOwner      = "cannot read %s %s/%s, which owns pod %s"
+	errRestart       = "cannot restart %s %s/%s"
+	errRecord        = "cannot record on %s what the rollout did"
+	errCheckRights   = "cannot ask the API server whether the provider may restart workloads"
+	msgNoRights      = "The proxy rollout is off: the provider's service account may not %s in every namespace; grant them (cluster/deploy/provider.yaml has the rules) and restart the provider, or set [injection] rollouts_per_minute = 0 to say so"
+	errReadNamespace = "cannot read namespace %s to see whether it opts in to rollouts"
+	msgRestarted     = "restarted %s %s/%s at %s, whose pod %s runs a Cloud SQL Auth Proxy that no longer matches: %s"
+	msgWaiting       = "%s %s/%s waits for the rollout's rate limit (%s): its pod %s runs a Cloud SQL Auth Proxy that no longer matches: %s"
+	eventRestarted   = "Restarted for the Cloud SQL Auth Proxy of %s: %s"
+	rolloutPodPrefix = "pod "
+)
+
+// Defaults of the rollout.
+const (
+	// DefaultRolloutResync is how often each injected pod is compared again
+	// with what the injector would give it now: the changes it looks for
+	// (the provider's configuration, an instance's connection name, a key)
+	// come from several kinds, and the pod is the one place they meet.
+	DefaultRolloutResync = 5 * time.Minute
+	// desiredTTL is how long, at most, what the injector would give a pod
+	// is reused for the pods of one namespace with the same annotations: a
+	// Deployment's replicas cost one resolution, not one each. It is also
+	// at most half the resync, so that a change is seen at the next one.
+	desiredTTL = 30 * time.Second
+)
+
+// A workload is what owns an injected pod and restarts it when its pod
+// template changes.
+type workload struct {
+	kind string
+	obj  client.Object
+	// template is the pod template's metadata, in obj.
+	template *metav1.ObjectMeta
+}
+
+// Rollout restarts the Deployments, StatefulSets and DaemonSets whose
+// injected pods run a proxy that a file cannot bring up to date (see
+// ProxyConfig), when their instance or their namespace opts in
+// (v1alpha1.AnnotationProxyRollout), at most perMinute a minute. It restarts
+// a workload as `kubectl rollout restart` does, by an annotation on its pod
+// template, which also records what it was restarted for, so that pods that
+// are still being replaced do not restart it again. It says what it did on
+// the instance (ConditionProxyRollout) and in events of the workload.
+type Rollout struct {
+	cached client.Client
+	live   client.Reader
+	inj    *Injector
+	limit  *rate.Limiter
+	resync time.Duration
+	now    func() time.Time
+	rec    event.Recorder
+	log    logging.Logger
+
+	mu      sync.Mutex
+	desired map[string]desiredEntry
+}
+
+// desiredEntry is what the injector would give the pods of one namespace
+// with the same annotations, and when that was read.
+type desiredEntry struct {
+	config   ProxyConfig
+	instance client.Object
+	denied   string
+	at       time.Time
+}
+
+// A RolloutOption configures a Rollout.
+type RolloutOption func(*Rollout)
+
+// WithRolloutResync compares each injected pod again every d.
+func WithRolloutResync(d time.Duration) RolloutOption { return func(r *Rollout) { r.resync = d } }
+
+// WithRolloutLogger logs what the rollout does.
+func WithRolloutLogger(l logging.Logger) RolloutOption { return func(r *Rollout) { r.log = l } }
+
+// PodCacheOptions restrict the cache of pods to the injected ones
+// (LabelInjected), which the rollout reads: the provider does not hold every
+// pod of the cluster in memory.
+func PodCacheOptions() cache.ByObject {
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelInjected: injectedValue})}
+}
+
+// SetupRollout adds a Rollout to mgr, which compares the pods injected with
+// cfg with what the injector would give them now, and restarts at most
+// perMinute workloads a minute. Pods must be cached as PodCacheOptions says.
+func SetupRollout(mgr ctrl.Manager, cfg Config, perMinute int, o ...RolloutOption) error {
+	r := &Rollout{
+		cached: mgr.GetClient(), live: mgr.GetAPIReader(),
+		inj:    NewInjector(mgr.GetClient(), mgr.GetAPIReader(), nil, mgr.GetScheme(), cfg),
+		limit:  rate.NewLimiter(rate.Every(time.Minute/time.Duration(max(perMinute, 1))), 1),
+		resync: DefaultRolloutResync, now: time.Now,
+		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
+		rec: event.NewAPIRecorder(mgr.GetEventRecorderFor(RolloutName)),
+		log: logging.NewNopLogger(), desired: map[string]desiredEntry{},
+	}
+	for _, fn := range o {
+		fn(r)
+	}
+	// Without the rights, the pods' informer would never sync and take the
+	// manager down: a package install that grants them not has no rollout,
+	// and is told why.
+	missing, err := RolloutDenied(context.Background(), mgr.GetClient())
+	if err != nil {
+		return errors.Wrap(err, errCheckRights)
+	}
+	if len(missing) > 0 {
+		r.log.Info(fmt.Sprintf(msgNoRights, strings.Join(missing, ", ")))
+		return nil
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(RolloutName).For(&corev1.Pod{}).Complete(r)
+}
+
+// rolloutRights are what the rollout does with the Kubernetes API.
+var rolloutRights = []authorizationv1.ResourceAttributes{
+	{Resource: "pods", Verb: "list"},
+	{Resource: "pods", Verb: "watch"},
+	{Group: "apps", Resource: "replicasets", Verb: "get"},
+	{Group: "apps", Resource: "deployments", Verb: "patch"},
+	{Group: "apps", Resource: "statefulsets", Verb: "patch"},
+	{Group: "apps", Resource: "daemonsets", Verb: "patch"},
+}
+
+// RolloutDenied lists, as "verb group/resource", what the rollout needs to
+// do with the Kubernetes API and c's user may not, in every namespace; the
+// rollout does not start without it.
+func RolloutDenied(ctx context.Context, c client.Client) ([]string, error) {
+	var missing []string
+	for _, ra := range rolloutRights {
+		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}
+		if err := c.Create(ctx, ssar); err != nil {
+			return nil, err
+		}
+		if !ssar.Status.Allowed {
+			missing = append(missing, ra.Verb+" "+strings.TrimPrefix(ra.Group+"/"+ra.Resource, "/"))
+		}
+	}
+	return missing, nil
+}
+
+// Reconcile compares one injected pod with what the injector would give it
+// now, and restarts its workload when they differ and the instance or the
+// namespace opts in.
+func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	again := reconcile.Result{RequeueAfter: r.resync}
+	pod := &corev1.Pod{}
+	if err := r.cached.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, errors.Wrapf(client.IgnoreNotFound(err), errGetPod, req)
+	}
+	was, ok := ParseProxyConfig(pod.Annotations[AnnotationProxyConfig])
+	if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return reconcile.Result{}, nil
+	}
+	d := r.want(ctx, pod)
+	if d.denied != "" {
+		// A pod admitted now would be denied: a restart would leave the
+		// workload without pods. The denial is the user's to mend.
+		r.log.Debug("Not rolling out: the pod would be denied now", "pod", req, "why", d.denied)
+		return again, nil
+	}
+	changes := d.config.Changes(was)
+	if len(changes) == 0 {
+		return again, nil
+	}
+	optIn, err := r.optedIn(ctx, pod.Namespace, d.instance)
+	if err != nil || !optIn {
+		return again, err
+	}
+	w, err := r.workloadOf(ctx, pod)
+	if err != nil || w == nil {
+		return again, err
+	}
+	if w.template.Annotations[AnnotationProxyConfig] == d.config.String() {
+		// Restarted for this already: its new pods are on their way.
+		return again, nil
+	}
+	why := strings.Join(changes, ", ")
+	if res := r.limit.Reserve(); res.Delay() > 0 {
+		delay := res.Delay()
+		res.Cancel()
+		r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonWaiting,
+			Message: fmt.Sprintf(msgWaiting, w.kind, w.obj.GetNamespace(), w.obj.GetName(), delay.Round(time.Second), pod.Name, why)})
+		return reconcile.Result{RequeueAfter: delay}, nil
+	}
+	at := r.now().UTC().Format(time.RFC3339)
+	if err := r.restart(ctx, w, d.config, at); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.log.Info("Restarted a workload for its Cloud SQL Auth Proxy", "kind", w.kind, "workload", client.ObjectKeyFromObject(w.obj), "pod", req, "changes", why)
+	r.rec.Event(w.obj, event.Normal(event.Reason(ReasonRestarted), fmt.Sprintf(eventRestarted, instanceRef(d.instance), why)))
+	r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionTrue, Reason: ReasonRestarted,
+		Message: fmt.Sprintf(msgRestarted, w.kind, w.obj.GetNamespace(), w.obj.GetName(), at, pod.Name, why)})
+	return again, nil
+}
+
+// want is what the injector would give pod now, reused for desiredTTL by the
+// pods of its namespace that have the same annotations.
+func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
+	key := pod.Namespace + "\x00" + pod.Annotations[v1alpha1.AnnotationInstanceName] + "\x00" + pod.Annotations[v1alpha1.AnnotationUserName] +
+		"\x00" + pod.Annotations[v1alpha1.AnnotationProxyCredentialsSecret]
+	now := r.now()
+	r.mu.Lock()
+	d, ok := r.desired[key]
+	r.mu.Unlock()
+	ttl := min(desiredTTL, r.resync/2)
+	if ok && now.Sub(d.at) < ttl {
+		return d
+	}
+	x, _, resp := r.inj.resolvePod(ctx, rolloutPodPrefix+pod.Namespace+"/"+pod.Name, pod.Namespace, pod)
+	d = desiredEntry{at: now}
+	switch {
+	case resp != nil && resp.Result != nil:
+		d.denied = resp.Result.Message
+	case resp != nil:
+		d.denied = "denied"
+	default:
+		d.config, d.instance = ProxyConfigOf(x.Inputs), x.instance
+	}
+	r.mu.Lock()
+	for k, e := range r.desired {
+		if now.Sub(e.at) >= ttl {
+			delete(r.desired, k)
+		}
+	}
+	r.desired[key] = d
+	r.mu.Unlock()
+	return d
+}
+
+// optedIn says whether the instance (its annotation) or the namespace (its
+// label) lets the rollout restart workloads.
+func (r *Rollout) optedIn(ctx context.Context, ns string, inst client.Object) (bool, error) {
+	if inst.GetAnnotations()[v1alpha1.AnnotationProxyRollout] == "true" {
+		return true, nil
+	}
+	n := &corev1.Namespace{}
+	if err := r.cached.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+		return false, errors.Wrapf(client.IgnoreNotFound(err), errReadNamespace, ns)
+	}
+	return n.Labels[v1alpha1.AnnotationProxyRollout] == "true", nil
+}
+
+// workloadOf is the Deployment (through its ReplicaSet), StatefulSet or
+// DaemonSet that controls pod, read from the API server (the provider
+// caches none of them); nil for a pod of anything else, such as a Job.
+func (r *Rollout) workloadOf(ctx context.Context, pod *corev1.Pod) (*workload, error) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return nil, nil
+	}
+	get := func(kind, name string, o client.Object) error {
+		err := r.live.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, o)
+		if kerrors.IsNotFound(err) {
+			return err
+		}
+		return errors.Wrapf(err, errGetOwner, kind, pod.Namespace, name, pod.Name)
+	}
+	switch ref.Kind {
+	case "ReplicaSet":
+		rs := &appsv1.ReplicaSet{}
+		if err := get(ref.Kind, ref.Name, rs); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		dref := metav1.GetControllerOf(rs)
+		if dref == nil || dref.Kind != "Deployment" {
+			return nil, nil
+		}
+		d := &appsv1.Deployment{}
+		if err := get(dref.Kind, dref.Name, d); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return &workload{kind: dref.Kind, obj: d, template: &d.Spec.Template.ObjectMeta}, nil
+	case "StatefulSet":
+		s := &appsv1.StatefulSet{}
+		if err := get(ref.Kind, ref.Name, s); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta}, nil
+	case "DaemonSet":
+		s := &appsv1.DaemonSet{}
+		if err := get(ref.Kind, ref.Name, s); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta}, nil
+	}
+	return nil, nil
+}
+
+// restart changes w's pod template as `kubectl rollout restart` does, and
+// records the ProxyConfig it restarted it for, with a merge patch that
+// touches nothing else of the workload.
+func (r *Rollout) restart(ctx context.Context, w *workload, c ProxyConfig, at string) error {
+	base := w.obj.DeepCopyObject().(client.Object)
+	if w.template.Annotations == nil {
+		w.template.Annotations = map[string]string{}
+	}
+	w.template.Annotations[AnnotationProxyConfig] = c.String()
+	w.template.Annotations[AnnotationRestartedAt] = at
+	err := r.cached.Patch(ctx, w.obj, client.MergeFrom(base))
+	return errors.Wrapf(err, errRestart, w.kind, w.obj.GetNamespace(), w.obj.GetName())
+}
+
+// record sets c on inst, read again until the update lands; a failure is
+// logged, never retried through the pod.
+func (r *Rollout) record(ctx context.Context, inst client.Object, c xpv2.Condition) {
+	c.LastTransitionTime = metav1.NewTime(r.now())
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		o := inst.DeepCopyObject().(interface {
+			client.Object
+			SetConditions(...xpv2.Condition)
+		})
+		if err := r.cached.Get(ctx, client.ObjectKeyFromObject(inst), o); err != nil {
+			return err
+		}
+		o.SetConditions(c)
+		return r.cached.Status().Update(ctx, o)
+	})
+	if err != nil {
+		r.log.Info(errors.Wrapf(err, errRecord, instanceRef(inst)).Error())
+	}
+}
+
+// instanceRef names an instance of either kind in messages.
+func instanceRef(inst client.Object) string {
+	if inst.GetNamespace() == "" {
+		return fmt.Sprintf("%s %q", v1alpha1.PostgresqlInstanceKind, inst.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", v1alpha1.PostgresqlInstanceKind, inst.GetNamespace(), inst.GetName())
+}

@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+// rolloutsPerMinute is the rollout's rate in these tests: a restart every
+// 10 s, which a test sees hold the second of two back.
+const rolloutsPerMinute = 6
+
+// deployment creates a Deployment of ns whose pods request instance, with a
+// ReplicaSet and one pod, as the Deployment and ReplicaSet controllers would
+// (the test's API server runs none), the pod through the injector.
+func deployment(t testing.TB, ns, name, instance string) *appsv1.Deployment {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	labels := map[string]string{"app": name}
+	tmpl := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instance}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+	g.Expect(env.Client.Create(ctx, d)).To(Succeed())
+	controller := func(kind string, o client.Object) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: o.GetName(), UID: o.GetUID(), Controller: ptr.To(true)}}
+	}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-1", OwnerReferences: controller("Deployment", d)},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+	g.Expect(env.Client.Create(ctx, rs)).To(Succeed())
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Namespace, pod.Name, pod.OwnerReferences = ns, name+"-1-a", controller("ReplicaSet", rs)
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	return d
+}
+
+// restartedFor is the ProxyConfig the rollout restarted d for, zero while
+// it has not.
+func restartedFor(g Gomega, d *appsv1.Deployment) podinject.ProxyConfig {
+	got := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(d), got)).To(Succeed())
+	c, _ := podinject.ParseProxyConfig(got.Spec.Template.Annotations[podinject.AnnotationProxyConfig])
+	if c.Image != "" {
+		g.Expect(got.Spec.Template.Annotations).To(HaveKey(podinject.AnnotationRestartedAt))
+	}
+	return c
+}
+
+// moveInstance gives the instance another connection name, as a failover
+// to another region would.
+func moveInstance(g Gomega, name, connectionName string) {
+	pi := &v1alpha1.PostgresqlInstance{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, pi)).To(Succeed())
+	pi.Status.AtProvider.ConnectionName = connectionName
+	g.Expect(env.Client.Status().Update(context.Background(), pi)).To(Succeed())
+}
+
+// rolloutCondition is the instance's ProxyRollout condition.
+func rolloutCondition(g Gomega, name string) xpv2.Condition {
+	pi := &v1alpha1.PostgresqlInstance{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, pi)).To(Succeed())
+	return pi.GetCondition(podinject.ConditionProxyRollout)
+}
+
+// The injector records on each pod what its proxy started with; when that no
+// longer matches (here the instance's connection name), the rollout restarts
+// the Deployments of an instance that opts in, one every 10 s at most, and
+// says so on the instance, naming what changed.
+func TestRolloutRestartsTheWorkloadsOfAnInstanceThatOptsIn(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "roll", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Annotations = map[string]string{v1alpha1.AnnotationProxyRollout: "true"}
+	})
+	namespace(t, "roll-app", nil)
+	api := deployment(t, "roll-app", "api", "roll")
+	worker := deployment(t, "roll-app", "worker", "roll")
+
+	pod := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "roll-app", Name: "api-1-a"}, pod)).To(Succeed())
+	g.Expect(pod.Labels).To(HaveKeyWithValue(podinject.LabelInjected, "true"))
+	was, ok := podinject.ParseProxyConfig(pod.Annotations[podinject.AnnotationProxyConfig])
+	g.Expect(ok).To(BeTrue(), "the pod records what its proxy started with: %v", pod.Annotations)
+	g.Expect(was.ConnectionName).To(Equal(project + ":europe-west1:roll"))
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, api) }, 3*time.Second, poll).Should(BeZero(), "nothing changed")
+
+	moveInstance(g, "roll", project+":europe-west2:roll")
+	restarted := func(g Gomega) int {
+		n := 0
+		for _, d := range []*appsv1.Deployment{api, worker} {
+			if c := restartedFor(g, d); c.ConnectionName != "" {
+				g.Expect(c.ConnectionName).To(Equal(project + ":europe-west2:roll"))
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(restarted, eventually, poll).Should(Equal(1), "one restart at once")
+	g.Eventually(func(g Gomega) xpv2.Condition { return rolloutCondition(g, "roll") }, eventually, poll).Should(And(
+		HaveField("Status", corev1.ConditionFalse), HaveField("Reason", podinject.ReasonWaiting),
+		HaveField("Message", ContainSubstring("waits for the rollout's rate limit"))), "the second waits its turn")
+	g.Expect(restarted(g)).To(Equal(1))
+	g.Eventually(restarted, 20*time.Second, poll).Should(Equal(2), "the second within 10 s")
+	g.Eventually(func(g Gomega) xpv2.Condition { return rolloutCondition(g, "roll") }, eventually, poll).Should(And(
+		HaveField("Status", corev1.ConditionTrue), HaveField("Reason", podinject.ReasonRestarted),
+		HaveField("Message", ContainSubstring("restarted Deployment roll-app/")),
+		HaveField("Message", ContainSubstring("connection name "+project+":europe-west1:roll -> "+project+":europe-west2:roll"))))
+	t.Logf("instance condition: %s", rolloutCondition(g, "roll").Message)
+
+	// Its pods still run the old proxy: restarted once is enough.
+	first := restartedFor(g, api)
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, api) }, 3*time.Second, poll).Should(Equal(first))
+}
+
+// Without the instance's annotation, only a namespace labelled
+// cloudsql.travelaudience.com/proxy-rollout=true has its workloads restarted.
+func TestRolloutRestartsOnlyWhatOptsIn(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "keep")
+	namespace(t, "keep-app", nil)
+	d := deployment(t, "keep-app", "api", "keep")
+	moveInstance(g, "keep", project+":europe-west2:keep")
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, d) }, 4*time.Second, poll).Should(BeZero(),
+		"neither the instance nor the namespace opts in")
+
+	ns := &corev1.Namespace{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "keep-app"}, ns)).To(Succeed())
+	ns.Labels[v1alpha1.AnnotationProxyRollout] = "true"
+	g.Expect(env.Client.Update(ctx, ns)).To(Succeed())
+	g.Eventually(func(g Gomega) string { return restartedFor(g, d).ConnectionName }, 30*time.Second, poll).Should(Equal(project+":europe-west2:keep"))
+}
