@@ -161,5 +161,5 @@ func TestRolloutRestartsOnlyWhatOptsIn(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "keep-app"}, ns)).To(Succeed())
 	ns.Labels[v1alpha1.AnnotationProxyRollout] = "true"
 	g.Expect(env.Client.Update(ctx, ns)).To(Succeed())
-	g.Eventually(func(g Gomega) string { return restartedFor(g, d).ConnectionName }, 30*time.Second, poll).Should(Equal(project+":europe-west2:keep"))
+	g.Eventually(func(g Gomega) string { return restartedFor(g, d).ConnectionName }, 30*time.Second, poll).Should(Equal(project + ":europe-west2:keep"))
 }
