@@ -425,7 +425,17 @@ func TestPostgresAutoIAMAuthn(t *testing.T) {
 		app        = "app@" + docProject + ".iam"
 		otherEmail = "other@" + docProject + ".iam.gserviceaccount.com"
 	)
-	op, err := svc.Users.Insert(docProject, docInstance, &sqladmin.User{Name: app, Type: "CLOUD_IAM_SERVICE_ACCOUNT"}).Do()
+	// Cloud SQL logs IAM users in only on an instance with this flag on.
+	op, err := svc.Instances.Patch(docProject, docInstance, &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{
+		DatabaseFlags: []*sqladmin.DatabaseFlags{{Name: "cloudsql.iam_authentication", Value: "on"}},
+	}}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) string {
+		got, err := svc.Operations.Get(docProject, op.Name).Do()
+		g.Expect(err).NotTo(HaveOccurred())
+		return got.Status
+	}).WithTimeout(time.Minute).Should(Equal("DONE"))
+	op, err = svc.Users.Insert(docProject, docInstance, &sqladmin.User{Name: app, Type: "CLOUD_IAM_SERVICE_ACCOUNT"}).Do()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(op.Status).To(Equal("DONE"))
 

@@ -572,6 +572,11 @@ func (b *backend) handle(raw net.Conn) {
 	}
 	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
 	first, err := readStartup(conn)
+	if errors.Is(err, io.EOF) {
+		// Closed at once after the handshake: a connector's connection
+		// test (the Auth Proxy's --run-connection-test), not worth a line.
+		return
+	}
 	if err != nil {
 		b.dp.log("instance %s:%s: closed a connection from %s before its startup message: %v", b.project, b.instance, raw.RemoteAddr(), err)
 		return
@@ -662,7 +667,7 @@ func (s *Server) loginOf(b *backend, user string) (iamLogin, uint64, error) {
 	}
 	var login iamLogin
 	if u, ok := inst.users[user]; ok && iamGroupRole(u.user.Type) != "" {
-		login = iamLogin{userType: u.user.Type, password: u.password}
+		login = iamLogin{userType: u.user.Type, password: u.password, off: !iamAuthenticationOn(inst.db.Settings)}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

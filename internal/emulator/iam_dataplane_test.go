@@ -157,6 +157,12 @@ func expectRefused(g Gomega, err error, message, detail string) {
 	g.ExpectWithOffset(1, pe.Detail).To(ContainSubstring(detail))
 }
 
+// iamOn turns IAM database authentication on, as Cloud SQL needs before it
+// logs an IAM user in.
+func iamOn(db *sqladmin.DatabaseInstance) {
+	db.Settings.DatabaseFlags = append(db.Settings.DatabaseFlags, &sqladmin.DatabaseFlags{Name: "cloudsql.iam_authentication", Value: "on"})
+}
+
 // TestDataPlaneIAMAuthentication logs in as IAM users of an instance. Its
 // clock is a FakeClock at the wall clock's time, which the last subtest moves
 // on to expire the tokens.
@@ -165,7 +171,7 @@ func TestDataPlaneIAMAuthentication(t *testing.T) {
 	clk := emulator.NewFakeClock(time.Now())
 	e := newDataEnv(t, emulator.WithClock(clk))
 	g := NewWithT(t)
-	e.insert(g, instance("iam"))
+	e.insert(g, instance("iam", iamOn))
 	u := newIAMUsers(e.project)
 	e.insertUser(g, "iam", &sqladmin.User{Name: u.app, Type: "CLOUD_IAM_SERVICE_ACCOUNT"})
 	e.insertUser(g, "iam", &sqladmin.User{Name: u.jane, Type: "CLOUD_IAM_USER", Password: "ignored"})
@@ -192,6 +198,14 @@ func TestDataPlaneIAMAuthentication(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got.Type).To(Equal("CLOUD_IAM_SERVICE_ACCOUNT"))
 		g.Expect(got.Password).To(BeEmpty())
+	})
+
+	t.Run("NoIAMLoginWhileTheFlagIsOff", func(t *testing.T) {
+		g := NewWithT(t)
+		e.insert(g, instance("iam-off"))
+		e.insertUser(g, "iam-off", &sqladmin.User{Name: u.app, Type: "CLOUD_IAM_SERVICE_ACCOUNT"})
+		_, err := e.whoAmI(appIAM, "iam-off", u.app, "")
+		expectRefused(g, err, saFailed, "its database flag cloudsql.iam_authentication is not on")
 	})
 
 	t.Run("APersonLogsInWithATokenOfTheirAccount", func(t *testing.T) {

@@ -32,6 +32,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
 // IAM database authentication, as Cloud SQL's server-side proxy does it. The
@@ -80,6 +81,7 @@ const (
 	msgTokenOfAnother              = `The access token belongs to %s, whose database user is "%s".`
 	msgTokenExpired                = "The access token expired at %s."
 	msgNoToken                     = "No access token was given."
+	msgIAMAuthOff                  = "IAM database authentication is off on this instance: its database flag cloudsql.iam_authentication is not on."
 	msgNotAToken                   = "The password is not an access token of the account."
 	msgIAMHint                     = "Log in with automatic IAM database authentication (the Cloud SQL Auth Proxy's --auto-iam-authn, a connector's WithIAMAuthN), or give an access token of the account as the password."
 	// sqlStateInvalidAuthorization is invalid_authorization_specification,
@@ -423,6 +425,27 @@ func welcome(m startupMessage, hc *pgconn.HijackedConn) []pgproto3.BackendMessag
 type iamLogin struct {
 	userType string
 	password string
+	// off says the instance's database flag cloudsql.iam_authentication is
+	// not on: Cloud SQL then logs no IAM user in.
+	off bool
+}
+
+// iamAuthenticationFlag is the database flag that turns IAM database
+// authentication on for an instance.
+const iamAuthenticationFlag = "cloudsql.iam_authentication"
+
+// iamAuthenticationOn says whether settings turn IAM database
+// authentication on.
+func iamAuthenticationOn(st *sqladmin.Settings) bool {
+	if st == nil {
+		return false
+	}
+	for _, f := range st.DatabaseFlags {
+		if f != nil && f.Name == iamAuthenticationFlag {
+			return f.Value == "on"
+		}
+	}
+	return false
 }
 
 // clientSerial is the serial number of the client's certificate.
@@ -441,7 +464,9 @@ func (b *backend) serveIAM(conn *tls.Conn, sock string, m startupMessage, login 
 	from, user, srv := conn.RemoteAddr(), m.user(), b.dp.srv
 	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
 	var why string
-	if g, ok := srv.certGrants.get(clientSerial(conn)); ok {
+	if login.off {
+		why = msgIAMAuthOff
+	} else if g, ok := srv.certGrants.get(clientSerial(conn)); ok {
 		why = tokenRefusal(user, g, srv.Now())
 	} else {
 		pw, err := askPassword(conn)

@@ -418,6 +418,7 @@ func TestIAMUsersAreInjectedWithoutAPassword(t *testing.T) {
 	readyInstance(t, "iam-pg", func(pi *v1alpha1.PostgresqlInstance) {
 		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"iam-app"}}
+		pi.Spec.ForProvider.Flags = []string{"log_connections=on", podinject.IAMAuthenticationFlag}
 	})
 	namespace(t, "iam-app", nil)
 	login := "orders@" + project + ".iam"
@@ -465,6 +466,22 @@ func TestIAMUsersAreInjectedWithoutAPassword(t *testing.T) {
 	bad := userPod("iam-app", "bad-key", "iam-orders", "")
 	bad.Annotations[v1alpha1.AnnotationProxyCredentialsSecret] = "Not/A/Name"
 	g.Expect(env.Client.Create(ctx, bad)).To(MatchError(ContainSubstring(`is "Not/A/Name", which is not the name of a Secret`)))
+
+	// On an instance whose flags do not turn IAM logins on, Cloud SQL would
+	// refuse every connection: the pod is denied, and told what to add.
+	readyInstance(t, "iam-off", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"iam-app"}}
+	})
+	off := readyClusterUser(t, "iam-off-orders", "iam-off", nil, func(u *v1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.Type = v1alpha1.UserTypeCloudIAMServiceAccount
+		u.Spec.ForProvider.IAMPrincipal = login + v1alpha1.ServiceAccountEmailSuffix
+		u.Spec.WriteConnectionSecretToReference = nil
+	})
+	off.Status.AtProvider.Name = login
+	g.Expect(env.Client.Status().Update(ctx, off)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, userPod("iam-app", "flag-off", "iam-off-orders", ""))).To(MatchError(And(
+		ContainSubstring(`PostgresqlUser "iam-off-orders" logs in with IAM database authentication (spec.forProvider.type CLOUD_IAM_SERVICE_ACCOUNT), which PostgresqlInstance "iam-off" does not turn on`),
+		ContainSubstring("add cloudsql.iam_authentication=on to the instance's spec.forProvider.flags"))))
 }
 
 // container is the (init) container of pod called name.

@@ -88,6 +88,7 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 	step(t, "creating the cluster-scoped PostgresqlInstance %s, which allows %s, and waiting for Ready", sharedInstance, strings.Join(tenants.Namespaces(sharedApps), ", "))
 	pi := instance(sharedInstance, sharedPC, false)
 	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append(tenants.Namespaces(sharedApps), iamApp.Namespace)}
+	pi.Spec.ForProvider.Flags = []string{tenants.InstanceFlag}
 	w.createWhenAdmitted(ctx, pi)
 	w.waitReady(ctx, pi)
 	conn := &corev1.Secret{}

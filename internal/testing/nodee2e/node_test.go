@@ -160,6 +160,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	pi.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: instName + "-conn"}
 	pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
 	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append([]string{appNS, iamApp.Namespace}, tenants.Namespaces(tenants.Apps)...)}
+	pi.Spec.ForProvider.Flags = []string{tenants.InstanceFlag}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},

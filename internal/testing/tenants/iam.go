@@ -64,6 +64,10 @@ func IAMApp(project string) IAM {
 	}
 }
 
+// InstanceFlag is the database flag the shared instance needs for IAM
+// logins (spec.forProvider.flags).
+const InstanceFlag = podinject.IAMAuthenticationFlag
+
 // Login is the user's login, as Cloud SQL names a service account's: its
 // email without .gserviceaccount.com.
 func (a IAM) Login() string { return strings.TrimSuffix(a.Account, v1alpha1.ServiceAccountEmailSuffix) }

@@ -51,6 +51,7 @@ const (
 	errUserKindNotServed       = "pod %s: annotation %s names PostgresqlUser %q, but this cluster serves no PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com or postgresqlusers.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
 	errNamespacedUserNotServed = "pod %s: annotation %s names %q, a namespaced PostgresqlUser, but this cluster does not serve namespaced PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlUser by its name alone"
 	errUserNotAllowed          = "pod %s: %s may not be used from namespace %s: its spec.forProvider.injection.allowedNamespaces is %s; ask the user's owner to add %s to it"
+	errIAMOff                  = "pod %s: %s logs in with IAM database authentication (spec.forProvider.type %s), which %s does not turn on, so Cloud SQL would refuse the pod's every connection: add %s to the instance's spec.forProvider.flags"
 	errUserNoInstance          = "pod %s: %s belongs to no PostgresqlInstance yet (%s is empty): wait until its instance reference is resolved, then create the pod again"
 	errUserInstanceMissing     = "pod %s: %s belongs to %s (%s), which does not exist: create that instance, or use another PostgresqlUser"
 	errUserInstanceServed      = "pod %s: %s belongs to %s (%s), but this cluster does not serve that kind: activate its ManagedResourceDefinition (with a ManagedResourceActivationPolicy)"
@@ -191,6 +192,9 @@ func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarge
 		}
 	}
 
+	if ut.iam() && t.iamLoginsRefused() {
+		return fail(admission.Denied(fmt.Sprintf(errIAMOff, ref, ut, ut.loginType(), t, IAMAuthenticationFlag)))
+	}
 	x := prepared{Inputs: i.inputs(t)}
 	x.User, x.Database, x.IAMAuthN = ut.login(), db, ut.iam()
 	switch {

@@ -19,6 +19,7 @@ package podinject
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -45,6 +46,31 @@ type instance interface {
 	GetCondition(xpv2.ConditionType) xpv2.Condition
 	Observation() *v1alpha1.PostgresqlInstanceObservation
 	ConnectionSecret() *xpv2.SecretReference
+	Parameters() *v1alpha1.PostgresqlInstanceParameters
+	GetManagementPolicies() xpv2.ManagementPolicies
+}
+
+// IAMAuthenticationFlag turns IAM database authentication on for a Cloud
+// SQL instance; without it Cloud SQL logs no IAM user in.
+const IAMAuthenticationFlag = "cloudsql.iam_authentication=on"
+
+// iamLoginsRefused says whether Cloud SQL refuses every IAM login to t:
+// the provider manages its flags (its management policies let it update
+// the instance) and spec.forProvider.flags does not turn IAM database
+// authentication on. An instance it only observes is not judged: its spec
+// need not list the flags it has.
+func (t target) iamLoginsRefused() bool {
+	pols := t.pi.GetManagementPolicies()
+	if len(pols) > 0 && !slices.Contains(pols, xpv2.ManagementActionAll) && !slices.Contains(pols, xpv2.ManagementActionUpdate) {
+		return false
+	}
+	for _, f := range t.pi.Parameters().Flags {
+		name, value, _ := strings.Cut(f, "=")
+		if strings.TrimSpace(name) == "cloudsql.iam_authentication" {
+			return strings.TrimSpace(value) != "on"
+		}
+	}
+	return true
 }
 
 // kindNames are what messages, kubectl and the copies of secrets call a kind
