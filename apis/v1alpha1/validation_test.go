@@ -502,7 +502,7 @@ func TestExamplesAreAccepted(t *testing.T) {
 	g.Expect(files).ToNot(BeEmpty())
 	namespaced, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", "*.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(namespaced).To(HaveLen(6))
+	g.Expect(namespaced).To(HaveLen(7))
 	files = append(files, namespaced...)
 	// The namespaced examples are a team's, in its namespace.
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
