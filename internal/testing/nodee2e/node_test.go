@@ -286,9 +286,12 @@ func (w *world) waitPhase(ctx context.Context, pod *corev1.Pod, phase corev1.Pod
 }
 
 // expectProxyServed checks what the native sidecar did in a pod that has
-// finished: it was never restarted, no probe of it failed, and it exited 0 when
-// the kubelet stopped it after the application. That the init container after it ran at all shows
-// that its startup probe passed: a native sidecar's startup gates what follows.
+// finished: it was never restarted, no probe of it failed while the
+// application ran, and it exited 0 when the kubelet stopped it after the
+// application. That the init container after it ran at all shows that its
+// startup probe passed: a native sidecar's startup gates what follows. A
+// liveness probe that the kubelet sends while it stops the sidecars (the
+// proxy no longer listens) fails without harm, and is not counted.
 func (w *world) expectProxyServed(ctx context.Context, pod *corev1.Pod) {
 	got := &corev1.Pod{}
 	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
@@ -297,7 +300,28 @@ func (w *world) expectProxyServed(ctx context.Context, pod *corev1.Pod) {
 	w.g.Expect(st.RestartCount).To(BeZero(), w.logs(ctx, got, podinject.ProxyContainerName))
 	w.g.Expect(st.State.Terminated).NotTo(BeNil())
 	w.g.Expect(st.State.Terminated.ExitCode).To(BeZero(), "the proxy exits 0 on SIGTERM")
-	w.expectNoEvent(ctx, got, "Unhealthy")
+	app := containerStatus(got.Status.ContainerStatuses, "app")
+	w.g.Expect(app).NotTo(BeNil())
+	w.g.Expect(app.State.Terminated).NotTo(BeNil())
+	w.expectNoEventBefore(ctx, got, "Unhealthy", app.State.Terminated.FinishedAt.Time)
+}
+
+// expectNoEventBefore is expectNoEvent for the events first seen before
+// until (the API's times are in whole seconds).
+func (w *world) expectNoEventBefore(ctx context.Context, pod *corev1.Pod, reason string, until time.Time) {
+	events := &corev1.EventList{}
+	w.g.Expect(w.c.List(ctx, events, client.InNamespace(pod.Namespace))).To(Succeed())
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name != pod.Name || e.Reason != reason {
+			continue
+		}
+		if !e.FirstTimestamp.Time.Before(until.Truncate(time.Second)) {
+			w.t.Logf("    %s/%s: %s at %s, once the application had ended at %s (the kubelet stopping the sidecars): %s",
+				pod.Namespace, pod.Name, reason, e.FirstTimestamp.Format(time.TimeOnly), until.Format(time.TimeOnly), e.Message)
+			continue
+		}
+		w.g.Expect(e.Reason).NotTo(Equal(reason), e.Message)
+	}
 }
 
 // expectNoEvent checks that the kubelet recorded no event of reason for the pod
