@@ -403,7 +403,8 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
 	if n := s.cfg.Injection.RolloutsPerMinute; n > 0 {
 		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RolloutName, func() error {
-			return podinject.SetupRollout(mgr, ic, n, podinject.WithRolloutLogger(s.log.WithValues("controller", podinject.RolloutName)))
+			return podinject.SetupRollout(mgr, ic, n, podinject.WithRolloutLogger(s.log.WithValues("controller", podinject.RolloutName)),
+				podinject.WithInjectorOptions(endpoints))
 		}, xpcontroller.InstanceKinds...)
 	}
 	return nil

@@ -230,8 +230,9 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupUserRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
 	}
-	// Two restarts a minute, so that a test sees the limit.
-	if err := podinject.SetupRollout(mgr, cfg, rolloutsPerMinute, podinject.WithRolloutResync(time.Second)); err != nil {
+	// A restart every 10 s, so that a test sees the limit.
+	if err := podinject.SetupRollout(mgr, cfg, rolloutsPerMinute, podinject.WithRolloutResync(time.Second),
+		podinject.WithInjectorOptions(podinject.WithNamespacedEndpoints(endpoints))); err != nil {
 		return 0, err
 	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))

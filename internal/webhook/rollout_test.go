@@ -156,10 +156,47 @@ func TestRolloutRestartsOnlyWhatOptsIn(t *testing.T) {
 	moveInstance(g, "keep", project+":europe-west2:keep")
 	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, d) }, 4*time.Second, poll).Should(BeZero(),
 		"neither the instance nor the namespace opts in")
+	// Not held back by the rate limit either: a workload that waits for it
+	// says so on the instance at once.
+	g.Expect(rolloutCondition(g, "keep").Reason).To(BeEmpty(), "the rollout does not even wait to restart it")
 
 	ns := &corev1.Namespace{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "keep-app"}, ns)).To(Succeed())
 	ns.Labels[v1alpha1.AnnotationProxyRollout] = "true"
 	g.Expect(env.Client.Update(ctx, ns)).To(Succeed())
 	g.Eventually(func(g Gomega) string { return restartedFor(g, d).ConnectionName }, 30*time.Second, poll).Should(Equal(project + ":europe-west2:keep"))
+}
+
+// Only a pod of its workload's current revision, whose template asks for
+// what the pod asks for, has its workload restarted: an old ReplicaSet's pod
+// is being replaced already, and a pod cannot point the rollout at a
+// workload that does not use the instance.
+func TestRolloutLeavesOldRevisionsAndOtherWorkloads(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "roll-left", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Annotations = map[string]string{v1alpha1.AnnotationProxyRollout: "true"}
+	})
+	namespace(t, "roll-left-app", nil)
+
+	old := deployment(t, "roll-left-app", "old", "roll-left")
+	rs := &appsv1.ReplicaSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "roll-left-app", Name: "old-1"}, rs)).To(Succeed())
+	rs.Annotations = map[string]string{"deployment.kubernetes.io/revision": "1"}
+	g.Expect(env.Client.Update(ctx, rs)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(old), old)).To(Succeed())
+	old.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
+	g.Expect(env.Client.Update(ctx, old)).To(Succeed())
+
+	other := deployment(t, "roll-left-app", "other", "roll-left")
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(other), other)).To(Succeed())
+	delete(other.Spec.Template.Annotations, v1alpha1.AnnotationInstanceName)
+	g.Expect(env.Client.Update(ctx, other)).To(Succeed())
+
+	moveInstance(g, "roll-left", project+":europe-west2:roll-left")
+	g.Consistently(func(g Gomega) []podinject.ProxyConfig {
+		return []podinject.ProxyConfig{restartedFor(g, old), restartedFor(g, other)}
+	}, 4*time.Second, poll).Should(HaveEach(BeZero()))
+	g.Expect(rolloutCondition(g, "roll-left").Reason).To(BeEmpty(), "the rollout does not even wait to restart them")
 }

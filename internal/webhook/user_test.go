@@ -463,6 +463,17 @@ func TestIAMUsersAreInjectedWithoutAPassword(t *testing.T) {
 	g.Expect(proxy.Args).To(ContainElements(podinject.ProxyIAMAuthNFlag, "--credentials-file="+podinject.ProxyCredentialsDir+"/"+podinject.ProxyCredentialsKey))
 	g.Expect(secretVolume(g, own, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal("orders-sa"))
 
+	// A reinvocation after another webhook renamed the user to a BUILT_IN
+	// one: the proxy already logs in with IAM, and no writer may join it.
+	readyClusterUser(t, "iam-builtin", "iam-pg", []string{"orders"}, func(u *v1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.Injection = &v1alpha1.UserInjection{AllowedNamespaces: []string{"iam-app"}}
+	})
+	again := p.DeepCopy()
+	again.Annotations[v1alpha1.AnnotationUserName] = "iam-builtin"
+	resp := admit(g, injector(g, env.Client), "iam-app", again)
+	g.Expect(resp.Allowed).To(BeFalse())
+	g.Expect(resp.Result.Message).To(ContainSubstring(`PostgresqlUser "iam-builtin" logs in with a password, but another admission webhook changed the pod's annotations after the injector had given its proxy the arguments to log in with IAM database authentication`))
+
 	bad := userPod("iam-app", "bad-key", "iam-orders", "")
 	bad.Annotations[v1alpha1.AnnotationProxyCredentialsSecret] = "Not/A/Name"
 	g.Expect(env.Client.Create(ctx, bad)).To(MatchError(ContainSubstring(`is "Not/A/Name", which is not the name of a Secret`)))

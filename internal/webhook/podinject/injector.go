@@ -80,6 +80,7 @@ const (
 	errNoPodKey             = "pod %s: annotation %s names secret %s/%s, which does not exist or has no key %s: create it with the proxy's Google credentials file (a service-account key) under that key, or remove the annotation"
 	errGetPodKey            = "pod %s: cannot read secret %s/%s named by annotation %s"
 	errInject               = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s: %s"
+	errModeChanged          = "pod %s: %s logs in %s, but another admission webhook changed the pod's annotations after the injector had given its proxy the arguments to log in %s: have that webhook leave the injector's annotations alone, and create the pod again"
 	errCopy                 = "pod %s: cannot copy the credentials of %s into namespace %s"
 	errEncode               = "cannot encode the injected pod"
 	errQuantity             = "%s: %q is not a Kubernetes quantity"
@@ -249,6 +250,13 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if resp != nil {
 		return *resp
 	}
+	if was, ok := ParseProxyConfig(pod.Annotations[AnnotationProxyConfig]); ok && pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue &&
+		was.IAMAuthN != x.IAMAuthN {
+		// A reinvocation after another webhook changed the annotations: the
+		// proxy runs as the first pass made it, and cannot take the other
+		// way of logging in.
+		return admission.Denied(fmt.Sprintf(errModeChanged, ref, what, loginMode(x.IAMAuthN), loginMode(was.IAMAuthN)))
+	}
 	out, err := Mutate(pod, x.Inputs)
 	if err != nil {
 		return admission.Denied(fmt.Sprintf(errInject, ref, what, err.Error()))
@@ -278,6 +286,14 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	}
 	i.log.Debug("Injecting the Cloud SQL Auth Proxy", "pod", ref, "instance", x.Instance, "user", x.User, "dryRun", req.DryRun != nil && *req.DryRun)
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
+
+// loginMode says how a proxy logs in, in messages.
+func loginMode(iam bool) string {
+	if iam {
+		return "with IAM database authentication"
+	}
+	return "with a password"
 }
 
 // resolvePod reads what a pod of namespace ns needs of the PostgresqlInstance

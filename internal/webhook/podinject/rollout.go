@@ -92,6 +92,36 @@ type workload struct {
 	obj  client.Object
 	// template is the pod template's metadata, in obj.
 	template *metav1.ObjectMeta
+	// current says the pod is of the workload's current revision, not of
+	// one it is replacing.
+	current bool
+}
+
+// Labels and annotations by which the workload controllers mark revisions.
+const (
+	annotationDeploymentRevision = "deployment.kubernetes.io/revision"
+	labelRevisionHash            = appsv1.ControllerRevisionHashLabelKey
+)
+
+// requestsTheSame says whether a workload's pod template asks for the same
+// instance or user, database and proxy credentials as pod.
+func requestsTheSame(template *metav1.ObjectMeta, pod *corev1.Pod) bool {
+	for _, k := range []string{v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret} {
+		if template.Annotations[k] != pod.Annotations[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// getCondition is inst's condition of type ct, if inst has conditions.
+func getCondition(inst client.Object, ct xpv2.ConditionType) xpv2.Condition {
+	if c, ok := inst.(interface {
+		GetCondition(xpv2.ConditionType) xpv2.Condition
+	}); ok {
+		return c.GetCondition(ct)
+	}
+	return xpv2.Condition{}
 }
 
 // Rollout restarts the Deployments, StatefulSets and DaemonSets whose
@@ -111,6 +141,8 @@ type Rollout struct {
 	now    func() time.Time
 	rec    event.Recorder
 	log    logging.Logger
+	// injOpts configure inj, as the webhook's injector.
+	injOpts []Option
 
 	mu      sync.Mutex
 	desired map[string]desiredEntry
@@ -134,6 +166,11 @@ func WithRolloutResync(d time.Duration) RolloutOption { return func(r *Rollout) 
 // WithRolloutLogger logs what the rollout does.
 func WithRolloutLogger(l logging.Logger) RolloutOption { return func(r *Rollout) { r.log = l } }
 
+// WithInjectorOptions resolves pods as the injector served with o does (its
+// namespaced endpoints above all): the rollout must judge a pod as its
+// admission would.
+func WithInjectorOptions(o ...Option) RolloutOption { return func(r *Rollout) { r.injOpts = o } }
+
 // PodCacheOptions restrict the cache of pods to the injected ones
 // (LabelInjected), which the rollout reads: the provider does not hold every
 // pod of the cluster in memory.
@@ -147,7 +184,6 @@ func PodCacheOptions() cache.ByObject {
 func SetupRollout(mgr ctrl.Manager, cfg Config, perMinute int, o ...RolloutOption) error {
 	r := &Rollout{
 		cached: mgr.GetClient(), live: mgr.GetAPIReader(),
-		inj:    NewInjector(mgr.GetClient(), mgr.GetAPIReader(), nil, mgr.GetScheme(), cfg),
 		limit:  rate.NewLimiter(rate.Every(time.Minute/time.Duration(max(perMinute, 1))), 1),
 		resync: DefaultRolloutResync, now: time.Now,
 		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
@@ -157,6 +193,8 @@ func SetupRollout(mgr ctrl.Manager, cfg Config, perMinute int, o ...RolloutOptio
 	for _, fn := range o {
 		fn(r)
 	}
+	// It reads only: resolvePod never writes, and inj gets no writer.
+	r.inj = NewInjector(mgr.GetClient(), mgr.GetAPIReader(), nil, mgr.GetScheme(), cfg, r.injOpts...)
 	// Without the rights, the pods' informer would never sync and take the
 	// manager down: a package install that grants them not has no rollout,
 	// and is told why.
@@ -176,8 +214,11 @@ var rolloutRights = []authorizationv1.ResourceAttributes{
 	{Resource: "pods", Verb: "list"},
 	{Resource: "pods", Verb: "watch"},
 	{Group: "apps", Resource: "replicasets", Verb: "get"},
+	{Group: "apps", Resource: "deployments", Verb: "get"},
 	{Group: "apps", Resource: "deployments", Verb: "patch"},
+	{Group: "apps", Resource: "statefulsets", Verb: "get"},
 	{Group: "apps", Resource: "statefulsets", Verb: "patch"},
+	{Group: "apps", Resource: "daemonsets", Verb: "get"},
 	{Group: "apps", Resource: "daemonsets", Verb: "patch"},
 }
 
@@ -227,7 +268,11 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return again, err
 	}
 	w, err := r.workloadOf(ctx, pod)
-	if err != nil || w == nil {
+	if err != nil || w == nil || !w.current || !requestsTheSame(w.template, pod) {
+		// An old revision's pods are being replaced already (acting on them
+		// could flip a workload between two configurations), and a
+		// workload whose template does not ask for what the pod asks for is
+		// not the pod's to restart.
 		return again, err
 	}
 	if w.template.Annotations[AnnotationProxyConfig] == d.config.String() {
@@ -235,15 +280,19 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return again, nil
 	}
 	why := strings.Join(changes, ", ")
-	if res := r.limit.Reserve(); res.Delay() > 0 {
-		delay := res.Delay()
+	res := r.limit.Reserve()
+	if delay := res.Delay(); delay > 0 {
 		res.Cancel()
-		r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonWaiting,
-			Message: fmt.Sprintf(msgWaiting, w.kind, w.obj.GetNamespace(), w.obj.GetName(), delay.Round(time.Second), pod.Name, why)})
+		if c := getCondition(d.instance, ConditionProxyRollout); c.Reason != ReasonWaiting {
+			// Said once while workloads wait, not at every retry of each.
+			r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonWaiting,
+				Message: fmt.Sprintf(msgWaiting, w.kind, w.obj.GetNamespace(), w.obj.GetName(), delay.Round(time.Second), pod.Name, why)})
+		}
 		return reconcile.Result{RequeueAfter: delay}, nil
 	}
 	at := r.now().UTC().Format(time.RFC3339)
 	if err := r.restart(ctx, w, d.config, at); err != nil {
+		res.Cancel()
 		return reconcile.Result{}, err
 	}
 	r.log.Info("Restarted a workload for its Cloud SQL Auth Proxy", "kind", w.kind, "workload", client.ObjectKeyFromObject(w.obj), "pod", req, "changes", why)
@@ -256,8 +305,10 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 // want is what the injector would give pod now, reused for desiredTTL by the
 // pods of its namespace that have the same annotations.
 func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
-	key := pod.Namespace + "\x00" + pod.Annotations[v1alpha1.AnnotationInstanceName] + "\x00" + pod.Annotations[v1alpha1.AnnotationUserName] +
-		"\x00" + pod.Annotations[v1alpha1.AnnotationProxyCredentialsSecret]
+	key := pod.Namespace
+	for _, k := range []string{v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret} {
+		key += "\x00" + pod.Annotations[k]
+	}
 	now := r.now()
 	r.mu.Lock()
 	d, ok := r.desired[key]
@@ -308,40 +359,50 @@ func (r *Rollout) workloadOf(ctx context.Context, pod *corev1.Pod) (*workload, e
 	if ref == nil {
 		return nil, nil
 	}
-	get := func(kind, name string, o client.Object) error {
-		err := r.live.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, o)
+	// get reads the owner that ref names, and reports false when it is gone
+	// or is another object of that name than the one ref was made for.
+	get := func(ref *metav1.OwnerReference, o client.Object) (bool, error) {
+		err := r.live.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}, o)
 		if kerrors.IsNotFound(err) {
-			return err
+			return false, nil
 		}
-		return errors.Wrapf(err, errGetOwner, kind, pod.Namespace, name, pod.Name)
+		if err != nil {
+			return false, errors.Wrapf(err, errGetOwner, ref.Kind, pod.Namespace, ref.Name, pod.Name)
+		}
+		return o.GetUID() == ref.UID, nil
 	}
 	switch ref.Kind {
 	case "ReplicaSet":
 		rs := &appsv1.ReplicaSet{}
-		if err := get(ref.Kind, ref.Name, rs); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		if ok, err := get(ref, rs); !ok {
+			return nil, err
 		}
 		dref := metav1.GetControllerOf(rs)
 		if dref == nil || dref.Kind != "Deployment" {
 			return nil, nil
 		}
 		d := &appsv1.Deployment{}
-		if err := get(dref.Kind, dref.Name, d); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		if ok, err := get(dref, d); !ok {
+			return nil, err
 		}
-		return &workload{kind: dref.Kind, obj: d, template: &d.Spec.Template.ObjectMeta}, nil
+		current := rs.Annotations[annotationDeploymentRevision] == d.Annotations[annotationDeploymentRevision]
+		return &workload{kind: dref.Kind, obj: d, template: &d.Spec.Template.ObjectMeta, current: current}, nil
 	case "StatefulSet":
 		s := &appsv1.StatefulSet{}
-		if err := get(ref.Kind, ref.Name, s); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		if ok, err := get(ref, s); !ok {
+			return nil, err
 		}
-		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta}, nil
+		current := s.Status.UpdateRevision == "" || pod.Labels[labelRevisionHash] == s.Status.UpdateRevision
+		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta, current: current}, nil
 	case "DaemonSet":
 		s := &appsv1.DaemonSet{}
-		if err := get(ref.Kind, ref.Name, s); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		if ok, err := get(ref, s); !ok {
+			return nil, err
 		}
-		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta}, nil
+		// A DaemonSet shows no update revision: while it replaces pods, none
+		// of them is judged.
+		current := s.Status.UpdatedNumberScheduled >= s.Status.DesiredNumberScheduled
+		return &workload{kind: ref.Kind, obj: s, template: &s.Spec.Template.ObjectMeta, current: current}, nil
 	}
 	return nil, nil
 }
