@@ -62,6 +62,12 @@ func TestInjectedRateLimitsHitEveryMethod(t *testing.T) {
 	e.emu.ClearFaults()
 	_, err = e.svc.Instances.List(project).Do()
 	e.g.Expect(err).NotTo(HaveOccurred())
+	// The request log tells the injected answers from the API's.
+	var faults []bool
+	for _, r := range e.emu.Requests() {
+		faults = append(faults, r.Fault)
+	}
+	e.g.Expect(faults).To(Equal([]bool{true, true, false}))
 }
 
 func TestInjectedLatency(t *testing.T) {

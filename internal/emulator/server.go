@@ -164,6 +164,9 @@ type Request struct {
 	// Audit Logs show as the request's reason; the provider's admission
 	// lookups send one.
 	Reason string `json:"reason,omitempty"`
+	// Fault says that an injected fault (WithFaults, the admin faults
+	// endpoint) answered the request's error, not the API or its quota.
+	Fault bool `json:"fault,omitempty"`
 }
 
 // statusRecorder remembers the status written through it.
@@ -202,9 +205,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := s.now()
 	s.counts[rt.method]++
 	s.mu.Unlock()
-	defer func() { s.record(arrived, rt, r, rec.status) }()
+	var fault bool
+	defer func() { s.record(arrived, rt, r, rec.status, fault) }()
 
-	body, err := s.serveAPI(r, rt)
+	body, fault, err := s.serveAPI(r, rt)
 	if err != nil {
 		writeError(rec, err)
 		return
@@ -215,13 +219,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveAPI runs one API call through latency, the budget, injected faults and
-// its handler, and returns the JSON to answer.
-func (s *Server) serveAPI(r *http.Request, rt route) ([]byte, error) {
+// its handler, and returns the JSON to answer; fault says an injected fault
+// gave the error.
+func (s *Server) serveAPI(r *http.Request, rt route) (body []byte, fault bool, err error) {
 	req := &apiRequest{route: rt, r: r}
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodDelete {
 		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 		if err != nil {
-			return nil, errParse(fmt.Sprintf("Cannot read the request body: %v", err))
+			return nil, false, errParse(fmt.Sprintf("Cannot read the request body: %v", err))
 		}
 		req.body = b
 	}
@@ -230,28 +235,29 @@ func (s *Server) serveAPI(r *http.Request, rt route) ([]byte, error) {
 	fd := s.decideFaults(rt.method, rt.project)
 	s.mu.Unlock()
 	if err := sleep(r.Context(), fd.latency); err != nil {
-		return nil, errUnavailable()
+		return nil, false, errUnavailable()
 	}
 
 	s.mu.Lock()
 	allowed := s.budget == 0 || s.project(rt.project).budget.allow(s.now(), s.budget)
 	s.mu.Unlock()
 	if !allowed {
-		return nil, errRateLimited(rt.project)
+		return nil, false, errRateLimited(rt.project)
 	}
 	if fd.err != nil {
-		return nil, fd.err
+		return nil, true, fd.err
 	}
 	req.failOp = fd.failOp
 
 	v, err := rt.handler(s, req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
+		return raw, false, nil
 	}
-	return json.Marshal(v)
+	body, err = json.Marshal(v)
+	return body, false, err
 }
 
 // sleep waits d or until ctx is done.
@@ -270,7 +276,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // record appends to the in-memory request log.
-func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int) {
+func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.requests) >= maxRequestLog {
@@ -279,7 +285,7 @@ func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int
 	}
 	s.requests = append(s.requests, Request{
 		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
-		Project: rt.project, Instance: rt.instance, Status: status, Reason: r.Header.Get(RequestReasonHeader),
+		Project: rt.project, Instance: rt.instance, Status: status, Reason: r.Header.Get(RequestReasonHeader), Fault: fault,
 	})
 }
 

@@ -123,8 +123,8 @@ func (a IAM) Refused() string {
 }
 
 // Script is Use as a shell script for a pod's container; with refused, it
-// expects psql to be refused instead, prints what it said and exits 0 only
-// then.
+// expects psql to fail instead, prints what it said and exits 0 only then
+// (the caller reads why it failed, Refused, from the output).
 func (a IAM) Script(refused bool) string {
 	psql := "psql " + strings.Join(quoteAll(PsqlFlags), " ") + " " + strings.Join(quoteAll(a.Use()), " ")
 	if !refused {
