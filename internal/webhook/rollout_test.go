@@ -77,6 +77,11 @@ func restartedFor(g Gomega, d *appsv1.Deployment) podinject.ProxyConfig {
 	return c
 }
 
+// optsIn lets the rollout restart the workloads of the instance's pods.
+func optsIn(pi *v1alpha1.PostgresqlInstance) {
+	pi.Annotations = map[string]string{v1alpha1.AnnotationProxyRollout: "true"}
+}
+
 // moveInstance gives the instance another connection name, as a failover
 // to another region would.
 func moveInstance(g Gomega, name, connectionName string) {
@@ -101,9 +106,7 @@ func TestRolloutRestartsTheWorkloadsOfAnInstanceThatOptsIn(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	readyInstance(t, "roll", func(pi *v1alpha1.PostgresqlInstance) {
-		pi.Annotations = map[string]string{v1alpha1.AnnotationProxyRollout: "true"}
-	})
+	readyInstance(t, "roll", optsIn)
 	namespace(t, "roll-app", nil)
 	api := deployment(t, "roll-app", "api", "roll")
 	worker := deployment(t, "roll-app", "worker", "roll")
@@ -175,9 +178,7 @@ func TestRolloutLeavesOldRevisionsAndOtherWorkloads(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	readyInstance(t, "roll-left", func(pi *v1alpha1.PostgresqlInstance) {
-		pi.Annotations = map[string]string{v1alpha1.AnnotationProxyRollout: "true"}
-	})
+	readyInstance(t, "roll-left", optsIn)
 	namespace(t, "roll-left-app", nil)
 
 	old := deployment(t, "roll-left-app", "old", "roll-left")

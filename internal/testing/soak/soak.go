@@ -111,11 +111,11 @@ type Report struct {
 	// QuotaAnswers are the 429s that the emulators' quota answered (not an
 	// injected fault): the provider spent more than the project's quota.
 	QuotaAnswers int
-	// QuotaConditions are the objects whose conditions showed a 429. With
-	// no QuotaAnswers they are injected 429s that outlasted the provider's
-	// retries (a fault share of requests failing several times running),
-	// which the objects report until a later try succeeds; with
-	// QuotaAnswers, they are failures.
+	// QuotaConditions are the objects whose conditions showed a 429,
+	// reported but not a failure: without QuotaAnswers they are injected
+	// 429s that outlasted the provider's retries (a fault share of requests
+	// failing several times running), which the objects show until a later
+	// try succeeds.
 	QuotaConditions int
 	SecretsLeft     int
 	ObjectsLeft     int
@@ -159,9 +159,6 @@ func (r Report) Failed() []string {
 	check(r.Orphans, "instances left in Cloud SQL after their objects were deleted")
 	check(r.BadPasswords, "connection secrets whose password Cloud SQL does not accept")
 	check(r.QuotaAnswers, "answers of 429 from the quota (not injected)")
-	if r.QuotaAnswers > 0 {
-		check(r.QuotaConditions, "instances that showed a 429 in a condition")
-	}
 	check(r.SecretsLeft, "connection secrets left after deletion")
 	check(r.ObjectsLeft, "objects left (finalizers) after deletion")
 	check(r.LostPasswords, "users whose connection secret lost the password Cloud SQL has")

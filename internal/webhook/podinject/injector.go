@@ -306,7 +306,7 @@ func (i *Injector) resolvePod(ctx context.Context, ref, ns string, pod *corev1.P
 			return prepared{}, nil, resp
 		}
 		x, resp := i.prepareUser(ctx, ref, ns, ut, t, pod.Annotations)
-		x.instance = t.pi
+		x.target = t
 		return x, ut, resp
 	}
 	t, resp := i.usableInstance(ctx, ref, ns, pod.Annotations[v1alpha1.AnnotationInstanceName])
@@ -314,7 +314,7 @@ func (i *Injector) resolvePod(ctx context.Context, ref, ns string, pod *corev1.P
 		return prepared{}, nil, resp
 	}
 	x, resp := i.prepare(ctx, ref, ns, t, pod.Annotations)
-	x.instance = t.pi
+	x.target = t
 	return x, t, resp
 }
 
@@ -432,8 +432,8 @@ func notReadyCondition(o interface {
 type prepared struct {
 	Inputs
 	replicas []*corev1.Secret
-	// instance is the PostgresqlInstance the pod connects to.
-	instance client.Object
+	// target is the PostgresqlInstance the pod connects to.
+	target target
 }
 
 // prepare reads what the pod needs of t. The password and the proxy's key of a

@@ -103,25 +103,21 @@ const (
 	labelRevisionHash            = appsv1.ControllerRevisionHashLabelKey
 )
 
+// requestAnnotations are the pod annotations that decide what the injector
+// gives a pod.
+var requestAnnotations = []string{
+	v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret,
+}
+
 // requestsTheSame says whether a workload's pod template asks for the same
 // instance or user, database and proxy credentials as pod.
 func requestsTheSame(template *metav1.ObjectMeta, pod *corev1.Pod) bool {
-	for _, k := range []string{v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret} {
+	for _, k := range requestAnnotations {
 		if template.Annotations[k] != pod.Annotations[k] {
 			return false
 		}
 	}
 	return true
-}
-
-// getCondition is inst's condition of type ct, if inst has conditions.
-func getCondition(inst client.Object, ct xpv2.ConditionType) xpv2.Condition {
-	if c, ok := inst.(interface {
-		GetCondition(xpv2.ConditionType) xpv2.Condition
-	}); ok {
-		return c.GetCondition(ct)
-	}
-	return xpv2.Condition{}
 }
 
 // Rollout restarts the Deployments, StatefulSets and DaemonSets whose
@@ -146,15 +142,17 @@ type Rollout struct {
 
 	mu      sync.Mutex
 	desired map[string]desiredEntry
+	// pruned is when desired was last cleared of expired entries.
+	pruned time.Time
 }
 
 // desiredEntry is what the injector would give the pods of one namespace
 // with the same annotations, and when that was read.
 type desiredEntry struct {
-	config   ProxyConfig
-	instance client.Object
-	denied   string
-	at       time.Time
+	config ProxyConfig
+	target target
+	denied string
+	at     time.Time
 }
 
 // A RolloutOption configures a Rollout.
@@ -263,7 +261,7 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if len(changes) == 0 {
 		return again, nil
 	}
-	optIn, err := r.optedIn(ctx, pod.Namespace, d.instance)
+	optIn, err := r.optedIn(ctx, pod.Namespace, d.target.pi)
 	if err != nil || !optIn {
 		return again, err
 	}
@@ -283,9 +281,9 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	res := r.limit.Reserve()
 	if delay := res.Delay(); delay > 0 {
 		res.Cancel()
-		if c := getCondition(d.instance, ConditionProxyRollout); c.Reason != ReasonWaiting {
+		if d.target.pi.GetCondition(ConditionProxyRollout).Reason != ReasonWaiting {
 			// Said once while workloads wait, not at every retry of each.
-			r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonWaiting,
+			r.record(ctx, d.target, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonWaiting,
 				Message: fmt.Sprintf(msgWaiting, w.kind, w.obj.GetNamespace(), w.obj.GetName(), delay.Round(time.Second), pod.Name, why)})
 		}
 		return reconcile.Result{RequeueAfter: delay}, nil
@@ -296,8 +294,8 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	r.log.Info("Restarted a workload for its Cloud SQL Auth Proxy", "kind", w.kind, "workload", client.ObjectKeyFromObject(w.obj), "pod", req, "changes", why)
-	r.rec.Event(w.obj, event.Normal(event.Reason(ReasonRestarted), fmt.Sprintf(eventRestarted, instanceRef(d.instance), why)))
-	r.record(ctx, d.instance, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionTrue, Reason: ReasonRestarted,
+	r.rec.Event(w.obj, event.Normal(event.Reason(ReasonRestarted), fmt.Sprintf(eventRestarted, d.target, why)))
+	r.record(ctx, d.target, xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionTrue, Reason: ReasonRestarted,
 		Message: fmt.Sprintf(msgRestarted, w.kind, w.obj.GetNamespace(), w.obj.GetName(), at, pod.Name, why)})
 	return again, nil
 }
@@ -306,7 +304,7 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 // pods of its namespace that have the same annotations.
 func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
 	key := pod.Namespace
-	for _, k := range []string{v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret} {
+	for _, k := range requestAnnotations {
 		key += "\x00" + pod.Annotations[k]
 	}
 	now := r.now()
@@ -325,13 +323,18 @@ func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
 	case resp != nil:
 		d.denied = "denied"
 	default:
-		d.config, d.instance = ProxyConfigOf(x.Inputs), x.instance
+		d.config, d.target = ProxyConfigOf(x.Inputs), x.target
 	}
 	r.mu.Lock()
-	for k, e := range r.desired {
-		if now.Sub(e.at) >= ttl {
-			delete(r.desired, k)
+	if now.Sub(r.pruned) >= ttl {
+		// Once a TTL, not at every miss: a fleet of namespaces would make
+		// each miss walk them all.
+		for k, e := range r.desired {
+			if now.Sub(e.at) >= ttl {
+				delete(r.desired, k)
+			}
 		}
+		r.pruned = now
 	}
 	r.desired[key] = d
 	r.mu.Unlock()
@@ -340,7 +343,7 @@ func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
 
 // optedIn says whether the instance (its annotation) or the namespace (its
 // label) lets the rollout restart workloads.
-func (r *Rollout) optedIn(ctx context.Context, ns string, inst client.Object) (bool, error) {
+func (r *Rollout) optedIn(ctx context.Context, ns string, inst instance) (bool, error) {
 	if inst.GetAnnotations()[v1alpha1.AnnotationProxyRollout] == "true" {
 		return true, nil
 	}
@@ -423,28 +426,17 @@ func (r *Rollout) restart(ctx context.Context, w *workload, c ProxyConfig, at st
 
 // record sets c on inst, read again until the update lands; a failure is
 // logged, never retried through the pod.
-func (r *Rollout) record(ctx context.Context, inst client.Object, c xpv2.Condition) {
+func (r *Rollout) record(ctx context.Context, t target, c xpv2.Condition) {
 	c.LastTransitionTime = metav1.NewTime(r.now())
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		o := inst.DeepCopyObject().(interface {
-			client.Object
-			SetConditions(...xpv2.Condition)
-		})
-		if err := r.cached.Get(ctx, client.ObjectKeyFromObject(inst), o); err != nil {
+		o := t.pi.DeepCopyObject().(instance)
+		if err := r.cached.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 			return err
 		}
 		o.SetConditions(c)
 		return r.cached.Status().Update(ctx, o)
 	})
 	if err != nil {
-		r.log.Info(errors.Wrapf(err, errRecord, instanceRef(inst)).Error())
+		r.log.Info(errors.Wrapf(err, errRecord, t).Error())
 	}
-}
-
-// instanceRef names an instance of either kind in messages.
-func instanceRef(inst client.Object) string {
-	if inst.GetNamespace() == "" {
-		return fmt.Sprintf("%s %q", v1alpha1.PostgresqlInstanceKind, inst.GetName())
-	}
-	return fmt.Sprintf("%s %s/%s", v1alpha1.PostgresqlInstanceKind, inst.GetNamespace(), inst.GetName())
 }

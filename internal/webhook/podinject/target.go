@@ -44,15 +44,22 @@ const (
 type instance interface {
 	client.Object
 	GetCondition(xpv2.ConditionType) xpv2.Condition
+	SetConditions(...xpv2.Condition)
 	Observation() *v1alpha1.PostgresqlInstanceObservation
 	ConnectionSecret() *xpv2.SecretReference
 	Parameters() *v1alpha1.PostgresqlInstanceParameters
 	GetManagementPolicies() xpv2.ManagementPolicies
 }
 
-// IAMAuthenticationFlag turns IAM database authentication on for a Cloud
-// SQL instance; without it Cloud SQL logs no IAM user in.
-const IAMAuthenticationFlag = "cloudsql.iam_authentication=on"
+// IAMAuthenticationFlag, in spec.forProvider.flags, turns IAM database
+// authentication on for a Cloud SQL instance; without it Cloud SQL logs no
+// IAM user in.
+const IAMAuthenticationFlag = iamFlagName + "=" + iamFlagOn
+
+const (
+	iamFlagName = "cloudsql.iam_authentication"
+	iamFlagOn   = "on"
+)
 
 // iamLoginsRefused says whether Cloud SQL refuses every IAM login to t:
 // the provider manages its flags (its management policies let it update
@@ -66,8 +73,8 @@ func (t target) iamLoginsRefused() bool {
 	}
 	for _, f := range t.pi.Parameters().Flags {
 		name, value, _ := strings.Cut(f, "=")
-		if strings.TrimSpace(name) == "cloudsql.iam_authentication" {
-			return strings.TrimSpace(value) != "on"
+		if strings.TrimSpace(name) == iamFlagName {
+			return strings.TrimSpace(value) != iamFlagOn
 		}
 	}
 	return true
