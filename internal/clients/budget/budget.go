@@ -37,6 +37,14 @@ import (
 // A Window admits at most Limit events in any sliding window of Period. Unlike a
 // token bucket, whose first window admits its burst on top of its rate, it never
 // exceeds the quota it mirrors ("Queries per minute per user").
+//
+// Its reserves cap what each class of events may use of a period, not what
+// the whole window holds when they come: reads may be at most limit-reserve
+// of the period's events, so that writes always find the write reserve; reads
+// and writes together at most limit-admission, so that admission lookups
+// always find theirs; and admission lookups at most admission. A burst of
+// writes therefore never keeps out the reads that see it done, as long as the
+// window has room.
 type Window struct {
 	limit  int
 	period time.Duration
@@ -51,6 +59,10 @@ type Window struct {
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
 	next int
+	// reads are the admission times of the reads of the last period, oldest
+	// first. They are not part of a Record: a process that restores one
+	// counts what another admitted as writes, whose cap is the looser.
+	reads []time.Time
 
 	// burst bounds how many events any second admits (0: no bound), so that
 	// what a killed process admitted after its last Record is bounded too;
@@ -104,7 +116,7 @@ func WithWriteReserve(share float64) WindowOption {
 // DefaultAdmissionReserve is the share of a window that only the admission
 // webhook's lookups may use, so that a check of a new PostgresqlInstance's name
 // finds a request free however busy the controllers are.
-const DefaultAdmissionReserve = 0.1
+const DefaultAdmissionReserve = 0.05
 
 // WithAdmissionReserve keeps share (0 to 0.5) of every window for admission
 // lookups (WaitAdmission); it is part of the write reserve, which grows to
@@ -168,10 +180,38 @@ func PerMinute(n int) *Window {
 
 // Wait blocks until a write may happen, and records it; it returns the context's
 // error if the context ends first. A write leaves the admission reserve alone.
-func (w *Window) Wait(ctx context.Context) error { return w.wait(ctx, w.admission) }
+func (w *Window) Wait(ctx context.Context) error {
+	return w.waitFor(ctx, func() time.Duration { return w.admit(classWrite) })
+}
 
 // WaitRead is Wait for a read, which leaves the window's write reserve alone.
-func (w *Window) WaitRead(ctx context.Context) error { return w.wait(ctx, w.reserve) }
+func (w *Window) WaitRead(ctx context.Context) error {
+	return w.waitFor(ctx, func() time.Duration { return w.admit(classRead) })
+}
+
+// WaitShared is Wait for a read that serves admission checks as well as the
+// controllers (a one-page listing of a project, which answers every name
+// check while it is recent): it is a read while reads have room, and an
+// admission lookup of no namespace when they have not, so that the listing
+// that sees a burst of writes done, and answers the checks meanwhile, is
+// not kept out by those writes.
+func (w *Window) WaitShared(ctx context.Context) error {
+	return w.waitFor(ctx, func() time.Duration {
+		d := w.admit(classRead)
+		if d <= 0 {
+			return 0
+		}
+		return min(d, w.admitAdmission(""))
+	})
+}
+
+// A class is what a window's event is for: each has its own cap.
+type class int
+
+const (
+	classWrite class = iota
+	classRead
+)
 
 // WaitAdmission is Wait for an admission webhook's lookup of no namespace
 // (see WaitAdmissionBy).
@@ -192,7 +232,7 @@ func (w *Window) WaitAdmissionBy(ctx context.Context, key string) error {
 // returns how long to wait before asking again.
 func (w *Window) admitAdmission(key string) time.Duration {
 	if w.admission == 0 {
-		return w.admit(w.admission)
+		return w.admit(classWrite)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -217,7 +257,7 @@ func (w *Window) admitAdmission(key string) time.Duration {
 			}
 		}
 	}
-	d := w.admitLocked(0)
+	d := w.admitLocked(now)
 	if d <= 0 {
 		w.admissions = append(w.admissions, admissionEvent{at: now, key: key})
 	}
@@ -250,10 +290,6 @@ type spentError struct{ msg string }
 func (e spentError) Error() string        { return e.msg }
 func (e spentError) Is(target error) bool { return target == ErrSpent }
 
-func (w *Window) wait(ctx context.Context, keep int) error {
-	return w.waitFor(ctx, func() time.Duration { return w.admit(keep) })
-}
-
 // waitFor asks admit until it admits (0), sleeping as long as it says between.
 func (w *Window) waitFor(ctx context.Context, admit func() time.Duration) error {
 	for {
@@ -271,19 +307,75 @@ func (w *Window) waitFor(ctx context.Context, admit func() time.Duration) error 
 	}
 }
 
-// admit records an event now if keep slots of the window stay free after it, and
-// returns 0, or returns how long to wait before asking again.
-func (w *Window) admit(keep int) time.Duration {
+// admit records an event of class c now if the window and c's caps allow
+// it, and returns 0, or returns how long to wait before asking again.
+func (w *Window) admit(c class) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.admitLocked(keep)
+	now := w.now()
+	drop := 0
+	for drop < len(w.reads) && now.Sub(w.reads[drop]) >= w.period {
+		drop++
+	}
+	w.reads = w.reads[drop:]
+	// Reads and writes together leave the admission reserve.
+	d := capWait(now, w.period, w.othersLocked(now), w.limit-w.admission)
+	if c == classRead {
+		// Reads leave the write reserve.
+		d = max(d, capWait(now, w.period, w.reads, w.limit-w.reserve))
+	}
+	if d > 0 {
+		return d
+	}
+	d = w.admitLocked(now)
+	if d <= 0 && c == classRead {
+		w.reads = append(w.reads, now)
+	}
+	return d
 }
 
-func (w *Window) admitLocked(keep int) time.Duration {
-	now := w.now()
-	// The ring holds the last events oldest first from next: the keep-th oldest
-	// must have left the window for keep+1 slots to be free.
-	oldest := w.ring[(w.next+keep)%w.limit]
+// capWait is how long until fewer than most of times (oldest first, all
+// within period of now) are left in the period: 0 when they are already.
+func capWait(now time.Time, period time.Duration, times []time.Time, most int) time.Duration {
+	if most < 1 {
+		most = 1
+	}
+	if len(times) < most {
+		return 0
+	}
+	return period - now.Sub(times[len(times)-most])
+}
+
+// othersLocked are the times of the period's events that are not admission
+// lookups, oldest first.
+func (w *Window) othersLocked(now time.Time) []time.Time {
+	lookups := map[int64]int{}
+	for _, e := range w.admissions {
+		if now.Sub(e.at) < w.period {
+			lookups[e.at.UnixNano()]++
+		}
+	}
+	out := make([]time.Time, 0, w.limit)
+	for i := range w.limit {
+		t := w.ring[(w.next+i)%w.limit]
+		if t.IsZero() || now.Sub(t) >= w.period {
+			continue
+		}
+		if k := t.UnixNano(); lookups[k] > 0 {
+			lookups[k]--
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// admitLocked records an event now if the window has room for it, and
+// returns 0, or returns how long to wait. The class caps are the caller's.
+func (w *Window) admitLocked(now time.Time) time.Duration {
+	// The ring holds the last events oldest first from next: the oldest must
+	// have left the window for a slot to be free.
+	oldest := w.ring[w.next]
 	if !oldest.IsZero() && now.Sub(oldest) < w.period {
 		return w.period - now.Sub(oldest)
 	}

@@ -201,7 +201,7 @@ func TestAdmissionLookupsKeepAReserveOfTheirOwn(t *testing.T) {
 	g.Expect(w.Wait(ctx)).To(Succeed())
 	g.Expect(clk.Now()).To(Equal(time.Unix(1060, 0)), "the window is full: the next write waits a minute")
 
-	g.Expect(PerMinute(180).admission).To(Equal(18))
+	g.Expect(PerMinute(180).admission).To(Equal(9))
 	g.Expect(NewWindow(10, time.Minute, WithWriteReserve(0), WithAdmissionReserve(0.2)).reserve).To(Equal(2), "the write reserve holds the admission reserve")
 }
 
@@ -224,6 +224,14 @@ func TestForAdmissionMarksLookups(t *testing.T) {
 	g.Expect(clk.slept).To(BeEmpty(), "the admission lookup used its reserve")
 	get(context.Background())
 	g.Expect(clk.slept).NotTo(BeEmpty(), "a read never does")
+
+	// A read for everyone (a one-page listing) uses the reserve once the
+	// reads' share is spent.
+	clk.now = clk.now.Add(2 * time.Minute)
+	clk.slept = nil
+	get(context.Background())
+	get(ForEveryone(context.Background()))
+	g.Expect(clk.slept).To(BeEmpty(), "the listing used the admission reserve")
 }
 
 func TestBurstBoundsEachSecond(t *testing.T) {
@@ -258,7 +266,7 @@ func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
 			// is killed, lost later.
 			clk.now = clk.now.Add(lost)
 			for range 5 {
-				if d := old.admit(0); d == 0 {
+				if d := old.admit(classWrite); d == 0 {
 					sent = append(sent, clk.Now())
 				}
 			}
@@ -366,14 +374,50 @@ func TestAdmissionLookupsUseOnlyTheirReserve(t *testing.T) {
 	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
 	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "a third lookup waits for the first to leave the window, though 18 slots are free")
 
-	// Within that minute the window held at most the reserve's 2 lookups: the
-	// controllers' reads found 20 - 4 (the write reserve) - 1 (the lookup
-	// now in the window) free.
+	// The lookup now in the window takes nothing from the controllers: their
+	// reads find 20 - 4 (the write reserve) free.
 	now := clk.Now()
-	for range 15 {
+	for range 16 {
 		g.Expect(w.WaitRead(ctx)).To(Succeed())
 	}
 	g.Expect(clk.Now()).To(Equal(now))
+}
+
+// The write reserve caps what reads take of a window, not what the window
+// holds when a read comes: a burst of writes does not keep out the reads that
+// see it done, as long as the window has room.
+func TestWritesDoNotKeepReadsOut(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	// 10 a minute, 3 kept for writes, 1 of them for admission lookups.
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithWriteReserve(0.3), WithAdmissionReserve(0.1))
+	ctx := context.Background()
+	start := clk.Now()
+	for range 5 {
+		g.Expect(w.Wait(ctx)).To(Succeed())
+	}
+	for range 4 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start), "after 5 writes, 4 reads: 9 of 10, the 10th kept for admission lookups")
+	g.Expect(w.WaitShared(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start), "a listing that serves admission checks too may take the 10th")
+	g.Expect(w.WaitAdmission(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "the window is full")
+
+	// Reads alone still stop at 7.
+	clk.now = clk.now.Add(2 * time.Minute)
+	start = clk.Now()
+	for range 7 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	g.Expect(w.WaitShared(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start), "a shared read past the reads' share takes the admission reserve")
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start), "the writes' share is whole")
+	g.Expect(w.WaitRead(ctx)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "an eighth read waits for the first to leave the window")
 }
 
 // A deadline shorter than the wait for the admission reserve is told at once.
@@ -451,8 +495,8 @@ func TestReplicasShareTheAdmissionShares(t *testing.T) {
 func TestPerMinuteSharesTheAdmissionReserve(t *testing.T) {
 	g := NewWithT(t)
 	w := PerMinute(180)
-	g.Expect(w.admission).To(Equal(18))
-	g.Expect(w.perKey).To(Equal(6), "a third of the reserve for one namespace")
+	g.Expect(w.admission).To(Equal(9))
+	g.Expect(w.perKey).To(Equal(3), "a third of the reserve for one namespace")
 	g.Expect(PerMinute(10).perKey).To(Equal(1), "at least one")
 }
 

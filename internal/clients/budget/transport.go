@@ -91,6 +91,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch {
 		case admission:
 			admitted = func(ctx context.Context) error { return window.WaitAdmissionBy(ctx, by) }
+		case req.Method == http.MethodGet && ctx.Value(sharedKey{}) != nil:
+			admitted = window.WaitShared
 		case req.Method == http.MethodGet:
 			admitted = window.WaitRead
 		}
@@ -170,6 +172,15 @@ func retryable(code int, err error) bool {
 }
 
 type admissionKey struct{}
+
+type sharedKey struct{}
+
+// ForEveryone marks the reads made with ctx as serving admission checks as
+// well as the controllers (Window.WaitShared): a one-page listing of a
+// project, which answers the name checks of the webhook while it is recent.
+func ForEveryone(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sharedKey{}, true)
+}
 
 // NotForAdmission unmarks ctx (ForAdmission): its calls draw on the budget as
 // the controllers' do. An admission webhook starts a listing of many pages so,

@@ -37,6 +37,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 )
 
 // PageSize is how many instances one instances.list page asks for: Cloud SQL's
@@ -389,8 +391,15 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 	// bytes, so that a steady fleet's listing holds one copy of each instance,
 	// not two, while it is read.
 	v.mu.Lock()
-	held := v.instances
+	held, lastPages := v.instances, v.pages
 	v.mu.Unlock()
+	if lastPages <= 1 {
+		// One page answers the webhook's name checks as well as the
+		// controllers: when a burst of writes fills the budget's share of
+		// reads and writes, it may use the admission reserve, so that the
+		// listing that sees those writes done is not kept waiting by them.
+		ctx = budget.ForEveryone(ctx)
+	}
 	all := make(map[string][]byte, len(held))
 	pages, complete := 0, true
 	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
@@ -458,26 +467,31 @@ func (o *Observer) compare(k key, previous, current map[string][]byte, readAt ti
 		}
 		// Marshalling is deterministic (fields in order, map keys sorted):
 		// equal instances have equal bytes.
-		if prev, ok := previous[w.instance]; (ok != listed || !bytes.Equal(prev, cur)) && !beingCreated(cur) {
+		if prev, ok := previous[w.instance]; (ok != listed || !bytes.Equal(prev, cur)) && !inTransition(cur) {
 			l.Changed = append(l.Changed, w.object)
 		}
 	}
 	return l
 }
 
-// statePendingCreate is Cloud SQL's state of an instance being created.
-const statePendingCreate = "PENDING_CREATE"
+// Cloud SQL's states of an instance being created and being deleted.
+const (
+	statePendingCreate = "PENDING_CREATE"
+	statePendingDelete = "PENDING_DELETE"
+)
 
-// beingCreated says whether a listed instance is still being created: its
-// object knows that already (it inserted it, or waits for it to exist), and
-// waking it for each step of the creation would only reconcile a burst of
-// creates again and again. The end of the creation is reported.
-func beingCreated(raw []byte) bool {
+// inTransition says whether a listed instance is still being created or
+// deleted: its object knows that already (it inserted or deleted it, or
+// waits for it to exist), and waking it for each step would only reconcile a
+// burst of creates or deletes again and again. The end is reported: the
+// instance created, or gone. An instance deleted out of band is reported
+// gone, a minute later than its PENDING_DELETE would have been.
+func inTransition(raw []byte) bool {
 	if raw == nil {
 		return false
 	}
 	var i struct {
 		State string `json:"state"`
 	}
-	return json.Unmarshal(raw, &i) == nil && i.State == statePendingCreate
+	return json.Unmarshal(raw, &i) == nil && (i.State == statePendingCreate || i.State == statePendingDelete)
 }

@@ -236,6 +236,22 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	o.schedule(ctx)
 	g.Eventually(listings).Should(Receive(&l))
 	g.Expect(l.Changed).To(ConsistOf("d"), "its creation ended")
+	// One being deleted is reported when it is gone, not when its deletion
+	// begins.
+	g.Expect(f.emu.MutateInstance(project, "new", func(db *sqladmin.DatabaseInstance) { db.State = "PENDING_DELETE" })).To(Succeed())
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Changed).To(BeEmpty(), "d's instance is being deleted")
+	// (The emulator deletes only what is not being deleted yet.)
+	g.Expect(f.emu.MutateInstance(project, "new", func(db *sqladmin.DatabaseInstance) { db.State = "RUNNABLE" })).To(Succeed())
+	_, err := f.svc.Instances.Delete(project, "new").Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	f.emu.FinishOperations()
+	f.advance(time.Minute)
+	o.schedule(ctx)
+	g.Eventually(listings).Should(Receive(&l))
+	g.Expect(l.Changed).To(ConsistOf("d"), "its deletion ended")
 	o.Unwatch("d")
 
 	// A watch that moves to another instance is counted once; the reconcile
@@ -255,7 +271,7 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	g.Expect(o.Watched()).To(BeZero())
 	f.advance(time.Minute)
 	o.schedule(ctx)
-	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(5), "nothing watched any more: nothing listed")
+	g.Consistently(f.lists, 200*time.Millisecond).Should(Equal(7), "nothing watched any more: nothing listed")
 }
 
 func TestUnrenewedWatchesExpire(t *testing.T) {

@@ -104,6 +104,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	e.pacing.observing(objectKey(mg))
 	inst, readAt, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
+		if meta.WasDeleted(mg) {
+			e.pacing.deleted(objectKey(mg), readAt)
+		}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	if err != nil {
@@ -326,7 +329,8 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
 	e.pacing.markChanged(objectKey(mg), true)
-	e.pacing.markCreated(objectKey(mg))
+	e.pacing.markWritten(objectKey(mg))
+	e.pacing.began(objectKey(mg))
 	return managed.ExternalCreation{}, nil
 }
 
@@ -453,6 +457,7 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
 		}
 		e.pacing.markChanged(objectKey(mg), true)
+		e.pacing.began(objectKey(mg))
 	}
 	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.markStalled(objectKey(mg))
@@ -530,14 +535,17 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 	mg.SetConditions(xpv2.Deleting())
 	e.pacing.markBusy(objectKey(mg))
 	if e.observed != nil && e.observed.State == statePendingDelete {
+		e.pacing.markWritten(objectKey(mg))
 		return managed.ExternalDelete{}, nil
 	}
 	name := cloudsql.InstanceName(mg)
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
 		e.pacing.markChanged(objectKey(mg), false)
+		e.pacing.markWritten(objectKey(mg))
 	}
 	if err == nil {
+		e.pacing.began(objectKey(mg))
 		// Cloud SQL took the delete: from now on the instance is listed
 		// PENDING_DELETE until it is gone, so a complete listing begun after
 		// this call that lacks it proves it gone, even if no observation ever

@@ -500,7 +500,7 @@ func pacingFlags(p *pacing, key string) []string {
 		set  bool
 	}{
 		{"busy", p.busy[key]}, {"stalled", p.stalled[key]}, {"changed", !p.active[key].IsZero()},
-		{"visible", p.visible[key]}, {"idle", p.idle[key]}, {"deleting", p.deleting[key]},
+		{"visible", p.visible[key]}, {"idle", p.idle[key]}, {"deleting", p.deleting[key]}, {"written", p.wrote[key]},
 	} {
 		if flag.set {
 			f = append(f, flag.name)
@@ -1026,7 +1026,7 @@ func TestCreate(t *testing.T) {
 			reason: "A new password is stored, confirmed, before instances.insert creates the instance with it and our label.",
 			args:   args{mg: clusterDB()},
 			want: result{
-				Pacing: []string{"busy", "changed", "visible"},
+				Pacing: []string{"busy", "changed", "visible", "written"},
 				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
 			},
@@ -1035,7 +1035,7 @@ func TestCreate(t *testing.T) {
 			reason: "A namespaced object's password goes into a secret of its own namespace.",
 			args:   args{mg: teamDB()},
 			want: result{
-				Pacing: []string{"busy", "changed", "visible"},
+				Pacing: []string{"busy", "changed", "visible", "written"},
 				Secret: "generated, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
 			},
@@ -1044,7 +1044,7 @@ func TestCreate(t *testing.T) {
 			reason: "A retried create reuses the password already stored: whichever insert wins, the secret holds its password.",
 			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, storedPW)}},
 			want: result{
-				Pacing: []string{"busy", "changed", "visible"},
+				Pacing: []string{"busy", "changed", "visible", "written"},
 				Secret: "stored, confirmed", Cloud: oursWithSecretPassword,
 				Calls: []string{"instances.insert"},
 			},
@@ -1336,18 +1336,18 @@ func TestDelete(t *testing.T) {
 	ours := clusterDB()
 	cases := map[string]externalCase{
 		"Deletes": {
-			reason: "instances.delete is asked once; the instance is then known to be deleting.",
+			reason: "instances.delete is asked once; the instance is then known to be deleting, and the reconciler's immediate requeue is put off.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "")},
 			want: result{
-				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "deleting"},
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "deleting", "written"},
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
 			},
 		},
 		"AlreadyDeleting": {
-			reason: "An instance observed PENDING_DELETE is not asked again.",
+			reason: "An instance observed PENDING_DELETE is not asked again, nor observed again at once: the listing that finds it gone brings its object back.",
 			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE")},
 			want: result{
-				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "written"},
 				Secret: "absent", Cloud: "PENDING_DELETE, owner uid-ours",
 			},
 		},
@@ -1360,11 +1360,11 @@ func TestDelete(t *testing.T) {
 			},
 		},
 		"OperationRunning": {
-			reason: "A 409 from instances.delete: asked again once the operation is over, not an error.",
+			reason: "A 409 from instances.delete: asked again once the operation is over (at the busy poll), not an error.",
 			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
 				between: running("db")},
 			want: result{
-				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed"},
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "written"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
 			},
 		},

@@ -122,9 +122,21 @@ type pacing struct {
 	// opsAsked is when operations.list was last asked about each instance
 	// whose change of the provider's is under way.
 	opsAsked map[string]time.Time
-	// wrote marks instances whose insert Cloud SQL accepted in the reconcile
-	// under way: its operation has just begun, and looking again at once
-	// would only start a listing that shows it PENDING_CREATE.
+	// opAt is when Cloud SQL accepted the provider's insert, patch or delete
+	// of each instance whose end no observation has shown yet; fastestOp is
+	// the shortest time from such a write to the observation that showed it
+	// done (0: none seen yet), which bounds how soon the next can end.
+	opAt      map[string]time.Time
+	fastestOp time.Duration
+	// changeSeen marks instances that a listing saw change since their
+	// object was last observed: the reconcile that a listing brings for
+	// them (which may wait for a worker) will look, and until it does more
+	// listings tell it nothing new, so they do not hurry the project's.
+	changeSeen map[string]bool
+	// wrote marks instances whose insert or delete Cloud SQL accepted in the
+	// reconcile under way: its operation has just begun, and looking again at
+	// once would only start a listing that shows it PENDING_CREATE or
+	// PENDING_DELETE.
 	wrote map[string]bool
 	// seen is when each instance was last read from Cloud SQL (by a listing or
 	// an instances.get), or first reconciled, to size the fleet and measure the
@@ -162,6 +174,7 @@ func newPacing(c pacingConfig) *pacing {
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{}, wrote: map[string]bool{}, opsAsked: map[string]time.Time{},
+		changeSeen: map[string]bool{}, opAt: map[string]time.Time{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
 	}
 }
@@ -200,11 +213,32 @@ func (p *pacing) markChanged(name string, visible bool) {
 	delete(p.idle, name)
 }
 
-// markCreated records that Cloud SQL accepted the instance's insert in the
-// reconcile under way: the reconciler's immediate requeue after a create is
-// put off (see backoffToPoll), and the project's busy listings, or the busy
-// poll, bring the object back.
-func (p *pacing) markCreated(name string) {
+// listedWriteFallback is how many busy poll intervals after an insert or a
+// delete its object comes back by itself when listings observe it (observe
+// = list): the listing that sees the operation end brings it back sooner, so
+// this visit is only for listings that fail. Coming back at the busy poll
+// instead, a burst of writes would come back as a burst of visits when the
+// operations of a minute end, taking max_reconcile_rate's slots from the
+// visits that the listing which saw them end brought.
+const listedWriteFallback = 4
+
+// writtenRequeue is when an object comes back by itself after its insert or
+// delete.
+func (p *pacing) writtenRequeue() time.Duration {
+	if p.listed {
+		return listedWriteFallback * p.busyPoll
+	}
+	return p.busyPoll
+}
+
+// markWritten records that Cloud SQL accepted the instance's insert or delete
+// in the reconcile under way, or that its delete is under way already: the
+// reconciler's immediate requeue after a create or a delete is put off (see
+// backoffToPoll), and the project's busy listings, or the busy poll, bring
+// the object back. Requeued at once, a deleted object would come back again
+// and again with the work queue's backoff while its delete runs, each visit a
+// slot of max_reconcile_rate.
+func (p *pacing) markWritten(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wrote[name] = true
@@ -303,11 +337,85 @@ func (p *pacing) settled(name string, readAt time.Time) {
 	}
 	if ok && p.visible[name] {
 		p.idle[name] = true
+		p.opEndedLocked(name, readAt)
 	}
 	delete(p.active, name)
 	delete(p.hurry, name)
 	delete(p.visible, name)
 	delete(p.opsAsked, name)
+}
+
+// began records that Cloud SQL accepted an insert, patch or delete of the
+// instance just now: its operation runs until an observation shows it done
+// (settled, or deleted).
+func (p *pacing) began(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opAt[name] = p.now()
+}
+
+// deleted records that an observation read at readAt found the instance of a
+// deleted object gone: nothing of it is under way any more.
+func (p *pacing) deleted(name string, readAt time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opEndedLocked(name, readAt)
+	delete(p.hurry, name)
+}
+
+// opEndedLocked records that an observation read at readAt showed the
+// provider's last write of the instance done, and how long that took at most.
+func (p *pacing) opEndedLocked(name string, readAt time.Time) {
+	at, ok := p.opAt[name]
+	if !ok || !readAt.After(at) {
+		return
+	}
+	delete(p.opAt, name)
+	if d := readAt.Sub(at); p.fastestOp == 0 || d < p.fastestOp {
+		p.fastestOp = d
+	}
+}
+
+// opFloorShare is the share of the fastest operation seen that a new
+// operation is taken to need at least.
+const opFloorShare = 0.8
+
+// listingHold is when busy listings may begin at the earliest (zero: at
+// once); until then projects are listed at their steady period. While every
+// instance that hurries the listings waits for a write of the provider's
+// that began less than opFloorShare of the fastest operation seen ago, no
+// listing could show an operation end: Cloud SQL's creates take minutes and
+// its patches and deletes about one, so listing every couple of seconds from
+// their start would spend the quota on listings that show nothing new. An
+// operation that ends sooner than that is seen at the hold, and shortens the
+// next one. Instances in the middle of something else (one the provider did
+// not change, a password change), or before any operation was seen to end,
+// hold nothing.
+func (p *pacing) listingHold() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listingHoldLocked()
+}
+
+func (p *pacing) listingHoldLocked() time.Time {
+	if p.fastestOp == 0 || p.busyPoll <= 0 {
+		return time.Time{}
+	}
+	floor := time.Duration(float64(p.fastestOp) * opFloorShare)
+	var hold time.Time
+	for name := range p.hurry {
+		if p.changeSeen[name] {
+			continue
+		}
+		at, ok := p.opAt[name]
+		if !ok {
+			return time.Time{}
+		}
+		if e := at.Add(floor); hold.IsZero() || e.Before(hold) {
+			hold = e
+		}
+	}
+	return hold
 }
 
 // forget drops everything known of an instance whose object is gone.
@@ -322,6 +430,8 @@ func (p *pacing) forget(name string) {
 	delete(p.visible, name)
 	delete(p.idle, name)
 	delete(p.deleting, name)
+	delete(p.changeSeen, name)
+	delete(p.opAt, name)
 	delete(p.wrote, name)
 	delete(p.opsAsked, name)
 	delete(p.seen, name)
@@ -341,6 +451,7 @@ func (p *pacing) take(m map[string]bool, name string) bool {
 func (p *pacing) observing(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.changeSeen, name)
 	if _, ok := p.seen[name]; !ok {
 		p.seen[name] = p.now()
 	}
@@ -365,6 +476,16 @@ func (p *pacing) observed(readAt time.Time, names ...string) {
 	p.mu.Unlock()
 	for _, g := range gaps {
 		metrics.ObservationGap.Observe(g)
+	}
+}
+
+// sawChange records that a listing saw the instances of the objects named
+// change: each will be reconciled for it.
+func (p *pacing) sawChange(names ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range names {
+		p.changeSeen[n] = true
 	}
 }
 
@@ -548,8 +669,8 @@ func (p *pacing) maxListingAge(name string) time.Duration {
 func (p *pacing) listPeriod() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.hurry) > 0 && p.busyPoll > 0 {
-		return max(p.busyListPeriodLocked(), p.budgetBound/listingsPerInterval)
+	if d, busy := p.busyListPeriodLocked(); busy && !p.now().Before(p.listingHoldLocked()) {
+		return max(d, p.budgetBound/listingsPerInterval)
 	}
 	return p.listPeriodLocked()
 }
@@ -571,18 +692,26 @@ const busyListShare = 0.2
 // long operations (minutes, as Cloud SQL's creates take) a few listings more
 // than at the busy poll interval. An instance in the middle of something
 // whose start the provider does not know (one it did not change) is listed at
-// the busy poll interval.
-func (p *pacing) busyListPeriodLocked() time.Duration {
+// the busy poll interval. Instances whose change a listing has seen, and
+// whose reconcile has not looked yet, do not count: busy is false when no
+// other instance is in the middle of something.
+func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
+	if p.busyPoll <= 0 {
+		return 0, false
+	}
 	now := p.now()
 	var longest time.Duration
 	for name := range p.hurry {
+		if p.changeSeen[name] {
+			continue
+		}
 		a, ok := p.active[name]
 		if !ok {
-			return p.busyPoll
+			return p.busyPoll, true
 		}
-		longest = max(longest, now.Sub(a))
+		longest, busy = max(longest, now.Sub(a)), true
 	}
-	return min(p.busyPoll, max(busyListFloor, time.Duration(float64(longest)*busyListShare)))
+	return min(p.busyPoll, max(busyListFloor, time.Duration(float64(longest)*busyListShare))), busy
 }
 
 func (p *pacing) listPeriodLocked() time.Duration {
@@ -661,11 +790,11 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if b.pacing.take(b.pacing.wrote, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && err == nil && res.RequeueAfter == 0 {
-		// crossplane-runtime comes back at once after a create, to see
-		// whether it is over: it has just begun. In a burst of creates
-		// that would be a listing after each insert; the project's busy
+		// crossplane-runtime comes back at once after a create or a
+		// delete, to see whether it is over: it has just begun. In a burst
+		// that would be a listing after each write; the project's busy
 		// listings see its end, and reconcile the object then.
-		return reconcile.Result{RequeueAfter: b.pacing.busyPoll, Priority: ptr.To(followUpPriority)}, nil
+		return reconcile.Result{RequeueAfter: b.pacing.writtenRequeue(), Priority: ptr.To(followUpPriority)}, nil
 	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)

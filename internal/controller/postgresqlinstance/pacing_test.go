@@ -371,9 +371,72 @@ func TestBusyListingsFollowTheLongestOperation(t *testing.T) {
 	g.Expect(p.listPeriod()).To(Equal(15 * time.Second))
 }
 
-// crossplane-runtime's immediate requeue after a create is put off to the busy
-// poll interval (the project's busy listings bring the object back when its
-// operation ends), once; other requeues are left alone.
+// An instance whose change a listing has seen does not hurry the listings
+// until its reconcile has looked (it may wait for a worker); once it has, it
+// counts again if it is still in the middle of something.
+func TestASeenChangeDoesNotHurryListings(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
+	p.now = func() time.Time { return now }
+
+	p.markChanged("a", true)
+	g.Expect(p.listPeriod()).To(Equal(busyListFloor))
+	p.sawChange("a")
+	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "nothing else is in the middle of something")
+	p.observing("a")
+	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "its reconcile looked, and it still runs")
+}
+
+// Once an operation was seen to end, no busy listing is scheduled before the
+// writes under way have run for most of that time: nothing could show an
+// end. Instances in the middle of something else hold nothing, and a
+// quicker operation shortens the hold.
+func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
+	p.now = func() time.Time { return now }
+
+	p.markChanged("a", true)
+	p.began("a")
+	g.Expect(p.listingHold()).To(BeZero(), "no operation seen to end yet")
+	now = now.Add(10 * time.Second)
+	p.settled("a", now)
+	g.Expect(p.fastestOp).To(Equal(10 * time.Second))
+
+	start := now
+	p.markChanged("b", true)
+	p.began("b")
+	now = now.Add(time.Second)
+	p.markChanged("c", true)
+	p.began("c")
+	g.Expect(p.listingHold()).To(Equal(start.Add(8*time.Second)), "b began first: 0.8 of 10 s after it")
+	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "held: listed at the steady period")
+	now = start.Add(8 * time.Second)
+	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "the hold is over")
+	now = start.Add(time.Second)
+
+	p.markBusy("d") // seen PENDING_CREATE: an import being created
+	g.Expect(p.listingHold()).To(BeZero(), "d's end may come any time")
+	p.settled("d", now)
+	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
+	g.Expect(p.listingHold()).To(Equal(start.Add(8 * time.Second)))
+
+	// The instance of a deleted object, gone 5 s after its delete.
+	p.deleted("b", start.Add(5*time.Second))
+	g.Expect(p.fastestOp).To(Equal(5 * time.Second))
+	g.Expect(p.listingHold()).To(Equal(start.Add(5*time.Second)), "c began 1 s after b: 0.8 of 5 s after it")
+
+	p.deleted("c", start.Add(time.Hour))
+	g.Expect(p.fastestOp).To(Equal(5*time.Second), "the fastest is kept")
+}
+
+// crossplane-runtime's immediate requeue after a create or a delete is put off
+// (the project's busy listings bring the object back when its operation
+// ends): to the busy poll interval when instances are read one by one, and
+// to four of them when listings follow them, for listings that fail; once;
+// other requeues are left alone.
 func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	g := NewWithT(t)
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
@@ -382,17 +445,23 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	b := &backoffToPoll{inner: fixedResult{res: again}, pacing: p, poll: 5 * time.Minute}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "a"}}
 
-	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	res, err := b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second, Priority: ptr.To(followUpPriority)}), "ahead of new objects")
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "once: a conflict's requeue still comes at once")
 
-	p.markCreated(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
+
+	p.listed = true
+	b.inner = fixedResult{res: again}
+	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: time.Minute, Priority: ptr.To(followUpPriority)}), "listings bring it back")
 }
 
 // In controller-runtime's priority queue, an instance whose operation a
@@ -419,7 +488,7 @@ func TestFollowUpsGoBeforeNewObjects(t *testing.T) {
 	q.Add(req("created-1")) // its visit after the insert, still waiting to be due
 	enqueueFollowUp().Generic(context.Background(), ctrlevent.GenericEvent{Object: obj("created-1")}, q)
 	b := &backoffToPoll{inner: fixedResult{}, pacing: newPacing(pacingConfig{busyPoll: time.Millisecond}), poll: time.Minute}
-	b.pacing.markCreated(objectKey(obj("created-2")))
+	b.pacing.markWritten(objectKey(obj("created-2")))
 	res, err := b.Reconcile(context.Background(), req("created-2"))
 	g.Expect(err).NotTo(HaveOccurred())
 	q.AddWithOpts(priorityqueue.AddOpts{After: res.RequeueAfter, Priority: res.Priority}, req("created-2"))

@@ -44,6 +44,14 @@ func desiredStateChanged() predicate.Predicate {
 	)
 }
 
+// notGone leaves out the events of objects that are gone: the managed
+// reconciler did its last work when it removed its finalizer, and a reconcile
+// that finds nothing would still take a slot of max_reconcile_rate, which a
+// burst of deletes would take from the visits that finish the other deletes.
+func notGone() predicate.Predicate {
+	return predicate.Funcs{DeleteFunc: func(event.DeleteEvent) bool { return false }}
+}
+
 // annotationsChanged compares the annotations of the object named name before
 // and after an update, leaving out what desiredStateChanged ignores.
 func annotationsChanged(before, after map[string]string, name string) bool {

@@ -111,3 +111,15 @@ func TestAWakeNeverBlocksTheInformer(t *testing.T) {
 	}
 	g.Expect(ch).To(HaveLen(cap(ch)))
 }
+
+// An object that is gone brings no reconcile; its deletion (the deletion
+// timestamp set, a spec change) did.
+func TestNotGone(t *testing.T) {
+	g := NewWithT(t)
+	pi := &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "db"}}
+	p := notGone()
+	g.Expect(p.Delete(event.DeleteEvent{Object: pi})).To(BeFalse())
+	g.Expect(p.Create(event.CreateEvent{Object: pi})).To(BeTrue())
+	g.Expect(p.Update(event.UpdateEvent{ObjectOld: pi, ObjectNew: pi})).To(BeTrue(), "updates are desiredStateChanged's to judge")
+	g.Expect(p.Generic(event.GenericEvent{Object: pi})).To(BeTrue())
+}

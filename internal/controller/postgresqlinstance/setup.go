@@ -189,6 +189,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		observer.WithSchedule(c.pacing.listPeriod, c.pacing.watchExpiry),
 		observer.WithOnListing(func(ctx context.Context, l observer.Listing) {
 			c.pacing.observed(l.ReadAt, l.Objects...)
+			c.pacing.sawChange(l.Changed...)
 			for _, key := range l.Changed {
 				ns, name, namespaced := strings.Cut(key, "/")
 				if !namespaced {
@@ -340,7 +341,7 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		For(k.obj, builder.WithPredicates(desiredStateChanged()))
+		For(k.obj, builder.WithPredicates(desiredStateChanged(), notGone()))
 	if k.changed != nil {
 		b = b.WatchesRawSource(source.Channel(k.changed, enqueueFollowUp()))
 	}

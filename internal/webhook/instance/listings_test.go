@@ -155,18 +155,48 @@ func TestReadsSpentLeaveNamesChecked(t *testing.T) {
 	g.Expect(w.emu.Counts()[emulator.MethodInstancesList]).To(Equal(1))
 }
 
-// A listing that the controllers started and that waits for the budget's
-// reads does not hold admission past half its timeout: the name is then
-// checked with instances.get, from the admission reserve.
-func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
+// A listing of a one-page project that the controllers started when they
+// had spent every read of the budget takes the admission reserve, since it
+// answers the name checks too: admission takes its answer rather than
+// asking instances.get.
+func TestAControllersListingServesAdmissionWhenReadsAreSpent(t *testing.T) {
 	g := NewWithT(t)
 	w := newListingWorld(t, readsSpent(t), 2*time.Second, 15*time.Second, "taken")
 	svc, err := w.services.Get(w.pc, authNone)
 	g.Expect(err).NotTo(HaveOccurred())
+	_, err = w.listings.Instance(context.Background(), svc, w.pc.Name, project, "x", time.Time{}, time.Hour)
+	g.Expect(err).NotTo(HaveOccurred(), "a controller's observation")
+
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
+	g.Expect(checked(w.create(t, "taken"))).To(HavePrefix("denied: "))
+	counts := w.emu.Counts()
+	g.Expect(counts[emulator.MethodInstancesGet]).To(BeZero())
+	g.Expect(counts[emulator.MethodInstancesList]).To(Equal(1))
+}
+
+// A listing of a many-page project that the controllers started and that
+// waits for the budget's reads does not hold admission past half its
+// timeout: the name is then checked with instances.get, from the admission
+// reserve.
+func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
+	g := NewWithT(t)
+	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(0.1))
+	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
+	g.Expect(w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize)).To(Succeed())
+	svc, err := w.services.Get(w.pc, authNone)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = w.listings.Instance(context.Background(), svc, w.pc.Name, project, "x", time.Time{}, time.Hour)
+	g.Expect(err).NotTo(HaveOccurred(), "a first listing: two pages, two reads")
+	for range 48 - 2 {
+		g.Expect(window.WaitRead(context.Background())).To(Succeed())
+	}
+	time.Sleep(20 * time.Millisecond) // the listing is too old now
+	w.emu.ResetCounts()
 	// A controller's observation: its listing waits a minute for a read.
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _, _ = w.listings.Instance(ctx, svc, w.pc.Name, project, "x", time.Time{}, time.Hour) }()
+	go func() { _, _ = w.listings.Instance(ctx, svc, w.pc.Name, project, "x", time.Now(), time.Hour) }()
 	time.Sleep(100 * time.Millisecond)
 
 	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
@@ -181,13 +211,15 @@ func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
 // reads spent, names are checked with instances.get until a listing comes.
 func TestAManyPageListingLeavesTheReserveToLookups(t *testing.T) {
 	g := NewWithT(t)
-	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(budget.DefaultAdmissionReserve))
+	// A reserve of 6: the first listing's 2 pages, and a lookup for each name.
+	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(0.1))
 	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
 	g.Expect(w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
 		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize)).To(Succeed())
 	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"), "listed: two pages")
 	g.Expect(w.listings.Pages(w.pc.Name, project)).To(Equal(2))
-	for range 48 - 2 {
+	// Its pages came from the admission reserve: the reads' share is whole.
+	for range 48 {
 		g.Expect(window.WaitRead(context.Background())).To(Succeed())
 	}
 	time.Sleep(20 * time.Millisecond) // the listing is too old now
