@@ -19,13 +19,20 @@ limitations under the License.
 package config
 
 import (
+	"context"
+	"time"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -48,7 +55,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.ProviderConfig{}).
-		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{}).
+		Watches(&v1alpha1.ProviderConfigUsage{}, settled{&resource.EnqueueRequestForProviderConfig{}}).
 		Complete(ratewait.New(name, r, o.GlobalRateLimiter))
 }
 
@@ -78,7 +85,7 @@ func SetupNamespaced(mgr ctrl.Manager, o controller.Options) error {
 			Named(name).
 			WithOptions(o.ForControllerRuntime()).
 			For(k.object).
-			Watches(&nsv1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kind}).
+			Watches(&nsv1alpha1.ProviderConfigUsage{}, settled{&resource.EnqueueRequestForProviderConfig{Kind: k.kind}}).
 			Complete(ratewait.New(name, r, o.GlobalRateLimiter))
 		if err != nil {
 			return err
@@ -86,3 +93,37 @@ func SetupNamespaced(mgr ctrl.Manager, o controller.Options) error {
 	}
 	return nil
 }
+
+// usageSettle is how long a configuration's count of users waits after a
+// usage appears, changes or goes: a burst of applies or deletes (each object
+// records its usage) then costs a reconcile or two of the configuration, not
+// one per few objects, each of which would take a slot of
+// max_reconcile_rate from the objects' own reconciles.
+const usageSettle = time.Second
+
+// settled enqueues what inner enqueues, usageSettle later: the work queue
+// holds one of each request however often it is added meanwhile.
+type settled struct{ inner handler.EventHandler }
+
+func (s settled) Create(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.inner.Create(ctx, e, later{q})
+}
+
+func (s settled) Update(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.inner.Update(ctx, e, later{q})
+}
+
+func (s settled) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.inner.Delete(ctx, e, later{q})
+}
+
+func (s settled) Generic(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.inner.Generic(ctx, e, later{q})
+}
+
+// later is a work queue whose Add waits usageSettle.
+type later struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func (l later) Add(r reconcile.Request) { l.AddAfter(r, usageSettle) }

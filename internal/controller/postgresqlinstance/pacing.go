@@ -489,6 +489,21 @@ func (p *pacing) sawChange(names ...string) {
 	}
 }
 
+// completesWrite says whether the object's next reconcile is the one that
+// sees an insert, patch or delete of the provider's done: a listing saw its
+// instance change while that write's operation ran. Such a reconcile
+// finishes the work that the write's own reconcile began, and took a slot of
+// max_reconcile_rate for, so it does not take another: there is at most one
+// per write, and the request budget bounds the writes. Counted again, the
+// visits that make a burst of 100 changes Ready took the slots of the
+// deletes that followed them.
+func (p *pacing) completesWrite(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, writing := p.opAt[name]
+	return writing && p.changeSeen[name]
+}
+
 // objectObserved records that the object named (an object of another kind,
 // of the kind given for the metric) was observed from a listing read at
 // readAt, and the time since the listing behind its previous observation goes

@@ -388,6 +388,21 @@ func TestASeenChangeDoesNotHurryListings(t *testing.T) {
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "its reconcile looked, and it still runs")
 }
 
+// The reconcile that a listing brings when it sees an instance change while
+// an insert, patch or delete of the provider's runs completes that write: it
+// takes no slot of max_reconcile_rate. Other reconciles do.
+func TestAVisitThatCompletesAWriteTakesNoSlot(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
+	p.began("a")
+	g.Expect(p.completesWrite("a")).To(BeFalse(), "no listing saw it change yet")
+	p.sawChange("a", "b")
+	g.Expect(p.completesWrite("a")).To(BeTrue())
+	g.Expect(p.completesWrite("b")).To(BeFalse(), "b changed out of band: no write of the provider's runs")
+	p.observing("a")
+	g.Expect(p.completesWrite("a")).To(BeFalse(), "its reconcile has looked")
+}
+
 // Once an operation was seen to end, no busy listing is scheduled before the
 // writes under way have run for most of that time: nothing could show an
 // end. Instances in the middle of something else hold nothing, and a

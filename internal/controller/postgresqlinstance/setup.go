@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -355,7 +356,15 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		}
 		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map), builder.WithPredicates(p...))
 	}
-	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter))
+	key := func(req reconcile.Request) string {
+		m := &metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}
+		if k.key != nil {
+			return k.key(m)
+		}
+		return objectKey(m)
+	}
+	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter,
+		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(key(req)) })))
 }
 
 // fleet counts the PostgresqlInstances of every kind in the manager's cache,

@@ -39,23 +39,37 @@ import (
 // Reconciler starts its inner reconciler no faster than a rate limiter allows,
 // waiting in the worker.
 type Reconciler struct {
-	name  string
-	inner reconcile.Reconciler
-	limit ratelimiter.RateLimiter
+	name   string
+	inner  reconcile.Reconciler
+	limit  ratelimiter.RateLimiter
+	exempt func(reconcile.Request) bool
+}
+
+// An Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithExempt starts the requests for which exempt is true without waiting
+// for the rate limiter, and without taking a slot of it.
+func WithExempt(exempt func(reconcile.Request) bool) Option {
+	return func(r *Reconciler) { r.exempt = exempt }
 }
 
 // New returns a Reconciler that starts inner at the pace of limit, which the
 // controller named name may share with others (crossplane-runtime's global rate
 // limiter). A nil limit does not limit.
-func New(name string, inner reconcile.Reconciler, limit ratelimiter.RateLimiter) *Reconciler {
-	return &Reconciler{name: name, inner: inner, limit: limit}
+func New(name string, inner reconcile.Reconciler, limit ratelimiter.RateLimiter, o ...Option) *Reconciler {
+	r := &Reconciler{name: name, inner: inner, limit: limit}
+	for _, fn := range o {
+		fn(r)
+	}
+	return r
 }
 
 // Reconcile waits for the rate limiter's slot, then reconciles. A request whose
 // context ends while it waits is returned with the context's error, so the work
 // queue tries it again.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	if r.limit == nil {
+	if r.limit == nil || (r.exempt != nil && r.exempt(req)) {
 		return r.inner.Reconcile(ctx, req)
 	}
 	item := r.name + req.String()

@@ -77,3 +77,22 @@ func TestWithoutALimiterReconcilesAtOnce(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(inner.started).To(HaveLen(1))
 }
+
+// An exempt request starts at once and leaves the limiter's slots to others.
+func TestExemptRequestsTakeNoSlot(t *testing.T) {
+	g := NewWithT(t)
+	inner := &counting{}
+	lim := rate.NewLimiter(rate.Every(time.Hour), 1)
+	r := New("c", inner, &workqueue.TypedBucketRateLimiter[string]{Limiter: lim},
+		WithExempt(func(req reconcile.Request) bool { return req.Name == "follow-up" }))
+	for range 3 {
+		_, err := r.Reconcile(context.Background(), request("follow-up"))
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(inner.started).To(HaveLen(3), "exempt: none waited")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := r.Reconcile(ctx, request("new"))
+	g.Expect(err).NotTo(HaveOccurred(), "the limiter's one slot is still free")
+	g.Expect(inner.started).To(HaveLen(4))
+}

@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -258,6 +259,10 @@ func start(b *testing.B) *world {
 		b.Fatal(err)
 	}
 
+	if err := w.awaitControllers(); err != nil {
+		b.Fatal(err)
+	}
+
 	w.names = make([]string, instances)
 	for i := range w.names {
 		w.names[i] = fmt.Sprintf("apply-%03d", i)
@@ -283,6 +288,36 @@ func (w *world) stop() {
 		_ = w.env.Stop()
 		w.env = nil
 	}
+}
+
+// awaitControllers waits until the provider's controllers run: they start
+// once their caches are synced, a second or two after the webhooks serve, and
+// that start is not the apply's. A paused PostgresqlInstance that only
+// observes costs no Cloud SQL request, neither to admit (no name to check)
+// nor to reconcile, and gets no finalizer: the controller only marks it
+// paused.
+func (w *world) awaitControllers() error {
+	probe := w.instance("controllers-probe")
+	probe.Annotations[meta.AnnotationKeyReconciliationPaused] = "true"
+	probe.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	if err := w.env.Client.Create(w.ctx, probe); err != nil {
+		return fmt.Errorf("creating the controllers' probe: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := w.env.Client.Get(w.ctx, client.ObjectKeyFromObject(probe), probe)
+		if err != nil {
+			return fmt.Errorf("reading the controllers' probe: %w", err)
+		}
+		if probe.GetCondition(xpv2.TypeSynced).Reason == xpv2.ReasonReconcilePaused {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the provider did not reconcile %s within a minute of serving its webhooks", probe.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return client.IgnoreNotFound(w.env.Client.Delete(w.ctx, probe))
 }
 
 // instance is a minimal PostgresqlInstance, as examples/ has it, that may be
