@@ -56,6 +56,10 @@ type Window struct {
 	reserve   int
 	admission int
 
+	// minSkew and maxSkew bound how much longer than period an event is
+	// counted (WithArrivalSkew); both 0: exactly period.
+	minSkew, maxSkew time.Duration
+
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
 	next int
@@ -63,6 +67,11 @@ type Window struct {
 	// first. They are not part of a Record: a process that restores one
 	// counts what another admitted as writes, whose cap is the looser.
 	reads []time.Time
+	// flying counts the requests in flight by admission time (UnixNano),
+	// and took how long each request of the last period took from its
+	// admission to its end (WithArrivalSkew).
+	flying map[int64]int
+	took   []tookEvent
 
 	// burst bounds how many events any second admits (0: no bound), so that
 	// what a killed process admitted after its last Record is bounded too;
@@ -141,6 +150,25 @@ func WithAdmissionPerKey(share float64) WindowOption {
 	return func(w *Window) { w.perKey = max(1, int(float64(w.admission)*min(max(share, 0), 1))) }
 }
 
+// A tookEvent is how long a request admitted at at took to end.
+type tookEvent struct {
+	at   time.Time
+	took time.Duration
+}
+
+// WithArrivalSkew counts each event for longer than the period: as long
+// again as the requests admitted within the period took to end (or have
+// taken so far, in flight), at least least and at most most. A request is
+// counted here when it is admitted, and by Cloud SQL when it arrives, which
+// is before its answer: when one admitted earlier arrives later than the
+// next (a body to send, a connection to open, a busy machine), a window of
+// exactly Cloud SQL's minute would let it count one request too many (a
+// 429); one lengthened by the longest such delay never does. Requests that
+// the caller ends at once (Wait, WaitRead) took nothing.
+func WithArrivalSkew(least, most time.Duration) WindowOption {
+	return func(w *Window) { w.minSkew, w.maxSkew = least, max(least, most) }
+}
+
 // A WindowOption configures a Window.
 type WindowOption func(*Window)
 
@@ -154,125 +182,107 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 	if limit < 1 {
 		limit = 1
 	}
-	w := &Window{limit: limit, period: period, now: time.Now, sleep: sleepCtx, ring: make([]time.Time, limit)}
+	w := &Window{limit: limit, period: period, now: time.Now, sleep: sleepCtx, ring: make([]time.Time, limit), flying: map[int64]int{}}
 	for _, fn := range o {
 		fn(w)
 	}
 	return w
 }
 
-// arrivalSkew lengthens the window that PerMinute mirrors. A request is counted
-// here when it is admitted, and by Cloud SQL when it arrives: on a busy machine,
-// with a body to send or a connection to open, one admitted earlier may arrive
-// later than the next, and a window of exactly a minute would then let Cloud SQL
-// count one request too many in its minute (a 429).
-const arrivalSkew = 2 * time.Second
+// Bounds of the arrival skew of PerMinute's windows (WithArrivalSkew): a
+// request that took longer than maxArrivalSkew is counted as if it took that
+// long, since Cloud SQL's minute starts when it arrives, surely within that
+// time of its admission on a machine that is not starved.
+const (
+	minArrivalSkew = 100 * time.Millisecond
+	maxArrivalSkew = 2 * time.Second
+)
 
-// PerMinute admits at most n requests in any minute (give or take arrivalSkew),
-// DefaultWriteReserve of them for writes and admission lookups only, and
-// DefaultAdmissionReserve for admission lookups only, which may use no more
-// (DefaultAdmissionPerNamespace of that for one namespace); and at most a
-// twentieth of them in any second (9 of 180: three times the average rate).
+// PerMinute admits at most n requests in any minute (lengthened by how late
+// they may have arrived, WithArrivalSkew), DefaultWriteReserve of them for
+// writes and admission lookups only, and DefaultAdmissionReserve for
+// admission lookups only, which may use no more (DefaultAdmissionPerNamespace
+// of that for one namespace); and at most a twentieth of them in any second
+// (9 of 180: three times the average rate).
 func PerMinute(n int) *Window {
-	return NewWindow(n, time.Minute+arrivalSkew, WithWriteReserve(DefaultWriteReserve), WithAdmissionReserve(DefaultAdmissionReserve),
-		WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20)))
+	return NewWindow(n, time.Minute, WithArrivalSkew(minArrivalSkew, maxArrivalSkew), WithWriteReserve(DefaultWriteReserve),
+		WithAdmissionReserve(DefaultAdmissionReserve), WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20)))
 }
 
-// Wait blocks until a write may happen, and records it; it returns the context's
-// error if the context ends first. A write leaves the admission reserve alone.
-func (w *Window) Wait(ctx context.Context) error {
-	return w.waitFor(ctx, func() time.Duration { return w.admit(classWrite) })
-}
-
-// WaitRead is Wait for a read, which leaves the window's write reserve alone.
-func (w *Window) WaitRead(ctx context.Context) error {
-	return w.waitFor(ctx, func() time.Duration { return w.admit(classRead) })
-}
-
-// WaitShared is Wait for a read that serves admission checks as well as the
-// controllers (a one-page listing of a project, which answers every name
-// check while it is recent): it is a read while reads have room, and an
-// admission lookup of no namespace when they have not, so that the listing
-// that sees a burst of writes done, and answers the checks meanwhile, is
-// not kept out by those writes.
-func (w *Window) WaitShared(ctx context.Context) error {
-	return w.waitFor(ctx, func() time.Duration {
-		d := w.admit(classRead)
-		if d <= 0 {
-			return 0
-		}
-		return min(d, w.admitAdmission(""))
-	})
-}
-
-// A class is what a window's event is for: each has its own cap.
+// A class is what a window's request is for: each has its own cap.
 type class int
 
 const (
 	classWrite class = iota
 	classRead
+	classLookup
 )
 
-// WaitAdmission is Wait for an admission webhook's lookup of no namespace
-// (see WaitAdmissionBy).
-func (w *Window) WaitAdmission(ctx context.Context) error { return w.WaitAdmissionBy(ctx, "") }
+// Begin blocks until a write may be sent, and counts it; it returns the
+// context's error if the context ends first. The caller calls done once the
+// request has ended (its answer or its error came), which says how late it
+// may have arrived (WithArrivalSkew). A write leaves the admission reserve
+// alone.
+func (w *Window) Begin(ctx context.Context) (done func(), err error) {
+	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classWrite, "") })
+}
 
-// WaitAdmissionBy is Wait for an admission webhook's lookup for key (the
+// BeginRead is Begin for a read, which leaves the window's write reserve
+// alone.
+func (w *Window) BeginRead(ctx context.Context) (done func(), err error) {
+	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classRead, "") })
+}
+
+// BeginShared is Begin for a read that serves admission checks as well as
+// the controllers (a one-page listing of a project, which answers every name
+// check while it is recent): it is a read while reads have room, and an
+// admission lookup of no namespace when they have not, so that the listing
+// that sees a burst of writes done, and answers the checks meanwhile, is not
+// kept out by those writes.
+func (w *Window) BeginShared(ctx context.Context) (done func(), err error) {
+	return w.waitFor(ctx, func() (func(), time.Duration) {
+		done, d := w.admit(classRead, "")
+		if d <= 0 {
+			return done, 0
+		}
+		done, e := w.admit(classLookup, "")
+		return done, min(d, e)
+	})
+}
+
+// BeginAdmissionBy is Begin for an admission webhook's lookup for key (the
 // namespace of the object under admission, empty for a cluster-scoped one).
 // Admission lookups use the admission reserve and no more of the window, so
 // that they cannot spend the controllers' share, and those of one key at most
 // its share of the reserve (WithAdmissionPerKey). Without an admission reserve
 // they count as writes.
+func (w *Window) BeginAdmissionBy(ctx context.Context, key string) (done func(), err error) {
+	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classLookup, key) })
+}
+
+// Wait is Begin for a request that ends at once.
+func (w *Window) Wait(ctx context.Context) error { return ended(w.Begin(ctx)) }
+
+// WaitRead is BeginRead for a request that ends at once.
+func (w *Window) WaitRead(ctx context.Context) error { return ended(w.BeginRead(ctx)) }
+
+// WaitShared is BeginShared for a request that ends at once.
+func (w *Window) WaitShared(ctx context.Context) error { return ended(w.BeginShared(ctx)) }
+
+// WaitAdmission is BeginAdmissionBy of no namespace for a request that ends
+// at once.
+func (w *Window) WaitAdmission(ctx context.Context) error { return w.WaitAdmissionBy(ctx, "") }
+
+// WaitAdmissionBy is BeginAdmissionBy for a request that ends at once.
 func (w *Window) WaitAdmissionBy(ctx context.Context, key string) error {
-	return w.waitFor(ctx, func() time.Duration { return w.admitAdmission(key) })
+	return ended(w.BeginAdmissionBy(ctx, key))
 }
 
-// admitAdmission records an admission lookup for key now if the admission
-// reserve, key's share of it and the window allow it, and returns 0, or
-// returns how long to wait before asking again.
-func (w *Window) admitAdmission(key string) time.Duration {
-	if w.admission == 0 {
-		return w.admit(classWrite)
+func ended(done func(), err error) error {
+	if err == nil {
+		done()
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.now()
-	drop := 0
-	for drop < len(w.admissions) && now.Sub(w.admissions[drop].at) >= w.period {
-		drop++
-	}
-	w.admissions = w.admissions[drop:]
-	if len(w.admissions) >= w.admission {
-		return w.period - now.Sub(w.admissions[0].at)
-	}
-	if key != "" && w.perKey > 0 {
-		n := 0
-		for _, e := range w.admissions {
-			if e.key != key {
-				continue
-			}
-			if n++; n >= w.perKey {
-				// The oldest of key's lookups leaves first.
-				return w.period - now.Sub(w.oldestLocked(key))
-			}
-		}
-	}
-	d := w.admitLocked(now)
-	if d <= 0 {
-		w.admissions = append(w.admissions, admissionEvent{at: now, key: key})
-	}
-	return d
-}
-
-// oldestLocked is when the oldest admission lookup of key in the period was
-// admitted.
-func (w *Window) oldestLocked(key string) time.Time {
-	for _, e := range w.admissions {
-		if e.key == key {
-			return e.at
-		}
-	}
-	return w.now()
+	return err
 }
 
 // errSpent says why a call was not sent: waiting for the budget would outlast
@@ -291,47 +301,141 @@ func (e spentError) Error() string        { return e.msg }
 func (e spentError) Is(target error) bool { return target == ErrSpent }
 
 // waitFor asks admit until it admits (0), sleeping as long as it says between.
-func (w *Window) waitFor(ctx context.Context, admit func() time.Duration) error {
+func (w *Window) waitFor(ctx context.Context, admit func() (func(), time.Duration)) (func(), error) {
 	for {
-		d := admit()
+		done, d := admit()
 		if d <= 0 {
-			return nil
+			return done, nil
 		}
 		// Deadlines are on the wall clock, whatever clock the window counts by.
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return spentError{msg: fmt.Sprintf(errSpent, w.limit, d.Round(time.Second))}
+			return nil, spentError{msg: fmt.Sprintf(errSpent, w.limit, d.Round(time.Second))}
 		}
 		if err := w.sleep(ctx, d); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
 
-// admit records an event of class c now if the window and c's caps allow
-// it, and returns 0, or returns how long to wait before asking again.
-func (w *Window) admit(c class) time.Duration {
+// admit admits a request of class c (for key, a lookup's) now if the window
+// and c's caps allow it, and returns what ends it, or returns how long to
+// wait before asking again.
+func (w *Window) admit(c class, key string) (func(), time.Duration) {
+	if c == classLookup && w.admission == 0 {
+		c = classWrite
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
+	w.dropLocked(now)
+	p := w.periodLocked(now)
+	var d time.Duration
+	switch c {
+	case classLookup:
+		// The admission reserve, and key's share of it.
+		d = capWait(now, p, lookupTimes(w.admissions, now, p, ""), w.admission)
+		if key != "" && w.perKey > 0 {
+			d = max(d, capWait(now, p, lookupTimes(w.admissions, now, p, key), w.perKey))
+		}
+	default:
+		// Reads and writes together leave the admission reserve.
+		d = capWait(now, p, w.othersLocked(now, p), w.limit-w.admission)
+		if c == classRead {
+			// Reads leave the write reserve.
+			d = max(d, capWait(now, p, within(w.reads, now, p), w.limit-w.reserve))
+		}
+	}
+	if d > 0 {
+		return nil, d
+	}
+	if d = w.admitLocked(now, p); d > 0 {
+		return nil, d
+	}
+	switch c {
+	case classRead:
+		w.reads = append(w.reads, now)
+	case classLookup:
+		w.admissions = append(w.admissions, admissionEvent{at: now, key: key})
+	}
+	if w.maxSkew == 0 {
+		return func() {}, 0
+	}
+	w.flying[now.UnixNano()]++
+	var once sync.Once
+	return func() { once.Do(func() { w.end(now) }) }, 0
+}
+
+// end records that the request admitted at at ended now.
+func (w *Window) end(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := at.UnixNano()
+	if w.flying[k]--; w.flying[k] <= 0 {
+		delete(w.flying, k)
+	}
+	w.took = append(w.took, tookEvent{at: at, took: w.now().Sub(at)})
+}
+
+// maxPeriod is the longest that an event is counted.
+func (w *Window) maxPeriod() time.Duration { return w.period + w.maxSkew }
+
+// periodLocked is how long an event is counted now: the period, lengthened
+// by the longest time that a request admitted within the longest period
+// took, or has taken so far (WithArrivalSkew).
+func (w *Window) periodLocked(now time.Time) time.Duration {
+	if w.maxSkew == 0 {
+		return w.period
+	}
+	skew := w.minSkew
+	for _, t := range w.took {
+		skew = max(skew, t.took)
+	}
+	for k := range w.flying {
+		skew = max(skew, now.Sub(time.Unix(0, k)))
+	}
+	return w.period + min(skew, w.maxSkew)
+}
+
+// dropLocked forgets the reads, admission lookups and times taken of
+// requests admitted more than the longest period ago.
+func (w *Window) dropLocked(now time.Time) {
+	longest := w.maxPeriod()
 	drop := 0
-	for drop < len(w.reads) && now.Sub(w.reads[drop]) >= w.period {
+	for drop < len(w.reads) && now.Sub(w.reads[drop]) >= longest {
 		drop++
 	}
 	w.reads = w.reads[drop:]
-	// Reads and writes together leave the admission reserve.
-	d := capWait(now, w.period, w.othersLocked(now), w.limit-w.admission)
-	if c == classRead {
-		// Reads leave the write reserve.
-		d = max(d, capWait(now, w.period, w.reads, w.limit-w.reserve))
+	drop = 0
+	for drop < len(w.admissions) && now.Sub(w.admissions[drop].at) >= longest {
+		drop++
 	}
-	if d > 0 {
-		return d
+	w.admissions = w.admissions[drop:]
+	drop = 0
+	for drop < len(w.took) && now.Sub(w.took[drop].at) >= longest {
+		drop++
 	}
-	d = w.admitLocked(now)
-	if d <= 0 && c == classRead {
-		w.reads = append(w.reads, now)
+	w.took = w.took[drop:]
+}
+
+// within are the times of times (oldest first) less than p before now.
+func within(times []time.Time, now time.Time, p time.Duration) []time.Time {
+	i := 0
+	for i < len(times) && now.Sub(times[i]) >= p {
+		i++
 	}
-	return d
+	return times[i:]
+}
+
+// lookupTimes are when the admission lookups of key (all of them for "")
+// less than p before now were admitted, oldest first.
+func lookupTimes(lookups []admissionEvent, now time.Time, p time.Duration, key string) []time.Time {
+	out := make([]time.Time, 0, len(lookups))
+	for _, e := range lookups {
+		if now.Sub(e.at) < p && (key == "" || e.key == key) {
+			out = append(out, e.at)
+		}
+	}
+	return out
 }
 
 // capWait is how long until fewer than most of times (oldest first, all
@@ -346,19 +450,19 @@ func capWait(now time.Time, period time.Duration, times []time.Time, most int) t
 	return period - now.Sub(times[len(times)-most])
 }
 
-// othersLocked are the times of the period's events that are not admission
-// lookups, oldest first.
-func (w *Window) othersLocked(now time.Time) []time.Time {
+// othersLocked are the admission times of the requests less than p before
+// now that are not admission lookups, oldest first.
+func (w *Window) othersLocked(now time.Time, p time.Duration) []time.Time {
 	lookups := map[int64]int{}
 	for _, e := range w.admissions {
-		if now.Sub(e.at) < w.period {
+		if now.Sub(e.at) < p {
 			lookups[e.at.UnixNano()]++
 		}
 	}
 	out := make([]time.Time, 0, w.limit)
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
-		if t.IsZero() || now.Sub(t) >= w.period {
+		if t.IsZero() || now.Sub(t) >= p {
 			continue
 		}
 		if k := t.UnixNano(); lookups[k] > 0 {
@@ -370,14 +474,15 @@ func (w *Window) othersLocked(now time.Time) []time.Time {
 	return out
 }
 
-// admitLocked records an event now if the window has room for it, and
-// returns 0, or returns how long to wait. The class caps are the caller's.
-func (w *Window) admitLocked(now time.Time) time.Duration {
+// admitLocked records an event now if the window, counting events for p, has
+// room for it and the bounds of a burst allow it, and returns 0, or returns
+// how long to wait. The class caps are the caller's.
+func (w *Window) admitLocked(now time.Time, p time.Duration) time.Duration {
 	// The ring holds the last events oldest first from next: the oldest must
 	// have left the window for a slot to be free.
 	oldest := w.ring[w.next]
-	if !oldest.IsZero() && now.Sub(oldest) < w.period {
-		return w.period - now.Sub(oldest)
+	if !oldest.IsZero() && now.Sub(oldest) < p {
+		return p - now.Sub(oldest)
 	}
 	switch {
 	case w.recordKeepsUpLocked(now):
@@ -456,15 +561,15 @@ func (w *Window) pushLocked(t time.Time) {
 	}
 }
 
-// idle reports whether the window admitted nothing within its period: it then
-// admits as a new one would.
+// idle reports whether the window admitted nothing within its longest period
+// and has no request in flight: it then admits as a new one would.
 func (w *Window) idle() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// The newest admission is the last before next, times merged from
 	// another clock included (ahead of this one, they keep it busy).
 	newest := w.ring[(w.next+w.limit-1)%w.limit]
-	return newest.IsZero() || w.now().Sub(newest) >= w.period
+	return len(w.flying) == 0 && (newest.IsZero() || w.now().Sub(newest) >= w.maxPeriod())
 }
 
 // A Record is what a Window admitted in its last period, kept so that a new
@@ -500,12 +605,12 @@ func (w *Window) Record() Record {
 	r := Record{Written: now, admitted: w.admitted}
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
-		if !t.IsZero() && now.Sub(t) < w.period {
+		if !t.IsZero() && now.Sub(t) < w.maxPeriod() {
 			r.Admitted = append(r.Admitted, t)
 		}
 	}
 	for _, e := range w.admissions {
-		if now.Sub(e.at) < w.period {
+		if now.Sub(e.at) < w.maxPeriod() {
 			r.Lookups = append(r.Lookups, Lookup{At: e.at, Key: e.key})
 		}
 	}
@@ -536,7 +641,7 @@ func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
 	added := false
 	for _, l := range in {
 		e := admissionEvent{at: time.Unix(0, l.At.UnixNano()), key: l.Key}
-		if now.Sub(l.At) >= w.period {
+		if now.Sub(l.At) >= w.maxPeriod() {
 			continue
 		}
 		if held[e] > 0 {
@@ -578,7 +683,7 @@ func (w *Window) mergeLocked(now time.Time, in []time.Time) {
 	all := make([]time.Time, 0, w.limit+len(in))
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
-		if !t.IsZero() && now.Sub(t) < w.period {
+		if !t.IsZero() && now.Sub(t) < w.maxPeriod() {
 			all = append(all, t)
 			held[t.UnixNano()]++
 		}
@@ -587,7 +692,7 @@ func (w *Window) mergeLocked(now time.Time, in []time.Time) {
 	for _, t := range in {
 		// A time ahead of this clock (another node's) counts from its own
 		// time, which keeps it longer: never less than it should.
-		if t.IsZero() || now.Sub(t) >= w.period || t.Sub(now) >= w.period {
+		if t.IsZero() || now.Sub(t) >= w.maxPeriod() || t.Sub(now) >= w.maxPeriod() {
 			continue
 		}
 		if k := t.UnixNano(); held[k] > 0 {

@@ -266,7 +266,7 @@ func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
 			// is killed, lost later.
 			clk.now = clk.now.Add(lost)
 			for range 5 {
-				if d := old.admit(classWrite); d == 0 {
+				if _, d := old.admit(classWrite, ""); d == 0 {
 					sent = append(sent, clk.Now())
 				}
 			}
@@ -551,4 +551,84 @@ func TestAnUnrecordedBoundLetsBurstsThroughWhileRecordsAreSaved(t *testing.T) {
 	next.BoundUnrecorded(func() {})
 	next.Restore(Record{}, 2*time.Second)
 	g.Expect(next.Record().Admitted).To(HaveLen(18), "unrecorded: as many as before")
+}
+
+// A window with an arrival skew counts each request for as long again as the
+// slowest request admitted within the longest period took (in flight: has
+// taken so far), within its bounds: a quick round trip leaves the window
+// about Cloud SQL's minute long, a slow one lengthens it, and the skew falls
+// back once that request leaves the window.
+func TestTheWindowGrowsWithHowLateRequestsMayArrive(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(2, time.Minute, WithClock(clk.Now, clk.Sleep), WithArrivalSkew(100*time.Millisecond, 2*time.Second))
+	ctx := context.Background()
+	start := clk.Now()
+
+	fast, err := w.Begin(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	clk.now = clk.now.Add(10 * time.Millisecond)
+	fast()
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now().Sub(start)).To(Equal(time.Minute+100*time.Millisecond), "counted for a minute and the least skew")
+
+	// A request that took 1.5 s lengthens the window.
+	clk.now = clk.now.Add(3 * time.Minute)
+	slow, err := w.Begin(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	began := clk.Now()
+	clk.now = clk.now.Add(1500 * time.Millisecond)
+	slow()
+	g.Expect(w.Wait(ctx)).To(Succeed(), "the second of the window")
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute+1500*time.Millisecond), "counted for as long as the slowest took")
+
+	// One still in flight lengthens it as it goes, up to the most.
+	clk.now = clk.now.Add(3 * time.Minute)
+	stuck, err := w.Begin(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	began = clk.Now()
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute+2*time.Second), "in flight for the whole wait: the most")
+	stuck()
+
+	// Once the slow ones left the longest period, the window is short again.
+	clk.now = clk.now.Add(3 * time.Minute)
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	began = clk.Now()
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(w.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute + 100*time.Millisecond))
+
+	g.Expect(PerMinute(180).maxPeriod()).To(Equal(time.Minute+2*time.Second), "PerMinute's windows count at most a minute and 2 s")
+}
+
+// The transport ends each request it admitted when its answer comes, so
+// that the window knows how late it may have arrived, and a window with
+// requests in flight is not idle.
+func TestTheTransportEndsWhatItAdmitted(t *testing.T) {
+	g := NewWithT(t)
+	w := PerMinute(180)
+	answer := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-answer }))
+	defer srv.Close()
+	c := &http.Client{Transport: NewTransport(nil, w)}
+	got := make(chan error)
+	go func() {
+		resp, err := c.Get(srv.URL)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		got <- err
+	}()
+	g.Eventually(func() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.flying) }).Should(Equal(1))
+	g.Expect(w.idle()).To(BeFalse(), "a request is in flight")
+	close(answer)
+	g.Expect(<-got).To(Succeed())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	g.Expect(w.flying).To(BeEmpty())
+	g.Expect(w.took).To(HaveLen(1))
 }

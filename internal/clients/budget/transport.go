@@ -86,17 +86,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
 		window, release := t.acquire()
-		admitted := window.Wait
+		begin := window.Begin
 		by, admission := ctx.Value(admissionKey{}).(string)
 		switch {
 		case admission:
-			admitted = func(ctx context.Context) error { return window.WaitAdmissionBy(ctx, by) }
+			begin = func(ctx context.Context) (func(), error) { return window.BeginAdmissionBy(ctx, by) }
 		case req.Method == http.MethodGet && ctx.Value(sharedKey{}) != nil:
-			admitted = window.WaitShared
+			begin = window.BeginShared
 		case req.Method == http.MethodGet:
-			admitted = window.WaitRead
+			begin = window.BeginRead
 		}
-		err := admitted(ctx)
+		ended, err := begin(ctx)
 		release()
 		if err != nil {
 			return nil, err
@@ -119,6 +119,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Header.Set(RequestReasonHeader, AdmissionReason)
 		}
 		resp, err := t.base.RoundTrip(r)
+		// Its answer (or error) came: Cloud SQL counted it by now.
+		ended()
 		code := 0
 		if resp != nil {
 			code = resp.StatusCode

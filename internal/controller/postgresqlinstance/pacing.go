@@ -128,6 +128,8 @@ type pacing struct {
 	// done (0: none seen yet), which bounds how soon the next can end.
 	opAt      map[string]time.Time
 	fastestOp time.Duration
+	// lastListed is when the latest listing of a project began.
+	lastListed time.Time
 	// changeSeen marks instances that a listing saw change since their
 	// object was last observed: the reconcile that a listing brings for
 	// them (which may wait for a worker) will look, and until it does more
@@ -710,12 +712,19 @@ const busyListShare = 0.2
 // the busy poll interval. Instances whose change a listing has seen, and
 // whose reconcile has not looked yet, do not count: busy is false when no
 // other instance is in the middle of something.
+//
+// Once an operation was seen to end, a listing also comes when the last
+// write under way has run as long as the fastest operation seen, if none
+// began since: a burst of writes of the same kind then ends about together,
+// and that listing sees the last of them end rather than the next one at a
+// fifth of the time they took.
 func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
 	if p.busyPoll <= 0 {
 		return 0, false
 	}
 	now := p.now()
 	var longest time.Duration
+	var lastEnd time.Time
 	for name := range p.hurry {
 		if p.changeSeen[name] {
 			continue
@@ -725,8 +734,24 @@ func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
 			return p.busyPoll, true
 		}
 		longest, busy = max(longest, now.Sub(a)), true
+		if at, ok := p.opAt[name]; ok && p.fastestOp > 0 && at.Add(p.fastestOp).After(lastEnd) {
+			lastEnd = at.Add(p.fastestOp)
+		}
 	}
-	return min(p.busyPoll, max(busyListFloor, time.Duration(float64(longest)*busyListShare))), busy
+	d = min(p.busyPoll, max(busyListFloor, time.Duration(float64(longest)*busyListShare)))
+	if lastEnd.After(p.lastListed) {
+		d = min(d, lastEnd.Sub(p.lastListed))
+	}
+	return d, busy
+}
+
+// listingBegan records that a listing of a project began at readAt.
+func (p *pacing) listingBegan(readAt time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if readAt.After(p.lastListed) {
+		p.lastListed = readAt
+	}
 }
 
 func (p *pacing) listPeriodLocked() time.Duration {

@@ -438,6 +438,17 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
 	g.Expect(p.listingHold()).To(Equal(start.Add(8 * time.Second)))
 
+	// Past the hold, a listing comes when c, the last write, has run 10 s
+	// if none began since, though a fifth of b's 12 s would be later.
+	p.settled("d", now)
+	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
+	now = start.Add(12 * time.Second)
+	p.listingBegan(start.Add(10 * time.Second))
+	g.Expect(p.listPeriod()).To(Equal(time.Second), "c began 1 s after b: 11 s after b, 1 s after the last listing")
+	p.listingBegan(start.Add(11 * time.Second))
+	g.Expect(p.listPeriod()).To(Equal(time.Duration(float64(12*time.Second)*busyListShare)), "that listing came")
+	now = start.Add(time.Second)
+
 	// The instance of a deleted object, gone 5 s after its delete.
 	p.deleted("b", start.Add(5*time.Second))
 	g.Expect(p.fastestOp).To(Equal(5 * time.Second))

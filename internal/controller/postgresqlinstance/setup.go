@@ -189,6 +189,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 	c.observer = observer.New(
 		observer.WithSchedule(c.pacing.listPeriod, c.pacing.watchExpiry),
 		observer.WithOnListing(func(ctx context.Context, l observer.Listing) {
+			c.pacing.listingBegan(l.ReadAt)
 			c.pacing.observed(l.ReadAt, l.Objects...)
 			c.pacing.sawChange(l.Changed...)
 			for _, key := range l.Changed {
