@@ -18,6 +18,7 @@ package postgresqlinstance
 
 import (
 	"context"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -399,16 +400,26 @@ func (p *pacing) listingHold() time.Time {
 	return p.listingHoldLocked()
 }
 
+// hurryingLocked are the instances in the middle of something that hurry the
+// listings: those whose change a listing has seen wait for their reconcile,
+// which the listing brought, to look.
+func (p *pacing) hurryingLocked() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for name := range p.hurry {
+			if !p.changeSeen[name] && !yield(name) {
+				return
+			}
+		}
+	}
+}
+
 func (p *pacing) listingHoldLocked() time.Time {
 	if p.fastestOp == 0 || p.busyPoll <= 0 {
 		return time.Time{}
 	}
 	floor := time.Duration(float64(p.fastestOp) * opFloorShare)
 	var hold time.Time
-	for name := range p.hurry {
-		if p.changeSeen[name] {
-			continue
-		}
+	for name := range p.hurryingLocked() {
 		at, ok := p.opAt[name]
 		if !ok {
 			return time.Time{}
@@ -725,10 +736,7 @@ func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
 	now := p.now()
 	var longest time.Duration
 	var lastEnd time.Time
-	for name := range p.hurry {
-		if p.changeSeen[name] {
-			continue
-		}
+	for name := range p.hurryingLocked() {
 		a, ok := p.active[name]
 		if !ok {
 			return p.busyPoll, true

@@ -174,16 +174,27 @@ func TestAControllersListingServesAdmissionWhenReadsAreSpent(t *testing.T) {
 	g.Expect(counts[emulator.MethodInstancesList]).To(Equal(1))
 }
 
+// twoPageWorld is a world whose project takes two pages to list, with a
+// budget of 60 a minute that keeps 6 for admission lookups: a first listing's
+// 2 pages, and a lookup for a few names.
+func twoPageWorld(t *testing.T) (*listingWorld, *budget.Window) {
+	t.Helper()
+	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(0.1))
+	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
+	if err := w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize); err != nil {
+		t.Fatal(err)
+	}
+	return w, window
+}
+
 // A listing of a many-page project that the controllers started and that
 // waits for the budget's reads does not hold admission past half its
 // timeout: the name is then checked with instances.get, from the admission
 // reserve.
 func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
 	g := NewWithT(t)
-	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(0.1))
-	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
-	g.Expect(w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
-		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize)).To(Succeed())
+	w, window := twoPageWorld(t)
 	svc, err := w.services.Get(w.pc, authNone)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = w.listings.Instance(context.Background(), svc, w.pc.Name, project, "x", time.Time{}, time.Hour)
@@ -211,11 +222,7 @@ func TestAListingWaitingForReadsFallsBackToAGet(t *testing.T) {
 // reads spent, names are checked with instances.get until a listing comes.
 func TestAManyPageListingLeavesTheReserveToLookups(t *testing.T) {
 	g := NewWithT(t)
-	// A reserve of 6: the first listing's 2 pages, and a lookup for each name.
-	window := budget.NewWindow(60, time.Minute, budget.WithWriteReserve(budget.DefaultWriteReserve), budget.WithAdmissionReserve(0.1))
-	w := newListingWorld(t, window, 2*time.Second, 10*time.Millisecond, "taken")
-	g.Expect(w.emu.SeedMany(project, &sqladmin.DatabaseInstance{Name: "seeded", DatabaseVersion: "POSTGRES_15", Region: "europe-west1",
-		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"}}, observer.PageSize)).To(Succeed())
+	w, window := twoPageWorld(t)
 	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"), "listed: two pages")
 	g.Expect(w.listings.Pages(w.pc.Name, project)).To(Equal(2))
 	// Its pages came from the admission reserve: the reads' share is whole.
