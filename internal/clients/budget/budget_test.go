@@ -602,7 +602,8 @@ func TestTheWindowGrowsWithHowLateRequestsMayArrive(t *testing.T) {
 	g.Expect(w.Wait(ctx)).To(Succeed())
 	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute + 100*time.Millisecond))
 
-	g.Expect(PerMinute(180).maxPeriod()).To(Equal(time.Minute+2*time.Second), "PerMinute's windows count at most a minute and 2 s")
+	g.Expect(PerMinute(180).maxPeriod()).To(Equal(time.Minute+5*time.Second), "PerMinute's windows count at most a minute and 5 s")
+	g.Expect(PerMinute(180).minSkew).To(Equal(2*time.Second), "and at least a minute and 2 s")
 }
 
 // The transport ends each request it admitted when its answer comes, so
