@@ -216,23 +216,11 @@ func (p *pacing) markChanged(name string, visible bool) {
 	delete(p.idle, name)
 }
 
-// listedWriteFallback is how many busy poll intervals after an insert or a
-// delete its object comes back by itself when listings observe it (observe
-// = list): the listing that sees the operation end brings it back sooner, so
-// this visit is only for listings that fail. Coming back at the busy poll
-// instead, a burst of writes would come back as a burst of visits when the
-// operations of a minute end, taking max_reconcile_rate's slots from the
-// visits that the listing which saw them end brought.
-const listedWriteFallback = 4
-
 // writtenRequeue is when an object comes back by itself after its insert or
-// delete.
-func (p *pacing) writtenRequeue() time.Duration {
-	if p.listed {
-		return listedWriteFallback * p.busyPoll
-	}
-	return p.busyPoll
-}
+// delete: the busy poll interval. The listing that sees the operation end
+// brings it back sooner; this visit is for listings that fail (a failed
+// listing answers for 30 s), as a storm of 5xx and 429 makes them.
+func (p *pacing) writtenRequeue() time.Duration { return p.busyPoll }
 
 // markWritten records that Cloud SQL accepted the instance's insert or delete
 // in the reconcile under way, or that its delete is under way already: the

@@ -459,10 +459,8 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 }
 
 // crossplane-runtime's immediate requeue after a create or a delete is put off
-// (the project's busy listings bring the object back when its operation
-// ends): to the busy poll interval when instances are read one by one, and
-// to four of them when listings follow them, for listings that fail; once;
-// other requeues are left alone.
+// to the busy poll interval (the project's busy listings bring the object back
+// sooner, when its operation ends), once; other requeues are left alone.
 func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	g := NewWithT(t)
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
@@ -483,11 +481,6 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
 
-	p.listed = true
-	b.inner = fixedResult{res: again}
-	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
-	res, _ = b.Reconcile(context.Background(), req)
-	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: time.Minute, Priority: ptr.To(followUpPriority)}), "listings bring it back")
 }
 
 // In controller-runtime's priority queue, an instance whose operation a
