@@ -371,7 +371,7 @@ func (p *pacing) opEndedLocked(name string, readAt time.Time) {
 // operation is taken to need at least.
 const opFloorShare = 0.8
 
-// listingHold is when busy listings may begin at the earliest (zero: at
+// listingHoldLocked is when busy listings may begin at the earliest (zero: at
 // once); until then projects are listed at their steady period. While every
 // instance that hurries the listings waits for a write of the provider's
 // that began less than opFloorShare of the fastest operation seen ago, no
@@ -382,12 +382,6 @@ const opFloorShare = 0.8
 // next one. Instances in the middle of something else (one the provider did
 // not change, a password change), or before any operation was seen to end,
 // hold nothing.
-func (p *pacing) listingHold() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.listingHoldLocked()
-}
-
 // hurryingLocked are the instances in the middle of something that hurry the
 // listings: those whose change a listing has seen wait for their reconcile,
 // which the listing brought, to look.
@@ -805,6 +799,16 @@ type backoffToPoll struct {
 	key func(metav1.Object) string
 }
 
+// keyOf names the object of req as the pacing's marks do: by namespace and
+// name for a namespaced object, whose bare name would never find its marks.
+func (b *backoffToPoll) keyOf(req reconcile.Request) string {
+	m := &metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}
+	if b.key != nil {
+		return b.key(m)
+	}
+	return objectKey(m)
+}
+
 // Reconcile implements reconcile.Reconciler. A visit to a steady instance comes
 // back at low priority: when the fleet's polls are more than the provider can
 // reconcile in time, new objects, spec changes, changes a listing noticed and
@@ -813,19 +817,15 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 	res, err := b.inner.Reconcile(ctx, req)
 	// Keyed as markStalled was given it: by namespace and name for a namespaced
 	// object, whose bare name would leave it in the error backoff's hot loop.
-	key := func(m metav1.Object) string { return objectKey(m) }
-	if b.key != nil {
-		key = b.key
-	}
-	if b.pacing.take(b.pacing.stalled, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
+	if b.pacing.take(b.pacing.stalled, b.keyOf(req)) {
 		return reconcile.Result{RequeueAfter: b.poll, Priority: ptr.To(handler.LowPriority)}, nil
 	}
-	if b.pacing.take(b.pacing.waiting, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) {
+	if b.pacing.take(b.pacing.waiting, b.keyOf(req)) {
 		// A watch brings it back when what it waits for changes; this poll
 		// is for a change that none sees, at the fleet's pace.
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
-	if b.pacing.take(b.pacing.wrote, key(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name})) && err == nil && res.RequeueAfter == 0 {
+	if b.pacing.take(b.pacing.wrote, b.keyOf(req)) && err == nil && res.RequeueAfter == 0 {
 		// crossplane-runtime comes back at once after a create or a
 		// delete, to see whether it is over: it has just begun. In a burst
 		// that would be a listing after each write; the project's busy

@@ -412,10 +412,15 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
 	p.now = func() time.Time { return now }
+	hold := func() time.Time {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.listingHoldLocked()
+	}
 
 	p.markChanged("a", true)
 	p.began("a")
-	g.Expect(p.listingHold()).To(BeZero(), "no operation seen to end yet")
+	g.Expect(hold()).To(BeZero(), "no operation seen to end yet")
 	now = now.Add(10 * time.Second)
 	p.settled("a", now)
 	g.Expect(p.fastestOp).To(Equal(10 * time.Second))
@@ -426,17 +431,17 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 	now = now.Add(time.Second)
 	p.markChanged("c", true)
 	p.began("c")
-	g.Expect(p.listingHold()).To(Equal(start.Add(8*time.Second)), "b began first: 0.8 of 10 s after it")
+	g.Expect(hold()).To(Equal(start.Add(8*time.Second)), "b began first: 0.8 of 10 s after it")
 	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "held: listed at the steady period")
 	now = start.Add(8 * time.Second)
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "the hold is over")
 	now = start.Add(time.Second)
 
 	p.markBusy("d") // seen PENDING_CREATE: an import being created
-	g.Expect(p.listingHold()).To(BeZero(), "d's end may come any time")
+	g.Expect(hold()).To(BeZero(), "d's end may come any time")
 	p.settled("d", now)
 	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
-	g.Expect(p.listingHold()).To(Equal(start.Add(8 * time.Second)))
+	g.Expect(hold()).To(Equal(start.Add(8 * time.Second)))
 
 	// Past the hold, a listing comes when c, the last write, has run 10 s
 	// if none began since, though a fifth of b's 12 s would be later.
@@ -452,7 +457,7 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 	// The instance of a deleted object, gone 5 s after its delete.
 	p.deleted("b", start.Add(5*time.Second))
 	g.Expect(p.fastestOp).To(Equal(5 * time.Second))
-	g.Expect(p.listingHold()).To(Equal(start.Add(5*time.Second)), "c began 1 s after b: 0.8 of 5 s after it")
+	g.Expect(hold()).To(Equal(start.Add(5*time.Second)), "c began 1 s after b: 0.8 of 5 s after it")
 
 	p.deleted("c", start.Add(time.Hour))
 	g.Expect(p.fastestOp).To(Equal(5*time.Second), "the fastest is kept")

@@ -357,15 +357,9 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		}
 		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map), builder.WithPredicates(p...))
 	}
-	key := func(req reconcile.Request) string {
-		m := &metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}
-		if k.key != nil {
-			return k.key(m)
-		}
-		return objectKey(m)
-	}
-	return b.Complete(ratewait.New(name, &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}, o.GlobalRateLimiter,
-		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(key(req)) })))
+	paced := &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}
+	return b.Complete(ratewait.New(name, paced, o.GlobalRateLimiter,
+		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(paced.keyOf(req)) })))
 }
 
 // fleet counts the PostgresqlInstances of every kind in the manager's cache,
