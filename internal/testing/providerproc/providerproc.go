@@ -38,9 +38,15 @@ import (
 
 const (
 	errBuildProvider = "cannot build cmd/provider: %w: %s"
+	errListSources   = "cannot list the sources of cmd/provider: %w: %s"
 )
 
 // Build builds cmd/provider into dir and returns the binary's path.
+//
+// It also opens every source file the binary is built from. go test caches a
+// test's result by the files the test binary opens, and the build runs in a
+// go command of its own: without this, a test that runs the provider would
+// pass from the cache after the provider's code changed.
 func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "provider")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/provider")
@@ -48,7 +54,32 @@ func Build(dir string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", errors.Errorf(errBuildProvider, err, out)
 	}
-	return bin, nil
+	return bin, consultSources(cmd.Dir)
+}
+
+// consultSources opens the files of the module's own packages that
+// cmd/provider is built from (Go files and embedded files), and go.mod and
+// go.sum, which pin the rest.
+func consultSources(root string) error {
+	list := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}`,
+		"./cmd/provider")
+	list.Dir = root
+	var stderr strings.Builder
+	list.Stderr = &stderr
+	out, err := list.Output()
+	if err != nil {
+		return errors.Errorf(errListSources, err, stderr.String())
+	}
+	files := append(strings.Fields(string(out)), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	for _, name := range files {
+		f, err := os.Open(name) //nolint:gosec // the module's own files, as go list names them
+		if err != nil {
+			return err
+		}
+		_ = f.Close()
+	}
+	return nil
 }
 
 // A Process is a running provider.
