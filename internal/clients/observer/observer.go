@@ -28,8 +28,8 @@ limitations under the License.
 package observer
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"sync"
 	"time"
@@ -120,11 +120,11 @@ type view struct {
 	// started is when the listing that produced instances began: a change made
 	// before then is in it.
 	started time.Time
-	// instances holds each listed instance as JSON: a third of the memory of
-	// the decoded object (10,000 instances are about 27 MB rather than 85), a
-	// fresh copy for every caller, and a cheap comparison with the previous
-	// listing.
-	instances map[string][]byte
+	// instances holds each listed instance packed: its JSON deflated, about
+	// a ninth of the memory of the decoded object (10,000 instances are about
+	// 10 MB rather than 85), a fresh copy for every caller, and a cheap
+	// comparison with the previous listing.
+	instances map[string]packed
 	// refreshing is closed when the listing under way ends; nil when none runs.
 	refreshing chan struct{}
 	err        error
@@ -204,13 +204,17 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called)
 		if v.instances != nil && v.started.After(notBefore) && recent {
 			r := Result{Listed: true, Complete: v.complete, ReadAt: v.started}
-			raw := v.instances[name]
+			p, ok := v.instances[name]
 			v.mu.Unlock()
-			if raw == nil {
+			if !ok {
 				return r, nil
 			}
-			r.Instance = &sqladmin.DatabaseInstance{}
-			return r, errors.Wrapf(json.Unmarshal(raw, r.Instance), errDecode, name)
+			i, err := p.instance()
+			if err != nil {
+				return r, errors.Wrapf(err, errDecode, name)
+			}
+			r.Instance = i
+			return r, nil
 		}
 		if v.err != nil && now.Sub(v.failedAt) < retryAfter && v.refreshing == nil {
 			err := v.err
@@ -402,7 +406,8 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 		// listing that sees those writes done is not kept waiting by them.
 		ctx = budget.ForEveryone(ctx)
 	}
-	all := make(map[string][]byte, len(held))
+	all := make(map[string]packed, len(held))
+	var pk packer
 	pages, complete := 0, true
 	err := svc.Instances.List(k.project).MaxResults(PageSize).Pages(ctx, func(page *sqladmin.InstancesListResponse) error {
 		pages++
@@ -420,10 +425,16 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 			if err != nil {
 				return errors.Wrapf(err, errDecode, inst.Name)
 			}
-			if prev, ok := held[inst.Name]; ok && bytes.Equal(prev, raw) {
-				raw = prev
+			sum := sha256.Sum256(raw)
+			if prev, ok := held[inst.Name]; ok && prev.sum == sum {
+				all[inst.Name] = prev
+				continue
 			}
-			all[inst.Name] = raw
+			p, err := pk.pack(raw, sum)
+			if err != nil {
+				return errors.Wrapf(err, errDecode, inst.Name)
+			}
+			all[inst.Name] = p
 		}
 		return nil
 	})
@@ -448,7 +459,7 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 // listing observed and which watch an instance that is not as the previous
 // listing had it. After the first listing, nothing is reported changed: every
 // object is reconciled once anyway when the provider starts.
-func (o *Observer) compare(k key, previous, current map[string][]byte, readAt time.Time) Listing {
+func (o *Observer) compare(k key, previous, current map[string]packed, readAt time.Time) Listing {
 	type watcher struct{ object, instance string }
 	var watchers []watcher
 	o.mu.Lock()
@@ -467,9 +478,7 @@ func (o *Observer) compare(k key, previous, current map[string][]byte, readAt ti
 		if previous == nil {
 			continue
 		}
-		// Marshalling is deterministic (fields in order, map keys sorted):
-		// equal instances have equal bytes.
-		if prev, ok := previous[w.instance]; (ok != listed || !bytes.Equal(prev, cur)) && !inTransition(cur) {
+		if prev, ok := previous[w.instance]; (ok != listed || prev.sum != cur.sum) && !(listed && inTransition(cur)) {
 			l.Changed = append(l.Changed, w.object)
 		}
 	}
@@ -488,8 +497,9 @@ const (
 // burst of creates or deletes again and again. The end is reported: the
 // instance created, or gone. An instance deleted out of band is reported
 // gone, a minute later than its PENDING_DELETE would have been.
-func inTransition(raw []byte) bool {
-	if raw == nil {
+func inTransition(p packed) bool {
+	raw, err := p.json()
+	if err != nil {
 		return false
 	}
 	var i struct {

@@ -219,8 +219,8 @@ func TestScheduledListingsReportWhatChanged(t *testing.T) {
 	// An unchanged instance keeps the bytes the previous listing held: a
 	// steady fleet is held once in memory, not twice.
 	now := o.view("pc", project).instances
-	g.Expect(unsafe.SliceData(now["db-0000"])).To(BeIdenticalTo(unsafe.SliceData(held["db-0000"])))
-	g.Expect(unsafe.SliceData(now["db-0001"])).NotTo(BeIdenticalTo(unsafe.SliceData(held["db-0001"])))
+	g.Expect(unsafe.SliceData(now["db-0000"].data)).To(BeIdenticalTo(unsafe.SliceData(held["db-0000"].data)))
+	g.Expect(unsafe.SliceData(now["db-0001"].data)).NotTo(BeIdenticalTo(unsafe.SliceData(held["db-0001"].data)))
 
 	// An instance still being created is reported when its creation ends,
 	// not when it appears.
