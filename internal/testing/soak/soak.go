@@ -230,11 +230,17 @@ type world struct {
 	// loginsDeleted is when the users and databases were deleted.
 	loginsDeleted time.Time
 
-	mu       sync.Mutex
-	provider *exec.Cmd
-	runs     int
-	kills    int
-	quota    map[string]string // instance -> a condition message that named a 429
+	// restarting is held for a whole kill and restart: the killer and the
+	// rotation phase both kill, and two restarts at once would each start
+	// a provider while only the second is known, so that the first would
+	// run to the end beside every later one (two processes without leader
+	// election, each spending the whole quota).
+	restarting sync.Mutex
+	mu         sync.Mutex
+	provider   *exec.Cmd
+	runs       int
+	kills      int
+	quota      map[string]string // instance -> a condition message that named a 429
 }
 
 // Run soaks the provider and reports what it found; an error means the soak
@@ -405,6 +411,8 @@ func (w *world) killer(ctx context.Context) {
 
 // kill SIGKILLs the provider and starts another one a second later.
 func (w *world) kill() error {
+	w.restarting.Lock()
+	defer w.restarting.Unlock()
 	w.mu.Lock()
 	if w.provider != nil {
 		_ = w.provider.Process.Kill()
