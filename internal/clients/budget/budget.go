@@ -72,6 +72,11 @@ type Window struct {
 	// admission to its end (WithArrivalSkew).
 	flying map[int64]int
 	took   []tookEvent
+	// foreign is the newest admission that another process made (merged
+	// from a record, or what a restored one may have left unrecorded):
+	// this process never saw how late those arrived, so while any is in
+	// the window, the window counts every event for the most skew.
+	foreign time.Time
 
 	// burst bounds how many events any second admits (0: no bound), so that
 	// what a killed process admitted after its last Record is bounded too;
@@ -192,12 +197,11 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 // Bounds of the arrival skew of PerMinute's windows (WithArrivalSkew): a
 // request that took longer than maxArrivalSkew is counted as if it took that
 // long, since Cloud SQL's minute starts when it arrives, surely within that
-// time of its admission on a machine that is not starved. The least is 2 s,
-// not the round trips measured: with 100 ms, the short soak once counted 190
-// requests in a minute at its emulators (a SIGKILL every 5 to 20 s), and
-// until that is explained every request keeps the 2 s it always had.
+// time of its admission on a machine that is not starved. Another process's
+// requests, whose times taken this one never saw, count for the most: a new
+// leader does not know how late a killed one's last requests arrived.
 const (
-	minArrivalSkew = 2 * time.Second
+	minArrivalSkew = 100 * time.Millisecond
 	maxArrivalSkew = 5 * time.Second
 )
 
@@ -388,6 +392,9 @@ func (w *Window) maxPeriod() time.Duration { return w.period + w.maxSkew }
 func (w *Window) periodLocked(now time.Time) time.Duration {
 	if w.maxSkew == 0 {
 		return w.period
+	}
+	if !w.foreign.IsZero() && now.Sub(w.foreign) < w.maxPeriod() {
+		return w.maxPeriod()
 	}
 	skew := w.minSkew
 	for _, t := range w.took {
@@ -675,6 +682,11 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	for range min(w.unrecordedBound(unrecorded), w.limit) {
 		w.pushLocked(now)
 	}
+	if !r.Written.IsZero() {
+		// A process ran before: what it left unrecorded is its own, of
+		// which this one knows no more than of what it recorded.
+		w.foreign = now
+	}
 }
 
 // mergeLocked adds to the ring the times of in that it does not hold as often
@@ -683,6 +695,7 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 // no monotonic reading.
 func (w *Window) mergeLocked(now time.Time, in []time.Time) {
 	held := map[int64]int{}
+	var newest time.Time
 	all := make([]time.Time, 0, w.limit+len(in))
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
@@ -704,6 +717,7 @@ func (w *Window) mergeLocked(now time.Time, in []time.Time) {
 		}
 		all = append(all, t.Round(0))
 		added = true
+		newest = later(newest, t.Round(0))
 	}
 	if !added {
 		return
@@ -712,9 +726,23 @@ func (w *Window) mergeLocked(now time.Time, in []time.Time) {
 	if len(all) > w.limit {
 		all = all[len(all)-w.limit:]
 	}
+	if !newest.Before(all[0]) {
+		// Something of another process's is still counted (this window's
+		// own admissions that its ring no longer holds come back older
+		// than all it holds, and leave again).
+		w.foreign = later(w.foreign, newest)
+	}
 	clear(w.ring)
 	copy(w.ring[w.limit-len(all):], all)
 	w.next = 0
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -603,7 +603,54 @@ func TestTheWindowGrowsWithHowLateRequestsMayArrive(t *testing.T) {
 	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute + 100*time.Millisecond))
 
 	g.Expect(PerMinute(180).maxPeriod()).To(Equal(time.Minute+5*time.Second), "PerMinute's windows count at most a minute and 5 s")
-	g.Expect(PerMinute(180).minSkew).To(Equal(2*time.Second), "and at least a minute and 2 s")
+	g.Expect(PerMinute(180).minSkew).To(Equal(100*time.Millisecond), "and at least a minute and 100 ms")
+}
+
+// A new process never saw how long the previous one's requests took to
+// arrive: it counts them, and all else while they are in its window, for the
+// most skew, not for the least that its own quick requests would allow.
+func TestAnotherProcesssRequestsCountForTheMostSkew(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	ctx := context.Background()
+	opts := []WindowOption{WithClock(clk.Now, clk.Sleep), WithArrivalSkew(100*time.Millisecond, 5*time.Second), WithBurst(5)}
+	old := NewWindow(20, time.Minute, opts...)
+	var arrived []time.Time
+	for range 20 {
+		_, err := old.Begin(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		// Killed before any answer came: each arrived 4 s late.
+		arrived = append(arrived, clk.Now().Add(4*time.Second))
+	}
+	rec := old.Record()
+
+	clk.now = clk.now.Add(time.Second)
+	fresh := NewWindow(20, time.Minute, opts...)
+	fresh.Restore(rec, 0)
+	for range 20 {
+		g.Expect(fresh.Wait(ctx)).To(Succeed())
+		arrived = append(arrived, clk.Now())
+	}
+	g.Expect(busiestMinute(arrived)).To(BeNumerically("<=", 20), "Cloud SQL counted more than 20 in a minute")
+	g.Expect(fresh.Record().Admitted[0].Sub(rec.Admitted[0])).To(Equal(time.Minute + 5*time.Second))
+
+	// Once they left its longest period, its own requests count for the least.
+	clk.now = clk.now.Add(2 * time.Minute)
+	began := clk.Now()
+	for range 21 {
+		g.Expect(fresh.Wait(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute + 100*time.Millisecond))
+
+	// A process that finds no record (the first) counts what it may have
+	// left unrecorded, but for its own skew.
+	clk.now = clk.now.Add(2 * time.Minute)
+	first := NewWindow(1, time.Minute, opts...)
+	first.Restore(Record{}, 0)
+	began = clk.Now()
+	g.Expect(first.Wait(ctx)).To(Succeed())
+	g.Expect(first.Wait(ctx)).To(Succeed())
+	g.Expect(clk.Now().Sub(began)).To(Equal(time.Minute + 100*time.Millisecond))
 }
 
 // The transport ends each request it admitted when its answer comes, so
