@@ -31,10 +31,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"google.golang.org/api/googleapi"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -62,6 +65,13 @@ const (
 // start: callers get its error (a 403 sends them to instances.get) instead of
 // each trying again.
 const retryAfter = 30 * time.Second
+
+// retryFirst is how long a listing that failed for a passing reason (a 429, a
+// 5xx, no answer) answers for when the one before it succeeded; each next
+// failure in a row answers twice as long, up to retryAfter. A storm of errors
+// fails a listing now and then although most of its requests go through, and
+// every observation of the project waits for the next listing.
+const retryFirst = 2 * time.Second
 
 // refreshTimeout bounds one listing, which runs apart from the reconcile that
 // started it: many wait for it, and one of them ending must not fail it for all.
@@ -129,7 +139,11 @@ type view struct {
 	refreshing chan struct{}
 	err        error
 	failedAt   time.Time
-	pages      int
+	// retryIn is how long err answers (retryAfter, or less for a passing
+	// failure), and failures how many listings in a row failed.
+	retryIn  time.Duration
+	failures int
+	pages    int
 	// complete is false when a page warned that the result may lack instances
 	// (an unreachable region, say): then absence proves nothing.
 	complete bool
@@ -216,7 +230,7 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 			r.Instance = i
 			return r, nil
 		}
-		if v.err != nil && now.Sub(v.failedAt) < retryAfter && v.refreshing == nil {
+		if v.err != nil && now.Sub(v.failedAt) < v.retryIn && v.refreshing == nil {
 			err := v.err
 			v.mu.Unlock()
 			return Result{}, err
@@ -338,7 +352,7 @@ func (o *Observer) schedule(ctx context.Context) {
 	o.mu.Unlock()
 	for _, d := range views {
 		d.v.mu.Lock()
-		failing := d.v.err != nil && now.Sub(d.v.failedAt) < retryAfter
+		failing := d.v.err != nil && now.Sub(d.v.failedAt) < d.v.retryIn
 		if d.v.refreshing == nil && !failing && now.Sub(d.v.started) >= period {
 			o.startLocked(ctx, d.svc, d.k, d.v)
 		}
@@ -353,6 +367,19 @@ func (o *Observer) Pages(source, project string) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.pages
+}
+
+// RetryIn is how long until the view of source's project, whose last
+// listing failed, is listed again on demand; 0 when the last listing
+// succeeded, or its failure no longer answers.
+func (o *Observer) RetryIn(source, project string) time.Duration {
+	v := o.view(source, project)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.err == nil {
+		return 0
+	}
+	return max(0, v.failedAt.Add(v.retryIn).Sub(o.now()))
 }
 
 // TotalPages is how many pages one listing of every view takes, at least one
@@ -441,9 +468,10 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 	v.mu.Lock()
 	previous := v.instances
 	if err != nil {
-		v.err, v.failedAt = errors.Wrapf(err, errList, k.project), o.now()
+		v.failures++
+		v.err, v.failedAt, v.retryIn = errors.Wrapf(err, errList, k.project), o.now(), retryWait(err, v.failures)
 	} else {
-		v.err, v.instances, v.started, v.pages, v.complete = nil, all, started, pages, complete
+		v.err, v.instances, v.started, v.pages, v.complete, v.failures = nil, all, started, pages, complete, 0
 	}
 	close(v.refreshing)
 	v.refreshing = nil
@@ -453,6 +481,18 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 			o.onListing(ctx, l)
 		}
 	}
+}
+
+// retryWait is how long a listing that failed with err, the failures-th in a
+// row, answers for.
+func retryWait(err error, failures int) time.Duration {
+	var gerr *googleapi.Error
+	var uerr *url.Error
+	passing := errors.As(err, &uerr) || (errors.As(err, &gerr) && (gerr.Code == http.StatusTooManyRequests || gerr.Code >= http.StatusInternalServerError))
+	if !passing {
+		return retryAfter
+	}
+	return min(retryAfter, retryFirst<<min(failures-1, 5))
 }
 
 // compare tells, of the objects that watch an instance of view k, which a

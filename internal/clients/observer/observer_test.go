@@ -18,15 +18,18 @@ package observer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
 	. "github.com/onsi/gomega"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 
@@ -169,18 +172,48 @@ func TestInstanceReportsAFailedListing(t *testing.T) {
 	_, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
 	g.Expect(err).To(MatchError(ContainSubstring("cannot list the Cloud SQL instances of project " + project)))
 
-	// Within retryAfter, callers get that error without another listing.
+	// For a while, callers get that error without another listing: a 5xx
+	// passes, so the while is short, and twice as long after each failure
+	// in a row.
 	before := f.lists()
 	_, err = o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
 	g.Expect(err).To(MatchError(ContainSubstring("cannot list")))
 	g.Expect(f.lists()).To(Equal(before))
+	g.Expect(f.emu.InjectFault(emulator.Fault{Method: "instances.list", ServerErrorShare: 1, Count: 1})).To(Succeed())
+	f.advance(retryFirst)
+	_, err = o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
+	g.Expect(err).To(MatchError(ContainSubstring("cannot list")))
+	g.Expect(f.lists()).To(Equal(before+1), "listed again after retryFirst")
+	f.advance(retryFirst)
+	_, err = o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
+	g.Expect(err).To(MatchError(ContainSubstring("cannot list")))
+	g.Expect(f.lists()).To(Equal(before+1), "the second failure in a row answers for twice as long")
 
 	// Later, the next call lists again and succeeds.
-	f.advance(retryAfter)
+	f.advance(retryFirst)
 	r, err := o.Instance(ctx, f.svc, "pc", project, "db-0000", time.Time{}, time.Minute)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Instance).NotTo(BeNil())
 	g.Expect(r.ReadAt).To(Equal(f.clock()))
+}
+
+func TestAPassingFailureAnswersForLess(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err      error
+		failures int
+		want     time.Duration
+	}{
+		"a 429":                         {&googleapi.Error{Code: http.StatusTooManyRequests}, 1, retryFirst},
+		"a 503, the third in a row":     {&googleapi.Error{Code: http.StatusServiceUnavailable}, 3, 4 * retryFirst},
+		"a 500, the tenth in a row":     {&googleapi.Error{Code: http.StatusInternalServerError}, 10, retryAfter},
+		"no answer":                     {&url.Error{Op: "Get", URL: "https://sqladmin.googleapis.com/", Err: errors.New("connection refused")}, 1, retryFirst},
+		"a 403, which will not pass":    {&googleapi.Error{Code: http.StatusForbidden}, 1, retryAfter},
+		"too many pages, which neither": {errors.New("the listing went on past 100 pages"), 1, retryAfter},
+	} {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(retryWait(fmt.Errorf("cannot list: %w", tc.err), tc.failures)).To(Equal(tc.want))
+		})
+	}
 }
 
 func TestScheduledListingsReportWhatChanged(t *testing.T) {

@@ -238,6 +238,9 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 			// Credentials without cloudsql.instances.list still observe, one get
 			// at a time.
 		case err != nil:
+			if d := e.observer.RetryIn(e.source, e.project); d > 0 {
+				e.pacing.markRelist(objectKey(mg), d)
+			}
 			return nil, time.Time{}, err
 		case r.Listed && r.Instance != nil:
 			metrics.Observations.WithLabelValues(sourceListing).Inc()

@@ -101,6 +101,11 @@ type pacing struct {
 	// owner to be Ready, databases to go): they come back at the busy poll
 	// interval rather than in the error backoff, which grows to a minute.
 	waiting map[string]bool
+	// relist marks objects whose last observation was a failed listing of
+	// their project, with how long until the project is listed again: they
+	// come back then rather than in the error backoff, which grows to a
+	// minute while the next listing may come in seconds.
+	relist map[string]time.Duration
 	// active is when the provider last changed the instance (or learned that its
 	// copy is stale); a listing that began before then cannot say how it is now.
 	active map[string]time.Time
@@ -175,7 +180,7 @@ func newPacing(c pacingConfig) *pacing {
 	return &pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
-		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, hurry: map[string]bool{},
+		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, relist: map[string]time.Duration{}, hurry: map[string]bool{},
 		visible: map[string]bool{}, idle: map[string]bool{}, deleting: map[string]bool{}, wrote: map[string]bool{}, opsAsked: map[string]time.Time{},
 		changeSeen: map[string]bool{}, opAt: map[string]time.Time{},
 		active: map[string]time.Time{}, seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
@@ -308,6 +313,22 @@ func (p *pacing) markWaiting(name string) {
 	p.waiting[name] = true
 }
 
+// markRelist says that the object's observation failed with its project's
+// listing, which is tried again in d.
+func (p *pacing) markRelist(name string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.relist[name] = d
+}
+
+func (p *pacing) takeRelist(name string) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.relist[name]
+	delete(p.relist, name)
+	return d, ok
+}
+
 // lastActive is when the provider last changed the instance or saw it change,
 // zero when not since it started.
 func (p *pacing) lastActive(name string) time.Time {
@@ -420,6 +441,7 @@ func (p *pacing) forget(name string) {
 	delete(p.busy, name)
 	delete(p.stalled, name)
 	delete(p.waiting, name)
+	delete(p.relist, name)
 	delete(p.active, name)
 	delete(p.hurry, name)
 	delete(p.visible, name)
@@ -813,6 +835,11 @@ func (b *backoffToPoll) keyOf(req reconcile.Request) string {
 // back at low priority: when the fleet's polls are more than the provider can
 // reconcile in time, new objects, spec changes, changes a listing noticed and
 // instances in the middle of an operation go first.
+// relistSlack is how long after its project's listing is tried again an
+// object whose observation failed with the last one comes back: the listing
+// then runs, and the object shares it.
+const relistSlack = 100 * time.Millisecond
+
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := b.inner.Reconcile(ctx, req)
 	// Keyed as markStalled was given it: by namespace and name for a namespaced
@@ -824,6 +851,11 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// A watch brings it back when what it waits for changes; this poll
 		// is for a change that none sees, at the fleet's pace.
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
+	}
+	if d, ok := b.pacing.takeRelist(b.keyOf(req)); ok {
+		// Its condition says why; the next listing, not the backoff, can
+		// tell it more.
+		return reconcile.Result{RequeueAfter: d + relistSlack}, nil
 	}
 	if b.pacing.take(b.pacing.wrote, b.keyOf(req)) && err == nil && res.RequeueAfter == 0 {
 		// crossplane-runtime comes back at once after a create or a
