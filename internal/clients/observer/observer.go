@@ -31,17 +31,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"google.golang.org/api/googleapi"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 // PageSize is how many instances one instances.list page asks for: Cloud SQL's
@@ -486,10 +485,8 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 // retryWait is how long a listing that failed with err, the failures-th in a
 // row, answers for.
 func retryWait(err error, failures int) time.Duration {
-	var gerr *googleapi.Error
-	var uerr *url.Error
-	passing := errors.As(err, &uerr) || (errors.As(err, &gerr) && (gerr.Code == http.StatusTooManyRequests || gerr.Code >= http.StatusInternalServerError))
-	if !passing {
+	var unanswered *url.Error
+	if !cloudsql.IsRetryable(err) && !errors.As(err, &unanswered) {
 		return retryAfter
 	}
 	return min(retryAfter, retryFirst<<min(failures-1, 5))

@@ -313,20 +313,17 @@ func (p *pacing) markWaiting(name string) {
 	p.waiting[name] = true
 }
 
+// relistSlack is how long after its project's listing is tried again an
+// object whose observation failed with the last one comes back: the listing
+// then runs, and the object shares it.
+const relistSlack = 100 * time.Millisecond
+
 // markRelist says that the object's observation failed with its project's
 // listing, which is tried again in d.
 func (p *pacing) markRelist(name string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.relist[name] = d
-}
-
-func (p *pacing) takeRelist(name string) (time.Duration, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d, ok := p.relist[name]
-	delete(p.relist, name)
-	return d, ok
 }
 
 // lastActive is when the provider last changed the instance or saw it change,
@@ -456,11 +453,17 @@ func (p *pacing) forget(name string) {
 }
 
 func (p *pacing) take(m map[string]bool, name string) bool {
+	v, _ := takeMark(p, m, name)
+	return v
+}
+
+// takeMark removes name's mark from m, one of p's maps, and returns it.
+func takeMark[V any](p *pacing, m map[string]V, name string) (V, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := m[name]
+	v, ok := m[name]
 	delete(m, name)
-	return v
+	return v, ok
 }
 
 // observing counts the instance in the fleet as its observation begins, before
@@ -835,11 +838,6 @@ func (b *backoffToPoll) keyOf(req reconcile.Request) string {
 // back at low priority: when the fleet's polls are more than the provider can
 // reconcile in time, new objects, spec changes, changes a listing noticed and
 // instances in the middle of an operation go first.
-// relistSlack is how long after its project's listing is tried again an
-// object whose observation failed with the last one comes back: the listing
-// then runs, and the object shares it.
-const relistSlack = 100 * time.Millisecond
-
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := b.inner.Reconcile(ctx, req)
 	// Keyed as markStalled was given it: by namespace and name for a namespaced
@@ -852,7 +850,7 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// is for a change that none sees, at the fleet's pace.
 		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
-	if d, ok := b.pacing.takeRelist(b.keyOf(req)); ok {
+	if d, ok := takeMark(b.pacing, b.pacing.relist, b.keyOf(req)); ok {
 		// Its condition says why; the next listing, not the backoff, can
 		// tell it more.
 		return reconcile.Result{RequeueAfter: d + relistSlack}, nil
