@@ -492,6 +492,85 @@ type PostgresqlInstanceSpec struct {
 	// deleted; running pods keep the copy they started with.
 	// +optional
 	Injection *Injection `json:"injection,omitempty"`
+
+	// Tenancy says which namespaces may create namespaced PostgresqlUsers
+	// and PostgresqlDatabases on this instance (spec.forProvider.clusterInstance),
+	// without receiving the postgres password: their pods get their own
+	// least-privileged logins only. A namespace that spec.injection allows
+	// may create them too. It also says which objects may take over a login
+	// or a database that exists on the instance without having been
+	// created by one of them (importPolicy).
+	// +optional
+	Tenancy *Tenancy `json:"tenancy,omitempty"`
+}
+
+// An ObjectImportPolicy says which PostgresqlUsers and PostgresqlDatabases
+// may take over (reset the password of, give away, drop) a login or a
+// database that exists on their instance but that no such object created.
+type ObjectImportPolicy string
+
+// Object import policies.
+const (
+	// ObjectImportClusterScoped lets cluster-scoped objects, which only
+	// the platform team writes, import; namespaced objects may not.
+	ObjectImportClusterScoped ObjectImportPolicy = "ClusterScoped"
+	// ObjectImportAllow lets every object that may use the instance import.
+	ObjectImportAllow ObjectImportPolicy = "Allow"
+	// ObjectImportDeny lets no object import: every login and database
+	// must be created by the object that manages it.
+	ObjectImportDeny ObjectImportPolicy = "Deny"
+)
+
+// Tenancy says which namespaces may put their own logins and databases on a
+// cluster-scoped instance, and which objects may import existing ones. A
+// namespace is admitted when allowedNamespaces lists it (or lists "*") or
+// when namespaceSelector matches its labels.
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedNamespaces) || !('*' in self.allowedNamespaces) || size(self.allowedNamespaces) == 1",fieldPath=".allowedNamespaces",message="'*' already admits every namespace: list either '*' alone or namespace names"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",fieldPath=".namespaceSelector.matchExpressions",message="each operator must be In, NotIn, Exists or DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",fieldPath=".namespaceSelector.matchExpressions",message="operators In and NotIn need at least one value"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",fieldPath=".namespaceSelector.matchExpressions",message="operators Exists and DoesNotExist take no values"
+type Tenancy struct {
+	// AllowedNamespaces are the names of the namespaces that may create
+	// PostgresqlUsers and PostgresqlDatabases on this instance, or ["*"]
+	// for every namespace. Their pods may name those users
+	// (cloudsql.travelaudience.com/postgresqluser-name), never the instance
+	// itself, unless spec.injection allows them too.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:XValidation:rule="self == '*' || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit) or '*' for every namespace"
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// NamespaceSelector selects, by their labels, the namespaces that may
+	// create PostgresqlUsers and PostgresqlDatabases on this instance.
+	// Whoever may label namespaces can then grant that, so prefer labels
+	// that only administrators set, such as kubernetes.io/metadata.name.
+	// An empty selector ({}) matches every namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// ImportPolicy says which objects may take over a login or a database
+	// that exists on the instance but that no PostgresqlUser or
+	// PostgresqlDatabase created (made with psql, gcloud, or by an object
+	// since deleted with deletionPolicy Orphan): ClusterScoped (the
+	// default) lets cluster-scoped objects, which only the platform team
+	// writes, do it; Allow lets namespaced objects do it too; Deny lets
+	// none. A login or database that another object created is never taken
+	// over, whatever this says.
+	// +optional
+	// +kubebuilder:default=ClusterScoped
+	// +kubebuilder:validation:Enum=ClusterScoped;Allow;Deny
+	ImportPolicy ObjectImportPolicy `json:"importPolicy,omitempty"`
+}
+
+// ImportPolicyOf is the import policy of tenancy t, which may be nil, with
+// the default of a cluster-scoped instance.
+func ImportPolicyOf(t *Tenancy) ObjectImportPolicy {
+	if t == nil || t.ImportPolicy == "" {
+		return ObjectImportClusterScoped
+	}
+	return t.ImportPolicy
 }
 
 // PasswordRotation is how often a login's password is replaced. At each

@@ -489,6 +489,8 @@ func runProvider(args []string) error {
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,
 		ExternalAccountSources: s.cfg.Credentials.AllowExternalAccountSources,
 		KeyTokenURI:            s.cfg.Credentials.AllowKeyTokenURI,
+		// Who holds each login and database is kept where no team writes.
+		RecordNamespace: c.ownNamespace(),
 		// The webhook's rule, checked again where references resolve.
 		AdmitsNamespace: func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
 			return postgresqlobject.CheckClusterInstance(ctx, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},

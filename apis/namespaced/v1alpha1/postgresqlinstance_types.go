@@ -68,6 +68,36 @@ type PostgresqlInstanceSpec struct {
 
 	// ForProvider holds the settings of the Cloud SQL instance.
 	ForProvider clusterv1alpha1.PostgresqlInstanceParameters `json:"forProvider"`
+
+	// Tenancy says whether this namespace's PostgresqlUsers and
+	// PostgresqlDatabases may take over logins and databases that exist on
+	// the instance but that none of them created.
+	// +optional
+	Tenancy *Tenancy `json:"tenancy,omitempty"`
+}
+
+// Tenancy of a namespaced PostgresqlInstance: only PostgresqlUsers and
+// PostgresqlDatabases of its own namespace use it.
+type Tenancy struct {
+	// ImportPolicy says whether PostgresqlUsers and PostgresqlDatabases may
+	// take over a login or a database that exists on the instance but that
+	// none of them created (made with psql, gcloud, or by an object since
+	// deleted with deletionPolicy Orphan): Deny (the default) or Allow. A
+	// login or database that another object created is never taken over,
+	// whatever this says.
+	// +optional
+	// +kubebuilder:default=Deny
+	// +kubebuilder:validation:Enum=Allow;Deny
+	ImportPolicy clusterv1alpha1.ObjectImportPolicy `json:"importPolicy,omitempty"`
+}
+
+// ImportPolicyOf is the import policy of tenancy t, which may be nil, with
+// the default of a namespaced instance.
+func ImportPolicyOf(t *Tenancy) clusterv1alpha1.ObjectImportPolicy {
+	if t == nil || t.ImportPolicy == "" {
+		return clusterv1alpha1.ObjectImportDeny
+	}
+	return t.ImportPolicy
 }
 
 // A PostgresqlInstanceStatus represents the observed state of a

@@ -44,6 +44,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const (
@@ -87,7 +88,7 @@ const fieldOwner = "cloudsql.travelaudience.com/referrers-owner"
 // are of owner's kind: a database waiting for its owner to be Ready comes
 // back when it is.
 func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
-	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk)}
+	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk), gvk: gvk}
 	owned, err := postgresqlinstance.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
 		d, ok := o.(database)
 		if !ok {
@@ -115,6 +116,7 @@ type ownerUser interface {
 
 // connector connects a PostgresqlDatabase to its instance's Cloud SQL.
 type connector[T database] struct {
+	gvk     schema.GroupVersionKind
 	kube    client.Client
 	secrets client.Reader
 	core    *postgresqlinstance.Core
@@ -146,7 +148,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, cloudsql.Truncated(err)
 	}
 	return &external[T]{
-		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key,
+		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key, core: c.core, gvk: c.gvk,
 	}, nil
 }
 
@@ -157,9 +159,17 @@ type external[T database] struct {
 	lists    *listcache.Cache
 	pacer    postgresqlinstance.Marks
 	instance types.NamespacedName
+	// core and gvk record which object holds the database.
+	core *postgresqlinstance.Core
+	gvk  schema.GroupVersionKind
 
 	// owner is the login the database should belong to ("": none named).
 	owner string
+}
+
+// name is database name as the records of holders know it.
+func (e *external[T]) name(name string) tenancy.Name {
+	return tenancy.Name{Kind: tenancy.KindDatabase, Project: e.conn.Project, Instance: e.conn.Instance, Name: name}
 }
 
 func (e *external[T]) key() listcache.Key {
@@ -196,6 +206,21 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	e.pacer.Observed(mg, readAt)
 	found := findDatabase(dbs, name)
+	// Whose the database is comes before anything is done to it: another
+	// team's is never given away or dropped.
+	st, err := e.core.Standing(ctx, mg, e.gvk, e.name(name), found != nil, e.conn, e.instanceName())
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	switch st.Action {
+	case tenancy.RefuseHeld, tenancy.RefuseImport:
+		// Only the holder's deletion, or a new policy, changes that:
+		// looked at again at the poll interval, not in a backoff.
+		e.pacer.Stalled(mg)
+		return managed.ExternalObservation{}, st.Err
+	case tenancy.Leave, tenancy.Absent:
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
 	if found == nil {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -290,6 +315,11 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
 	st := mg.Settings()
 	name := cloudsql.DatabaseName(st, mg.GetName())
+	// Recorded before the database exists: of two objects racing for a
+	// name, one creates it and the other is refused.
+	if err := e.core.Claim(ctx, mg, e.gvk, e.name(name)); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
 	_, err := e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
@@ -337,7 +367,8 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 	default:
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteDatabase, name, e.conn.Instance, e.conn.Project)
 	}
-	return managed.ExternalDelete{}, nil
+	// Gone: the name is free for whichever object creates it next.
+	return managed.ExternalDelete{}, e.core.Release(ctx, mg, e.gvk, e.name(name))
 }
 
 // Disconnect implements managed.TypedExternalClient.

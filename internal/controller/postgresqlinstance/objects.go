@@ -290,6 +290,10 @@ type InstanceConnection struct {
 	Credentials auth.Credentials
 	// Observed is what the instance's object last observed of it.
 	Observed v1alpha1.PostgresqlInstanceObservation
+	// ImportPolicy is the instance's spec.tenancy.importPolicy, with its
+	// kind's default: which objects may take over logins and databases
+	// that no object holds.
+	ImportPolicy v1alpha1.ObjectImportPolicy
 	// NewSQL returns a client that runs SQL on the instance as postgres;
 	// Connection sets it. Without it the instance takes no SQL.
 	NewSQL func(ctx context.Context) (*pgsql.Client, error)
@@ -381,6 +385,7 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 	ic := &InstanceConnection{
 		Service: svc, Project: pc.Spec.ProjectID, Instance: cloudsql.InstanceName(obj),
 		Source: pc.Name, Config: pc, Credentials: creds, Observed: *obj.Observation(),
+		ImportPolicy: importPolicy(obj),
 	}
 	ic.NewSQL = func(ctx context.Context) (*pgsql.Client, error) {
 		pw, err := newSecretStore(kube, secrets, schema.GroupVersionKind{}).password(ctx, obj)

@@ -19,6 +19,7 @@ limitations under the License.
 package postgresqlinstance
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -58,6 +59,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/ratewait"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const (
@@ -116,7 +118,16 @@ type Options struct {
 	// from their own token_uri rather than Google's ([credentials]
 	// allow_key_token_uri).
 	KeyTokenURI bool
+	// RecordNamespace is the provider's own namespace, where it records
+	// which object holds each login and database (tenancy.Records);
+	// DefaultRecordNamespace when empty.
+	RecordNamespace string
 }
+
+// DefaultRecordNamespace is where the records of who holds each login and
+// database are kept when Options.RecordNamespace is empty: Crossplane's
+// namespace.
+const DefaultRecordNamespace = "crossplane-system"
 
 // Core is what the controllers of both PostgresqlInstance kinds share: the
 // pacing of observations (one fleet, one request budget), the scheduled
@@ -145,7 +156,12 @@ type Core struct {
 	// wakes brings the objects waiting on their instance back when it
 	// changes.
 	wakes *wakes
+	// names records which object holds each login and database.
+	names *tenancy.Records
 }
+
+// Names are the records of which object holds each login and database.
+func (c *Core) Names() *tenancy.Records { return c.names }
 
 // NewCore returns the shared part of the PostgresqlInstance controllers, and adds
 // its scheduled listings (observe = list) to mgr.
@@ -158,6 +174,7 @@ func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {
 		objects:  &fleet{},
 		needed:   &neededListings{},
 		wakes:    newWakes(o.Logger),
+		names:    tenancy.NewRecords(mgr.GetClient(), mgr.GetAPIReader(), cmp.Or(o.RecordNamespace, DefaultRecordNamespace)),
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}

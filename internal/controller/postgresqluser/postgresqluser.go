@@ -46,6 +46,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const (
@@ -96,6 +97,7 @@ func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
 
 func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
 	c := &connector[T]{
+		gvk:       gvk,
 		kube:      mgr.GetClient(),
 		secrets:   mgr.GetAPIReader(),
 		core:      core,
@@ -111,6 +113,7 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 
 // connector connects a PostgresqlUser to its instance's Cloud SQL.
 type connector[T user] struct {
+	gvk       schema.GroupVersionKind
 	kube      client.Client
 	secrets   client.Reader
 	core      *postgresqlinstance.Core
@@ -135,7 +138,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return &external[T]{
 		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
-		instance: instanceName(key),
+		instance: instanceName(key), core: c.core, gvk: c.gvk,
 	}, nil
 }
 
@@ -156,12 +159,20 @@ type external[T user] struct {
 	pacer     postgresqlinstance.Marks
 	// instance names the PostgresqlInstance, for messages.
 	instance string
+	// core and gvk record which object holds the login.
+	core *postgresqlinstance.Core
+	gvk  schema.GroupVersionKind
 
 	password postgresqlinstance.StoredPassword
 	// sending says that the users.update that sets the unconfirmed password
 	// is under way.
 	sending bool
 	role    pgsql.RoleState
+}
+
+// name is login as the records of holders know it.
+func (e *external[T]) name(login string) tenancy.Name {
+	return tenancy.Name{Kind: tenancy.KindLogin, Project: e.conn.Project, Instance: e.conn.Instance, Name: login}
 }
 
 func (e *external[T]) key() listcache.Key {
@@ -188,6 +199,21 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	e.pacer.Observed(mg, readAt)
 	found := findUser(users, login)
+	// Whose the login is comes before anything is read of it or done to
+	// it: another team's is never reset, re-owned or dropped.
+	st, err := e.core.Standing(ctx, mg, e.gvk, e.name(login), found != nil, e.conn, e.instance)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	switch st.Action {
+	case tenancy.RefuseHeld, tenancy.RefuseImport:
+		// Only the holder's deletion, or a new policy, changes that:
+		// looked at again at the poll interval, not in a backoff.
+		e.pacer.Stalled(mg)
+		return managed.ExternalObservation{}, st.Err
+	case tenancy.Leave, tenancy.Absent:
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
 	if found == nil {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -326,6 +352,11 @@ func findUser(users []*sqladmin.User, name string) *sqladmin.User {
 // confirmed once it has it: no crash loses it.
 func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
+	// Recorded before the login exists: of two objects racing for a name,
+	// one creates it and the other is refused.
+	if err := e.core.Claim(ctx, mg, e.gvk, e.name(login)); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	u := &sqladmin.User{Name: login, Type: mg.Settings().Type}
 	if builtIn(mg) {
 		pw, err := e.storedOrNew(ctx, mg, login)
@@ -427,7 +458,8 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 	if err != nil && !cloudsql.IsUserNotFound(err) {
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteUser, login, e.conn.Instance, e.conn.Project)
 	}
-	return managed.ExternalDelete{}, nil
+	// Gone: the name is free for whichever object creates it next.
+	return managed.ExternalDelete{}, e.core.Release(ctx, mg, e.gvk, e.name(login))
 }
 
 // Disconnect implements managed.TypedExternalClient.

@@ -66,6 +66,8 @@ const (
 	errNamespacedNotServed  = "pod %s: annotation %s names %q, a namespaced PostgresqlInstance, but this cluster does not serve namespaced PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlInstance by its name alone"
 	errNotAllowed           = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
 	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
+	errTenantOnly           = "namespace %s may put its own PostgresqlUsers and PostgresqlDatabases on it (spec.tenancy), but its pods never receive the instance's postgres password, which can do anything to every team's data: " +
+		"name a PostgresqlUser of this namespace with the annotation %s instead, or, if pods of %s must be the instance's administrator, ask the instance's owner to add the namespace to spec.injection.allowedNamespaces"
 	errNotLent              = "pod %s: %s gets nothing from the configuration it names: %v"
 	errLendCheck            = "pod %s: cannot decide whether ClusterProviderConfig %q, which %s names, is lent to namespace %s (the pod is refused until it can be read; try again)"
 	errNotReady             = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
@@ -346,7 +348,7 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			continue
 		}
 		t := res.value
-		confirm, resp := i.admitInstance(ctx, r, ref, ns, t)
+		confirm, resp := i.admitInstance(ctx, r, ref, ns, t, false)
 		if resp != nil {
 			deny = *resp
 			continue
@@ -364,15 +366,31 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 // ClusterProviderConfig is lent to ns, and it is ready. It returns the denial,
 // else whether the decision must be confirmed against the API server before
 // anything is copied into ns.
-func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns string, t target) (confirm bool, deny *admission.Response) {
+//
+// forUser says that the pod names a user of t, not t itself: then t must
+// admit ns's users and databases (spec.tenancy, or spec.injection), else it
+// must give ns's pods postgres (spec.injection, or the default).
+func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns string, t target, forUser bool) (confirm bool, deny *admission.Response) {
 	fail := func(resp admission.Response) (bool, *admission.Response) { return false, &resp }
 	if t.cluster != nil {
-		ok, err := i.cfg.Policy.Allows(ctx, t.cluster, ns, namespaceGetter(r))
+		allows, explain := i.cfg.Policy.Allows, i.cfg.Policy.Explain
+		if forUser {
+			allows, explain = i.cfg.Policy.AdmitsObjects, i.cfg.Policy.ExplainObjects
+		}
+		ok, err := allows(ctx, t.cluster, ns, namespaceGetter(r))
 		if err != nil {
 			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name())))
 		}
 		if !ok {
-			return fail(admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, i.cfg.Policy.Explain(t.cluster, ns))))
+			why := explain(t.cluster, ns)
+			if !forUser {
+				// A tenant of the instance gets its own logins, never
+				// the administrator's: say so rather than only "no".
+				if tenant, err := i.cfg.Policy.AdmitsObjects(ctx, t.cluster, ns, namespaceGetter(r)); err == nil && tenant {
+					why = fmt.Sprintf(errTenantOnly, ns, v1alpha1.AnnotationUserName, ns)
+				}
+			}
+			return fail(admission.Denied(fmt.Sprintf(errNotAllowed, ref, t.name(), ns, why)))
 		}
 	}
 	// A namespaced instance whose ClusterProviderConfig is not lent to its

@@ -127,7 +127,7 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 	case !found:
 		return fail(admission.Denied(fmt.Sprintf(errUserInstanceMissing, ref, ut, instanceString(key), ut.instanceField())))
 	}
-	confirm, resp := i.admitInstance(ctx, r, ref, ns, t)
+	confirm, resp := i.admitInstance(ctx, r, ref, ns, t, true)
 	if resp != nil {
 		// The pod named a user: say how the instance came into it.
 		resp.Result.Message = fmt.Sprintf(errUserViaInstance, resp.Result.Message, t, ut, ut.instanceField())

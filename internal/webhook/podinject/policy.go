@@ -36,12 +36,14 @@ import (
 const AllNamespaces = "*"
 
 const (
-	errBadSelector  = "PostgresqlInstance %s: spec.injection.namespaceSelector is invalid: fix it"
-	errGetNamespace = "cannot read namespace %s to match it against spec.injection.namespaceSelector of PostgresqlInstance %s"
+	errBadSelector  = "PostgresqlInstance %s: %s.namespaceSelector is invalid: fix it"
+	errGetNamespace = "cannot read namespace %s to match it against %s.namespaceSelector of PostgresqlInstance %s"
 )
 
 // A Policy decides which namespaces may request which instances: an instance's
-// spec.injection when it has one, else the provider's default list.
+// spec.injection when it has one, else the provider's default list, for the
+// postgres password (Allows); that or its spec.tenancy for namespaced users
+// and databases (AdmitsObjects).
 type Policy struct {
 	// DefaultAllowedNamespaces applies to instances without spec.injection:
 	// namespace names, or "*" for every namespace.
@@ -55,21 +57,72 @@ func (p Policy) Allows(ctx context.Context, pi *v1alpha1.PostgresqlInstance, ns 
 	if inj == nil {
 		return listed(p.DefaultAllowedNamespaces, ns), nil
 	}
-	if listed(inj.AllowedNamespaces, ns) {
+	return selects(ctx, pi.Name, "spec.injection", inj.AllowedNamespaces, inj.NamespaceSelector, ns, namespace)
+}
+
+// AdmitsObjects reports whether namespaced PostgresqlUsers and
+// PostgresqlDatabases of namespace ns may use pi, and pods of ns may name
+// those users: pi's spec.tenancy admits ns, or pi serves ns's pods postgres
+// (Allows), which is every right already. Receiving postgres is never implied
+// by this: a namespace admitted by spec.tenancy alone is denied the instance
+// annotation.
+func (p Policy) AdmitsObjects(ctx context.Context, pi *v1alpha1.PostgresqlInstance, ns string, namespace func(context.Context, string) (*corev1.Namespace, error)) (bool, error) {
+	if t := pi.Spec.Tenancy; t != nil {
+		ok, err := selects(ctx, pi.Name, "spec.tenancy", t.AllowedNamespaces, t.NamespaceSelector, ns, namespace)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return p.Allows(ctx, pi, ns, namespace)
+}
+
+// selects reports whether names or selector (of field of instance name)
+// admit namespace ns.
+func selects(ctx context.Context, name, field string, names []string, selector *metav1.LabelSelector, ns string, namespace func(context.Context, string) (*corev1.Namespace, error)) (bool, error) {
+	if listed(names, ns) {
 		return true, nil
 	}
-	if inj.NamespaceSelector == nil {
+	if selector == nil {
 		return false, nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(inj.NamespaceSelector)
+	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
-		return false, errors.Wrapf(err, errBadSelector, pi.Name)
+		return false, errors.Wrapf(err, errBadSelector, name, field)
 	}
 	n, err := namespace(ctx, ns)
 	if err != nil {
-		return false, errors.Wrapf(err, errGetNamespace, ns, pi.Name)
+		return false, errors.Wrapf(err, errGetNamespace, ns, field, name)
 	}
 	return sel.Matches(labels.Set(n.Labels)), nil
+}
+
+// ExplainObjects says, for a denial of a namespaced PostgresqlUser or
+// PostgresqlDatabase, which namespaces pi admits and how to change that.
+func (p Policy) ExplainObjects(pi *v1alpha1.PostgresqlInstance, ns string) string {
+	var admits []string
+	if t := pi.Spec.Tenancy; t != nil {
+		if len(t.AllowedNamespaces) > 0 {
+			admits = append(admits, "spec.tenancy.allowedNamespaces "+quoteList(t.AllowedNamespaces))
+		}
+		if t.NamespaceSelector != nil {
+			admits = append(admits, "spec.tenancy.namespaceSelector "+metav1.FormatLabelSelector(t.NamespaceSelector))
+		}
+	}
+	if inj := pi.Spec.Injection; inj != nil {
+		if len(inj.AllowedNamespaces) > 0 {
+			admits = append(admits, "spec.injection.allowedNamespaces "+quoteList(inj.AllowedNamespaces))
+		}
+		if inj.NamespaceSelector != nil {
+			admits = append(admits, "spec.injection.namespaceSelector "+metav1.FormatLabelSelector(inj.NamespaceSelector))
+		}
+	} else if len(p.DefaultAllowedNamespaces) > 0 {
+		admits = append(admits, "the provider's [injection] default_allowed_namespaces "+quoteList(p.DefaultAllowedNamespaces))
+	}
+	how := "ask the instance's owner to add " + ns + " to spec.tenancy.allowedNamespaces (its users and databases, without the postgres password)"
+	if len(admits) == 0 {
+		return "it admits no namespace; " + how
+	}
+	return fmt.Sprintf("it admits only %s; %s", strings.Join(admits, " and "), how)
 }
 
 // Explain says, for a denial, which namespaces pi allows and how to change that.

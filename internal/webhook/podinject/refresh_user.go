@@ -229,7 +229,7 @@ func (r *UserRefresher) desired(ctx context.Context, src *userSources, gone bool
 		// instance (any more) takes it away.
 		return err != nil, nil, err
 	}
-	ok, err := r.policy.Allows(ctx, pi, ns, namespaceGetter(r.cached))
+	ok, err := r.policy.AdmitsObjects(ctx, pi, ns, namespaceGetter(r.cached))
 	if err != nil {
 		return true, nil, errors.Wrapf(err, errPolicyUserR, ns, pi.Name, src.u.Name)
 	}

@@ -22,8 +22,8 @@ limitations under the License.
 //
 //   - a namespaced object that names a cluster-scoped PostgresqlInstance
 //     (spec.forProvider.clusterInstance or clusterInstanceRef) whose
-//     spec.injection does not admit the object's namespace, as the pod
-//     injector reads that allow-list (CheckClusterInstance). A
+//     spec.tenancy or spec.injection does not admit the object's namespace
+//     (CheckClusterInstance). A
 //     clusterInstanceSelector cannot be judged here: the controller resolves
 //     it, and this webhook judges the update that writes the resolved name,
 //     while the controller checks the instance again whenever it uses it. An
@@ -31,7 +31,11 @@ limitations under the License.
 //   - a PostgresqlDatabase whose owner (spec.forProvider.owner or ownerRef)
 //     is a PostgresqlUser, of its scope and namespace, that belongs to another
 //     instance. A user that does not exist yet is admitted: it may be created
-//     next.
+//     next;
+//   - an object that names a login or database of an instance that another
+//     object, of either scope, already names: read live, and answered with
+//     that object's name. The controller's record of who holds each name
+//     (tenancy.Records) settles two objects that race past this check.
 //
 // An UPDATE is judged on the references it changes only: an object whose
 // instance later narrows its allow-list must still take its finalizer off,
@@ -61,6 +65,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,6 +106,8 @@ const (
 	errNotAdmitted    = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, which does not admit namespace %s: %s (the platform team decides); or use a PostgresqlInstance of namespace %s, with %s, instead"
 	errCheckAdmitted  = "cannot decide whether PostgresqlInstance %s admits namespace %s"
 	errOwnerElsewhere = "%s %s: %s names PostgresqlUser %s, which belongs to PostgresqlInstance %s, not to %s, the database's instance: a database can be owned only by a login of its own instance; name a PostgresqlUser of %s in %s, or create one"
+	errNamesake       = "%s %s names %s %s of PostgresqlInstance %s, which %s already names: a login or database belongs to the object that made it, and no other object may take, reset, re-own or drop it; choose another name (spec.forProvider.name, or metadata.name), or ask whoever owns that object to delete it first if the %s is to change hands"
+	warnNamesake      = "%s %s: whether another object already names %s %s of PostgresqlInstance %s was not checked (%s); the controller refuses to manage a name another object holds"
 	errNoDeletion     = "%s %s may not be deleted: deleting it %s. If that is what you want, allow it first with `kubectl annotate %s %s=true`, then delete it again"
 	warnNoInstance    = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, which does not exist (yet): whether it admits namespace %s was not checked; the controller checks it before it uses the instance"
 	warnInstance      = "%s %s: whether the cluster-scoped PostgresqlInstance %s named by %s admits namespace %s was not checked (%s); the controller checks it before it uses the instance"
@@ -172,6 +179,17 @@ type subject struct {
 	orphan   bool
 	// database is a database's name in PostgreSQL.
 	database string
+	// login is a user's login name in PostgreSQL.
+	login string
+}
+
+// pgName is the name s gives its login or database in PostgreSQL, and the
+// field that sets it, for messages.
+func (s *subject) pgName() (what, name string) {
+	if s.isDatabase() {
+		return "database", s.database
+	}
+	return "login", s.login
 }
 
 func (s *subject) namespace() string { return s.obj.GetNamespace() }
@@ -252,6 +270,7 @@ func subjectOf(obj client.Object) *subject {
 			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
 		}
 		s.policies, s.orphan = o.Spec.ManagementPolicies, o.Spec.DeletionPolicy == xpv2.DeletionOrphan
+		s.login = cloudsql.UserName(&p.PostgresqlUserSettings, name)
 	case *nsv1alpha1.PostgresqlDatabase:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = nsv1alpha1.PostgresqlDatabaseKind, resource("postgresqldatabases", nsv1alpha1.Group)
@@ -267,6 +286,7 @@ func subjectOf(obj client.Object) *subject {
 		s.kind, s.kubectl = nsv1alpha1.PostgresqlUserKind, resource("postgresqlusers", nsv1alpha1.Group)
 		s.instances = instancesOf(ns, p.Instance, p.InstanceRef, p.ClusterInstance, p.ClusterInstanceRef)
 		s.policies = o.Spec.ManagementPolicies
+		s.login = cloudsql.UserName(&p.PostgresqlUserSettings, name)
 	default:
 		return nil
 	}
@@ -376,6 +396,11 @@ func (v *Validator) admit(ctx context.Context, s *subject, old *subject) admissi
 		}
 		warnings = append(warnings, warn...)
 	}
+	deny, warn := v.namesakes(ctx, s, old)
+	if deny != nil {
+		return *deny
+	}
+	warnings = append(warnings, warn...)
 	if s.isDatabase() {
 		deny, warn := v.owners(ctx, s, old)
 		if deny != nil {
@@ -406,6 +431,93 @@ func (v *Validator) clusterInstance(ctx context.Context, s *subject, ref referen
 		return nil, []string{fmt.Sprintf(warnInstance, s.kind, s.ref, ref.key.Name, ref.field, s.namespace(), cloudsql.Truncate(err.Error()))}
 	}
 	return nil, nil
+}
+
+// namesakes denies s when another object of its kind, of either scope,
+// already names the same login or database of the same instance: a name
+// belongs to the object that made it. Only a new instance or name is judged.
+// The controller holds the same line when two objects race past this check
+// (tenancy.Records).
+func (v *Validator) namesakes(ctx context.Context, s *subject, old *subject) (*admission.Response, []string) {
+	inst, known := s.instance()
+	if !known {
+		// A selector names the instance: judged on the update that writes
+		// the resolved name.
+		return nil, nil
+	}
+	what, name := s.pgName()
+	if old != nil {
+		oldInst, oldKnown := old.instance()
+		_, oldName := old.pgName()
+		if oldKnown && oldInst == inst && oldName == name {
+			return nil, nil
+		}
+	}
+	others, err := v.naming(ctx, s, inst)
+	if err != nil {
+		return nil, []string{fmt.Sprintf(warnNamesake, s.kind, s.ref, what, name, instanceRef(inst), cloudsql.Truncate(err.Error()))}
+	}
+	for _, o := range others {
+		oInst, ok := o.instance()
+		_, oName := o.pgName()
+		if !ok || oInst != inst || oName != name || (o.namespace() == s.namespace() && o.obj.GetName() == s.obj.GetName() && o.kind == s.kind && sameScope(o, s)) {
+			continue
+		}
+		v.log.Debug("Denying an object that names a login or database another object names", "kind", s.kind, "object", s.ref, what, name, "other", o.ref)
+		r := admission.Denied(fmt.Sprintf(errNamesake, s.kind, s.ref, what, name, instanceRef(inst), o.scopedRef(), what))
+		return &r, nil
+	}
+	return nil, nil
+}
+
+// sameScope says whether a and b are of the same scope.
+func sameScope(a, b *subject) bool { return (a.namespace() == "") == (b.namespace() == "") }
+
+// scopedRef names s with its kind and scope, as kubectl would find it.
+func (s *subject) scopedRef() string {
+	if s.namespace() == "" {
+		return fmt.Sprintf("%s %s (cluster-scoped)", s.kind, s.ref)
+	}
+	return fmt.Sprintf("%s %s", s.kind, s.ref)
+}
+
+// naming lists, live, the objects of s's kind, of both scopes, that may name
+// instance inst: those of inst's namespace for a namespaced instance; every
+// cluster-scoped one and every namespaced one for a cluster-scoped instance.
+func (v *Validator) naming(ctx context.Context, s *subject, inst types.NamespacedName) ([]*subject, error) {
+	var lists []client.ObjectList
+	var opts []client.ListOption
+	switch {
+	case s.isDatabase() && inst.Namespace == "":
+		lists = []client.ObjectList{&v1alpha1.PostgresqlDatabaseList{}, &nsv1alpha1.PostgresqlDatabaseList{}}
+	case s.isDatabase():
+		lists, opts = []client.ObjectList{&nsv1alpha1.PostgresqlDatabaseList{}}, []client.ListOption{client.InNamespace(inst.Namespace)}
+	case inst.Namespace == "":
+		lists = []client.ObjectList{&v1alpha1.PostgresqlUserList{}, &nsv1alpha1.PostgresqlUserList{}}
+	default:
+		lists, opts = []client.ObjectList{&nsv1alpha1.PostgresqlUserList{}}, []client.ListOption{client.InNamespace(inst.Namespace)}
+	}
+	var out []*subject
+	for _, l := range lists {
+		if err := v.reader.List(ctx, l, opts...); err != nil {
+			if apimeta.IsNoMatchError(err) {
+				// A kind the cluster does not serve names nothing.
+				continue
+			}
+			return nil, err
+		}
+		if err := apimeta.EachListItem(l, func(o runtime.Object) error {
+			if obj, ok := o.(client.Object); ok {
+				if sub := subjectOf(obj); sub != nil {
+					out = append(out, sub)
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // owners judges whether the PostgresqlUsers that database s names as owner
@@ -531,7 +643,7 @@ func IsNotAdmitted(err error) bool {
 // allow-list may shrink after admission.
 func CheckClusterInstance(ctx context.Context, policy podinject.Policy, namespaces client.Reader, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
 	ns := mg.GetNamespace()
-	ok, err := policy.Allows(ctx, pi, ns, func(ctx context.Context, name string) (*corev1.Namespace, error) {
+	ok, err := policy.AdmitsObjects(ctx, pi, ns, func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		n := &corev1.Namespace{}
 		return n, namespaces.Get(ctx, types.NamespacedName{Name: name}, n)
 	})
@@ -549,5 +661,5 @@ func CheckClusterInstance(ctx context.Context, policy podinject.Policy, namespac
 		kind = nsv1alpha1.PostgresqlUserKind
 	}
 	return &notAdmitted{msg: fmt.Sprintf(errNotAdmitted, kind, ns+"/"+mg.GetName(), field, pi.GetName(), ns,
-		policy.Explain(pi, ns), ns, fieldInstance)}
+		policy.ExplainObjects(pi, ns), ns, fieldInstance)}
 }

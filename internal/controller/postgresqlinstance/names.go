@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgresqlinstance
+
+import (
+	"context"
+	"slices"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
+)
+
+const errNameNotImported = "%s exists, and no PostgresqlUser or PostgresqlDatabase holds it (it was made with psql or gcloud, or by an object since deleted with deletionPolicy Orphan): " +
+	"spec.tenancy.importPolicy of PostgresqlInstance %s is %s, so this %s object does not take it over; give this one another name, " +
+	"or ask the instance's owner to set spec.tenancy.importPolicy to Allow (which lets namespaced objects import too) while you import it"
+
+// A Standing is what one object may do with its name, for one reconcile.
+type Standing struct {
+	tenancy.Verdict
+	// Err, for a refusal, says why, naming the holder or the policy.
+	Err error
+}
+
+// Standing settles what mg, of kind gvk, may do with name n of its instance
+// (tenancy.Decide), which Cloud SQL lists (exists) or not, reading who holds
+// it; a hold the verdict asks for is recorded before it is returned.
+// instance names the PostgresqlInstance in messages.
+func (c *Core) Standing(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name, exists bool, conn *InstanceConnection, instance string) (Standing, error) {
+	self := tenancy.HolderOf(mg, gvk)
+	holder, err := c.names.Holder(ctx, n, self)
+	if err != nil {
+		return Standing{}, err
+	}
+	f := tenancy.Facts{Exists: exists, Holder: holder, Self: self, Deleting: meta.WasDeleted(mg), ObserveOnly: observesOnly(mg), Policy: conn.ImportPolicy}
+	if exists && holder == nil {
+		since, err := c.names.Since(ctx)
+		if err != nil {
+			return Standing{}, err
+		}
+		f.Migrating = mg.GetCreationTimestamp().Time.Before(since)
+	}
+	st := Standing{Verdict: tenancy.Decide(f)}
+	switch st.Action {
+	case tenancy.RefuseHeld:
+		st.Err = &tenancy.HeldError{Name: n, Holder: *holder}
+	case tenancy.RefuseImport:
+		scope := "namespaced"
+		if self.Namespace == "" {
+			scope = "cluster-scoped"
+		}
+		st.Err = errors.Errorf(errNameNotImported, n, instance, conn.ImportPolicy, scope)
+	}
+	if st.Claim != "" {
+		if err := c.names.Claim(ctx, n, self, st.Claim); err != nil {
+			return Standing{}, err
+		}
+	}
+	return st, nil
+}
+
+// Claim records that mg, of kind gvk, holds name n, which it is about to
+// create. It fails, naming the holder, when another object holds n.
+func (c *Core) Claim(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name) error {
+	return c.names.Claim(ctx, n, tenancy.HolderOf(mg, gvk), tenancy.Created)
+}
+
+// Release forgets that mg, of kind gvk, holds name n: it is gone.
+func (c *Core) Release(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name) error {
+	return c.names.Release(ctx, n, tenancy.HolderOf(mg, gvk))
+}
+
+// observesOnly says whether mg's management policies allow no write at all.
+func observesOnly(mg resource.Managed) bool {
+	pols := mg.GetManagementPolicies()
+	if len(pols) == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(pols, func(p xpv2.ManagementAction) bool {
+		return p == xpv2.ManagementActionAll || p == xpv2.ManagementActionCreate || p == xpv2.ManagementActionUpdate || p == xpv2.ManagementActionDelete
+	})
+}
+
+// importPolicy is the import policy of instance obj, with its kind's default.
+func importPolicy(obj instance) v1alpha1.ObjectImportPolicy {
+	switch pi := obj.(type) {
+	case *v1alpha1.PostgresqlInstance:
+		return v1alpha1.ImportPolicyOf(pi.Spec.Tenancy)
+	case *nsv1alpha1.PostgresqlInstance:
+		return nsv1alpha1.ImportPolicyOf(pi.Spec.Tenancy)
+	}
+	return v1alpha1.ObjectImportDeny
+}
