@@ -158,42 +158,6 @@ func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
 	g.Expect(l.Items).To(BeEmpty(), "a denied namespace gets no secret")
 }
 
-// With a namespaced and a cluster-scoped instance of one name, a pod of the
-// namespaced one's namespace gets it, any other allowed pod the cluster-scoped
-// one; the pod's annotation says which, and their copies never mix.
-func TestNamespacedInstanceComesFirst(t *testing.T) {
-	controlplane.Need(t)
-	g := NewWithT(t)
-	ctx := context.Background()
-	readyInstance(t, "both", func(pi *v1alpha1.PostgresqlInstance) {
-		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"*"}}
-		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
-	})
-	namespace(t, "both-ns", nil)
-	namespace(t, "both-other", nil)
-	readyNamespacedInstance(t, "both-ns", "both", func(pi *nsv1alpha1.PostgresqlInstance) {
-		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
-	})
-
-	own := annotatedPod("both-ns", "web", "both")
-	g.Expect(env.Client.Create(ctx, own)).To(Succeed())
-	g.Expect(own.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/both"))
-	g.Expect(own.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:both-ns-both"))))
-	key := secret(g, "both-ns", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "both"))
-	g.Expect(key.Labels).To(HaveKeyWithValue(nsv1alpha1.LabelInstance, "both"))
-	g.Expect(key.Labels).ToNot(HaveKey(v1alpha1.LabelInstance))
-	g.Expect(key.OwnerReferences).To(ConsistOf(HaveField("Kind", "PostgresqlInstance")))
-	g.Expect(key.OwnerReferences[0].APIVersion).To(Equal(nsv1alpha1.SchemeGroupVersion.String()))
-	g.Expect(secretVolume(g, own, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal(key.Name))
-
-	other := annotatedPod("both-other", "web", "both")
-	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
-	g.Expect(other.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.travelaudience.com/both"))
-	g.Expect(other.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:both"))))
-	secret(g, "both-other", podinject.ReplicaName(podinject.ReplicaPgpass, "both"))
-	g.Expect(absent("both-other", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "both"))()).To(BeTrue())
-}
-
 // The proxy key of a ClusterProviderConfig is copied into the instance's
 // namespace and kept current; a namespaced ProviderConfig's key is mounted as
 // it is, from its own namespace.

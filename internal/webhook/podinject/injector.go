@@ -57,13 +57,15 @@ const (
 	errDecode               = "cannot decode the pod"
 	errOtherPodNamespace    = "pod %s: the admission request is for namespace %s but the pod's metadata.namespace is %s: the API server never sends that, so the request did not come from it; create pods through the API server"
 	errEmptyAnnotation      = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlInstance, or remove it"
-	errBadAnnotation        = "pod %s: annotation %s is %q, which names no PostgresqlInstance: set it to the metadata.name of a PostgresqlInstance, or to <namespace>/<name> of a namespaced one in the pod's own namespace"
+	errBadAnnotation        = "pod %s: annotation %s is %q, which names no PostgresqlInstance: set it to the metadata.name of a PostgresqlInstance, to <namespace>/<name> of a namespaced one in the pod's own namespace, or to /<name> of a cluster-scoped one"
 	errNoInstance           = "pod %s: annotation %s names PostgresqlInstance %q, which exists neither in the pod's namespace %s (%s) nor cluster-scoped (%s): a namespaced PostgresqlInstance serves only pods of its own namespace; create one here, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
 	errNoNamespacedInstance = "pod %s: annotation %s names PostgresqlInstance %q of namespace %s (%s), which does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
-	errOtherNamespace       = "pod %s: annotation %s names %q, a PostgresqlInstance of namespace %s, but a namespaced PostgresqlInstance serves only pods of its own namespace and this pod is in %s: use a PostgresqlInstance of namespace %s, or a cluster-scoped one (by its name alone) whose spec.injection allows %s"
+	errNoClusterInstance    = "pod %s: annotation %s names the cluster-scoped PostgresqlInstance %q (%s), which does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlInstance (not its spec.forProvider.name)"
+	errOtherNamespace       = "pod %s: annotation %s names %q, a PostgresqlInstance of namespace %s, but a namespaced PostgresqlInstance serves only pods of its own namespace and this pod is in %s: use a PostgresqlInstance of namespace %s, or a cluster-scoped one (as /<name>) whose spec.injection allows %s"
 	errGetInstance          = "pod %s: cannot read PostgresqlInstance %q named by annotation %s"
 	errKindNotServed        = "pod %s: annotation %s names PostgresqlInstance %q, but this cluster serves no PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com or postgresqlinstances.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
-	errNamespacedNotServed  = "pod %s: annotation %s names %q, a namespaced PostgresqlInstance, but this cluster does not serve namespaced PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlInstance by its name alone"
+	errNamespacedNotServed  = "pod %s: annotation %s names %q, a namespaced PostgresqlInstance, but this cluster does not serve namespaced PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlInstance as /<name>"
+	errClusterNotServed     = "pod %s: annotation %s is %q, which names a cluster-scoped PostgresqlInstance, but this cluster does not serve cluster-scoped PostgresqlInstances: activate the ManagedResourceDefinition postgresqlinstances.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or name a PostgresqlInstance of the pod's namespace as <namespace>/<name>"
 	errNotAllowed           = "pod %s: PostgresqlInstance %q may not be used from namespace %s: %s"
 	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
 	errTenantOnly           = "namespace %s may put its own PostgresqlUsers and PostgresqlDatabases on it (spec.tenancy), but its pods never receive the instance's postgres password, which can do anything to every team's data: " +
@@ -344,7 +346,7 @@ func (i *Injector) usableInstance(ctx context.Context, ref, ns, value string) (t
 			continue
 		}
 		if !res.found {
-			deny = admission.Denied(res.notFound(instanceKind, ref, ns, value, l))
+			deny = admission.Denied(res.denial(instanceKind, ref, ns, value, l))
 			continue
 		}
 		t := res.value

@@ -43,13 +43,15 @@ const (
 	errBothAnnotations         = "pod %s: annotations %s and %s are both set, but a pod connects with one login: keep only %s to connect as that PostgresqlUser, which reaches only its own databases, or only %s to connect as postgres, the instance's administrator"
 	errDatabaseWithoutUser     = "pod %s: annotation %s picks a database of the PostgresqlUser that annotation %s names, but the pod names a PostgresqlInstance with %s instead: name a PostgresqlUser, or remove %s"
 	errEmptyUserAnnotation     = "pod %s: annotation %s is empty: set it to the metadata.name of a PostgresqlUser, or remove it"
-	errBadUserAnnotation       = "pod %s: annotation %s is %q, which names no PostgresqlUser: set it to the metadata.name of a PostgresqlUser, or to <namespace>/<name> of a namespaced one in the pod's own namespace"
+	errBadUserAnnotation       = "pod %s: annotation %s is %q, which names no PostgresqlUser: set it to the metadata.name of a PostgresqlUser, to <namespace>/<name> of a namespaced one in the pod's own namespace, or to /<name> of a cluster-scoped one"
 	errNoUser                  = "pod %s: annotation %s names PostgresqlUser %q, which exists neither in the pod's namespace %s (%s) nor cluster-scoped (%s): a namespaced PostgresqlUser serves only pods of its own namespace; create one here, or set the annotation to the metadata.name of an existing PostgresqlUser (not its spec.forProvider.name)"
 	errNoNamespacedUser        = "pod %s: annotation %s names PostgresqlUser %q of namespace %s (%s), which does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlUser (not its spec.forProvider.name)"
-	errUserOtherNamespace      = "pod %s: annotation %s names %q, a PostgresqlUser of namespace %s, but a namespaced PostgresqlUser serves only pods of its own namespace and this pod is in %s: use a PostgresqlUser of namespace %s, or a cluster-scoped one (by its name alone) that allows %s"
+	errNoClusterUser           = "pod %s: annotation %s names the cluster-scoped PostgresqlUser %q (%s), which does not exist: create it, or set the annotation to the metadata.name of an existing PostgresqlUser (not its spec.forProvider.name)"
+	errUserOtherNamespace      = "pod %s: annotation %s names %q, a PostgresqlUser of namespace %s, but a namespaced PostgresqlUser serves only pods of its own namespace and this pod is in %s: use a PostgresqlUser of namespace %s, or a cluster-scoped one (as /<name>) that allows %s"
 	errGetUser                 = "pod %s: cannot read PostgresqlUser %q named by annotation %s"
 	errUserKindNotServed       = "pod %s: annotation %s names PostgresqlUser %q, but this cluster serves no PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com or postgresqlusers.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or remove the annotation"
-	errNamespacedUserNotServed = "pod %s: annotation %s names %q, a namespaced PostgresqlUser, but this cluster does not serve namespaced PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlUser by its name alone"
+	errNamespacedUserNotServed = "pod %s: annotation %s names %q, a namespaced PostgresqlUser, but this cluster does not serve namespaced PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com (with a ManagedResourceActivationPolicy), or name a cluster-scoped PostgresqlUser as /<name>"
+	errClusterUserNotServed    = "pod %s: annotation %s is %q, which names a cluster-scoped PostgresqlUser, but this cluster does not serve cluster-scoped PostgresqlUsers: activate the ManagedResourceDefinition postgresqlusers.cloudsql.travelaudience.com (with a ManagedResourceActivationPolicy), or name a PostgresqlUser of the pod's namespace as <namespace>/<name>"
 	errUserNotAllowed          = "pod %s: %s may not be used from namespace %s: its spec.forProvider.injection.allowedNamespaces is %s; ask the user's owner to add %s to it"
 	errIAMOff                  = "pod %s: %s logs in with IAM database authentication (spec.forProvider.type %s), which %s does not turn on, so Cloud SQL would refuse the pod's every connection: add %s to the instance's spec.forProvider.flags"
 	errUserNoInstance          = "pod %s: %s belongs to no PostgresqlInstance yet (%s is empty): wait until its instance reference is resolved, then create the pod again"
@@ -105,7 +107,7 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 		return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errGetUser, ref, value, v1alpha1.AnnotationUserName)))
 	}
 	if !res.found {
-		return fail(admission.Denied(res.notFound(userKind, ref, ns, value, l)))
+		return fail(admission.Denied(res.denial(userKind, ref, ns, value, l)))
 	}
 	ut := res.value
 	if ut.cluster != nil && !userAllows(ut.cluster, ns) {

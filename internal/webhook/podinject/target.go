@@ -218,14 +218,21 @@ func (t target) proxyConfig(ctx context.Context, r client.Reader, o ...providerc
 // A lookup is what the annotation's value asks for.
 type lookup struct {
 	// namespace, when set, is the namespace that the value named (namespace/name):
-	// only a namespaced instance of it will do.
+	// only a namespaced object of it will do.
 	namespace string
 	name      string
+	// cluster is set when the value was /name: only the cluster-scoped
+	// object will do, however the pod's namespace names its own.
+	cluster bool
 }
 
-// parseAnnotation reads the annotation's value: name, or namespace/name. It
-// reports false for a value of neither form.
+// parseAnnotation reads the annotation's value: name, namespace/name, or
+// /name. It reports false for a value of none of these forms.
 func parseAnnotation(v string) (lookup, bool) {
+	if name, ok := strings.CutPrefix(v, "/"); ok {
+		// A subdomain holds no "/": "/" and "//name" are refused here.
+		return lookup{name: name, cluster: true}, len(validation.IsDNS1123Subdomain(name)) == 0
+	}
 	l := lookup{name: v}
 	if ns, name, ok := strings.Cut(v, "/"); ok {
 		l = lookup{namespace: ns, name: name}

@@ -59,6 +59,14 @@ func TestUserNotFound(t *testing.T) {
 			value: "team-b/app", res: resolution[userTarget]{clusterServed: true},
 			want: []string{"this cluster does not serve namespaced PostgresqlUsers", "activate the ManagedResourceDefinition postgresqlusers.cloudsql.m.travelaudience.com"},
 		},
+		"ClusterScopedNamedServed": {
+			value: "/app", res: resolution[userTarget]{namespacedServed: true, clusterServed: true},
+			want: []string{`names the cluster-scoped PostgresqlUser "app" (postgresqlusers.cloudsql.travelaudience.com), which does not exist`},
+		},
+		"ClusterScopedNamedNotServed": {
+			value: "/app", res: resolution[userTarget]{namespacedServed: true},
+			want: []string{"this cluster does not serve cluster-scoped PostgresqlUsers", "activate the ManagedResourceDefinition postgresqlusers.cloudsql.travelaudience.com "},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
