@@ -279,7 +279,8 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 				// refreshers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
 				&corev1.Secret{}: podinject.SecretCacheOptions(),
-				// Only injected pods, which the rollout compares.
+				// Only injected pods, which the rollout compares, and of
+				// those only the metadata (the rollout watches no more).
 				&corev1.Pod{}: podinject.PodCacheOptions(),
 			},
 		},

@@ -151,7 +151,8 @@ type Injection struct {
 	// sleep and mv.
 	PgpassWriterImage string `toml:"pgpass_writer_image"`
 	// RolloutsPerMinute bounds how many workloads a minute the provider
-	// restarts because their injected proxy no longer matches (a new proxy
+	// restarts in each namespace (so that one namespace cannot spend
+	// another's) because their injected proxy no longer matches (a new proxy
 	// image, connection name, endpoint or key), for instances and namespaces
 	// that opt in with cloudsql.travelaudience.com/proxy-rollout; 0 turns
 	// the rollout off.

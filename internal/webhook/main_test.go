@@ -35,6 +35,7 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -53,6 +54,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/manifests"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
@@ -92,6 +94,33 @@ func (c countSecretLists) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return c.next.RoundTrip(r)
 }
+
+// podRequests records the Accept header of each list or watch of pods
+// (of every namespace) that the rollout's manager sends.
+type podRequests struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *podRequests) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && r.URL.Path == "/api/v1/pods" {
+		p.mu.Lock()
+		p.seen = append(p.seen, r.Header.Get("Accept"))
+		p.mu.Unlock()
+	}
+	return p.next.RoundTrip(r)
+}
+
+// accepts are the Accept headers recorded so far.
+func (p *podRequests) accepts() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.seen...)
+}
+
+// rolloutPodRequests are the rollout's manager's lists and watches of pods.
+var rolloutPodRequests = &podRequests{}
 
 // A switchable forwards admission requests to the injector of the sidecar mode a
 // test chose, and counts them: both modes are tested against one API server.
@@ -230,11 +259,6 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupUserRefresher(mgr, cfg.Policy); err != nil {
 		return 0, err
 	}
-	// A restart every 10 s, so that a test sees the limit.
-	if err := podinject.SetupRollout(mgr, cfg, rolloutsPerMinute, podinject.WithRolloutResync(time.Second),
-		podinject.WithInjectorOptions(podinject.WithNamespacedEndpoints(endpoints))); err != nil {
-		return 0, err
-	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))
 	postgresqlobject.Setup(mgr, cfg.Policy)
 
@@ -269,12 +293,85 @@ func run(m *testing.M) (int, error) {
 		}
 	}
 
+	rolloutDone, err := startRollout(ctx, cfg, endpoints)
+	if err != nil {
+		return 0, err
+	}
+
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
 		return code, errors.Wrap(err, "the manager failed")
 	}
+	if err := <-rolloutDone; err != nil {
+		return code, errors.Wrap(err, "the rollout's manager failed")
+	}
 	return code, nil
+}
+
+// providerUser is the user of the provider's service account, as
+// cluster/deploy names it.
+const providerUser = "system:serviceaccount:" + secretNS + ":provider-cloudsql-postgres"
+
+// startRollout runs the rollout in a manager of its own, as the provider's
+// service account with the RBAC of cluster/deploy/provider.yaml and
+// rollout.yaml (envtest enforces RBAC): a namespace lets it restart
+// workloads only with a RoleBinding (bindRollout). It restarts a workload
+// every 10 s in each namespace, so that a test sees the limit. The channel
+// receives what the manager's Start returns once ctx ends.
+func startRollout(ctx context.Context, cfg podinject.Config, endpoints []string) (<-chan error, error) {
+	deploy := filepath.Join(controlplane.RepoRoot(), "cluster", "deploy")
+	for _, f := range []string{"provider.yaml", "rollout.yaml"} {
+		objs, err := manifests.ReadFile(filepath.Join(deploy, f))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+				if err := env.Client.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+					return nil, err
+				}
+			}
+		}
+	}
+	rc := rest.CopyConfig(env.Config)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: providerUser}
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { rolloutPodRequests.next = rt; return rolloutPodRequests })
+	mgr, err := ctrl.NewManager(rc, ctrl.Options{
+		Scheme: env.Scheme,
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: podinject.SecretCacheOptions(),
+			&corev1.Pod{}:    podinject.PodCacheOptions(),
+		}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The API server's authorizer sees new bindings a moment later: without
+	// them the rollout would not start.
+	if err := waitFor(func() error {
+		missing, err := podinject.RolloutDenied(ctx, mgr.GetClient())
+		if err == nil && len(missing) > 0 {
+			err = errors.Errorf("the provider's service account may not %v", missing)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := podinject.SetupRollout(mgr, cfg, rolloutsPerMinute, podinject.WithRolloutResync(time.Second),
+		podinject.WithInjectorOptions(podinject.WithNamespacedEndpoints(endpoints))); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, errors.New("the rollout's cache did not sync")
+	}
+	return done, nil
 }
 
 func waitFor(fn func() error) error {

@@ -25,6 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,6 +92,18 @@ func moveInstance(g Gomega, name, connectionName string) {
 	g.Expect(env.Client.Status().Update(context.Background(), pi)).To(Succeed())
 }
 
+// bindRollout lets the rollout restart the workloads of ns, as
+// cluster/deploy/rollout.yaml says: a RoleBinding of its ClusterRole to the
+// provider's service account.
+func bindRollout(t testing.TB, ns string) {
+	t.Helper()
+	NewWithT(t).Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "provider-cloudsql-postgres-rollout"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: podinject.RolloutClusterRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: secretNS, Name: "provider-cloudsql-postgres"}},
+	})).To(Succeed())
+}
+
 // rolloutCondition is the instance's ProxyRollout condition.
 func rolloutCondition(g Gomega, name string) xpv2.Condition {
 	pi := &v1alpha1.PostgresqlInstance{}
@@ -108,6 +121,7 @@ func TestRolloutRestartsTheWorkloadsOfAnInstanceThatOptsIn(t *testing.T) {
 	ctx := context.Background()
 	readyInstance(t, "roll", optsIn)
 	namespace(t, "roll-app", nil)
+	bindRollout(t, "roll-app")
 	api := deployment(t, "roll-app", "api", "roll")
 	worker := deployment(t, "roll-app", "worker", "roll")
 
@@ -155,6 +169,7 @@ func TestRolloutRestartsOnlyWhatOptsIn(t *testing.T) {
 	ctx := context.Background()
 	readyInstance(t, "keep")
 	namespace(t, "keep-app", nil)
+	bindRollout(t, "keep-app")
 	d := deployment(t, "keep-app", "api", "keep")
 	moveInstance(g, "keep", project+":europe-west2:keep")
 	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, d) }, 4*time.Second, poll).Should(BeZero(),
@@ -180,6 +195,7 @@ func TestRolloutLeavesOldRevisionsAndOtherWorkloads(t *testing.T) {
 	ctx := context.Background()
 	readyInstance(t, "roll-left", optsIn)
 	namespace(t, "roll-left-app", nil)
+	bindRollout(t, "roll-left-app")
 
 	old := deployment(t, "roll-left-app", "old", "roll-left")
 	rs := &appsv1.ReplicaSet{}
@@ -200,4 +216,78 @@ func TestRolloutLeavesOldRevisionsAndOtherWorkloads(t *testing.T) {
 		return []podinject.ProxyConfig{restartedFor(g, old), restartedFor(g, other)}
 	}, 4*time.Second, poll).Should(HaveEach(BeZero()))
 	g.Expect(rolloutCondition(g, "roll-left").Reason).To(BeEmpty(), "the rollout does not even wait to restart them")
+}
+
+// The rollout restarts workloads only in the namespaces that bind its
+// ClusterRole: a namespace without the RoleBinding keeps its workloads, and
+// the instance says which namespace lacks it and what to do; once it is
+// bound, its workloads are restarted too.
+func TestRolloutRestartsOnlyWhereItsRoleIsBound(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	readyInstance(t, "per-ns", optsIn, func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"per-ns-bound", "per-ns-unbound"}}
+	})
+	namespace(t, "per-ns-bound", nil)
+	namespace(t, "per-ns-unbound", nil)
+	bindRollout(t, "per-ns-bound")
+	bound := deployment(t, "per-ns-bound", "api", "per-ns")
+	unbound := deployment(t, "per-ns-unbound", "api", "per-ns")
+
+	moveInstance(g, "per-ns", project+":europe-west2:per-ns")
+	g.Eventually(func(g Gomega) string { return restartedFor(g, bound).ConnectionName }, eventually, poll).Should(Equal(project + ":europe-west2:per-ns"))
+	g.Eventually(func(g Gomega) xpv2.Condition { return rolloutCondition(g, "per-ns") }, eventually, poll).Should(And(
+		HaveField("Status", corev1.ConditionFalse), HaveField("Reason", podinject.ReasonNoRights),
+		HaveField("Message", ContainSubstring("the workload of pod per-ns-unbound/api-1-a is not restarted")),
+		HaveField("Message", ContainSubstring("may not get pods, get apps/replicasets, get apps/deployments, patch apps/deployments")),
+		HaveField("Message", ContainSubstring("in namespace per-ns-unbound")),
+		HaveField("Message", ContainSubstring("Bind the ClusterRole "+podinject.RolloutClusterRole+" there with a RoleBinding"))))
+	t.Logf("instance condition: %s", rolloutCondition(g, "per-ns").Message)
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, unbound) }, 3*time.Second, poll).Should(BeZero(),
+		"the provider may not restart a workload of per-ns-unbound")
+
+	bindRollout(t, "per-ns-unbound")
+	g.Eventually(func(g Gomega) string { return restartedFor(g, unbound).ConnectionName }, eventually, poll).Should(Equal(project + ":europe-west2:per-ns"))
+	g.Eventually(func(g Gomega) xpv2.Condition { return rolloutCondition(g, "per-ns") }, eventually, poll).Should(And(
+		HaveField("Reason", podinject.ReasonRestarted), HaveField("Message", ContainSubstring("restarted Deployment per-ns-unbound/api"))))
+}
+
+// Each namespace has a rate limit of its own: a namespace whose workloads
+// wait for theirs does not hold back another's. Two workloads of two
+// namespaces restart sooner than the 10 s one limit for both would allow.
+func TestRolloutLimitIsPerNamespace(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	readyInstance(t, "two-ns", optsIn, func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"two-ns-a", "two-ns-b"}}
+	})
+	var ds []*appsv1.Deployment
+	for _, ns := range []string{"two-ns-a", "two-ns-b"} {
+		namespace(t, ns, nil)
+		bindRollout(t, ns)
+		ds = append(ds, deployment(t, ns, "api", "two-ns"))
+	}
+	moveInstance(g, "two-ns", project+":europe-west2:two-ns")
+	restarted := func(g Gomega) int {
+		n := 0
+		for _, d := range ds {
+			if restartedFor(g, d).ConnectionName != "" {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(restarted, eventually, poll).Should(BeNumerically(">=", 1))
+	g.Eventually(restarted, 7*time.Second, poll).Should(Equal(2), "the second namespace's workload does not wait 10 s for the first's")
+}
+
+// The rollout lists and watches pods as metadata only: the API server sends
+// the provider no pod's spec or status (its containers' environment).
+func TestRolloutWatchesOnlyPodsMetadata(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	// The controller starts its informer after the manager's cache synced.
+	g.Eventually(rolloutPodRequests.accepts, eventually, poll).ShouldNot(BeEmpty())
+	g.Expect(rolloutPodRequests.accepts()).To(HaveEach(ContainSubstring("as=PartialObjectMetadata;")))
+	t.Logf("Accept of the rollout's lists and watches of pods: %q", rolloutPodRequests.accepts())
 }

@@ -354,9 +354,10 @@ func TestUsersThatCannotBeInjectedAreDenied(t *testing.T) {
 }
 
 // The injector reads both kinds of PostgresqlUser, and copies a cluster-scoped
-// one's password, and the rollout restarts workloads, with exactly the RBAC
-// that cluster/deploy/provider.yaml grants the provider's service account
-// (envtest enforces RBAC).
+// one's password, with exactly the RBAC that cluster/deploy/provider.yaml
+// grants the provider's service account (envtest enforces RBAC); the rollout
+// watches pods with what rollout.yaml adds (TestMain applies both), and may
+// restart no workload of a namespace that does not bind its role.
 func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
@@ -392,18 +393,22 @@ func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 	}
 	secret(g, "rbac-app", podinject.UserReplicaName("shared"))
 
-	// And the rollout may do what it does; a user without the rules may not,
-	// and is told what is missing.
+	// And the rollout may watch pods, but restart nothing in rbac-app, which
+	// binds no role; a user without the rules may not watch either, and is
+	// told what is missing.
 	missing, err := podinject.RolloutDenied(ctx, as)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(missing).To(BeEmpty())
+	missing, err = podinject.RolloutDeniedIn(ctx, as, "rbac-app")
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(missing).To(ContainElements("get pods", "patch apps/deployments", "patch apps/statefulsets", "patch apps/daemonsets"))
 	nobody := rest.CopyConfig(env.Config)
 	nobody.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:crossplane-system:nobody"}
 	nc, err := client.New(nobody, client.Options{Scheme: env.Scheme})
 	g.Expect(err).ToNot(HaveOccurred())
 	missing, err = podinject.RolloutDenied(ctx, nc)
 	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(missing).To(ContainElements("list pods", "patch apps/deployments"))
+	g.Expect(missing).To(ConsistOf("list pods", "watch pods"))
 }
 
 // A pod of an IAM user gets the proxy with --auto-iam-authn and PGUSER of the

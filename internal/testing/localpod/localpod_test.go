@@ -17,10 +17,15 @@ limitations under the License.
 package localpod
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -143,4 +148,45 @@ func TestProxyExtraArgs(t *testing.T) {
 			NewWithT(t).Expect(proxyExtraArgs(tc.args, endpoint)).To(Equal(tc.want))
 		})
 	}
+}
+
+// Stop ends the whole process group of a container, as the end of its PID
+// namespace would: a shell that ends on SIGTERM leaves no sleep behind.
+func TestStopEndsTheProcessGroup(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "follower", Image: "example.com/sh",
+			Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 3600 & echo \"sleep $!\"; wait $!"}}}},
+	}
+	lp, err := Load(ctx, fake.NewClientBuilder().Build(), pod)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer lp.Close()
+	out := &syncBuffer{}
+	x, err := lp.Start(ctx, "follower", out)
+	g.Expect(err).NotTo(HaveOccurred())
+	var sleep int
+	g.Eventually(func() (int, error) { _, err := fmt.Sscanf(out.String(), "sleep %d", &sleep); return sleep, err }).ShouldNot(BeZero())
+	g.Expect(x.Stop()).To(Succeed())
+	// Reaped by init, which here takes a moment.
+	g.Eventually(func() error { return syscall.Kill(sleep, 0) }).WithTimeout(10*time.Second).Should(MatchError(syscall.ESRCH), "the shell's sleep (pid %d) is left", sleep)
+}
+
+// syncBuffer is a bytes.Buffer that a process may write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

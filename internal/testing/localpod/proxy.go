@@ -46,10 +46,13 @@ type Process struct {
 	Args   []string
 	exited chan struct{}
 	stop   func() error
+	// pgid is its process group, which holds whatever it started.
+	pgid int
 }
 
 // Stop stops the process with SIGTERM, as the kubelet does, and waits for it
-// (at most 15 s, then it is killed).
+// (at most 15 s, then it is killed); then it kills what is left of its
+// process group, as the end of a container's PID namespace would.
 func (x *Process) Stop() error { return x.stop() }
 
 // Running reports whether the process has not exited.
@@ -70,10 +73,16 @@ func (p *Pod) Start(ctx context.Context, name string, out io.Writer, extraArgs .
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = out, out
+	// A group of its own: a follower's shell ends on SIGTERM but leaves its
+	// sleep behind, which would outlive the test by up to its period.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Wrapf(err, errStart, name, cmd.Path)
 	}
-	x := &Process{Args: cmd.Args[1:], exited: make(chan struct{})}
+	x := &Process{Args: cmd.Args[1:], exited: make(chan struct{}), pgid: cmd.Process.Pid}
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(x.exited) }()
 	x.stop = func() error {
@@ -81,13 +90,19 @@ func (p *Pod) Start(ctx context.Context, name string, out io.Writer, extraArgs .
 		case <-x.exited:
 		default:
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-x.exited:
-			case <-time.After(15 * time.Second):
-				_ = cmd.Process.Kill()
-				<-x.exited
+			// Wait returns only once what the process left behind closes
+			// the output pipe too: the process itself is gone when its pid
+			// is (its group, which keeps the pid from reuse, may not be).
+			for deadline := time.Now().Add(15 * time.Second); syscall.Kill(x.pgid, 0) == nil && time.Now().Before(deadline); {
+				select {
+				case <-x.exited:
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
+			_ = syscall.Kill(-x.pgid, syscall.SIGKILL)
+			<-x.exited
 		}
+		_ = syscall.Kill(-x.pgid, syscall.SIGKILL)
 		return waitErr
 	}
 	return x, nil

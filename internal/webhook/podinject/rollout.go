@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -55,18 +56,32 @@ const ConditionProxyRollout xpv2.ConditionType = "ProxyRollout"
 const (
 	ReasonRestarted xpv2.ConditionReason = "Restarted"
 	ReasonWaiting   xpv2.ConditionReason = "WaitingForRateLimit"
+	// ReasonNoRights says that a workload's namespace does not let the
+	// provider restart it (no RoleBinding of RolloutClusterRole there).
+	ReasonNoRights xpv2.ConditionReason = "NoRights"
+)
+
+// The ClusterRoles of cluster/deploy/rollout.yaml: the first is bound once,
+// cluster-wide, to watch the injected pods; the second is bound in each
+// namespace whose workloads the rollout may restart.
+const (
+	RolloutWatchClusterRole = "provider-cloudsql-postgres-rollout-pods"
+	RolloutClusterRole      = "provider-cloudsql-postgres-rollout"
 )
 
 const (
 	errGetPod        = "cannot read pod %s"
+	errCheckRightsIn = "cannot ask the API server whether the provider may restart the workloads of namespace %s"
 	errGetOwner      = "cannot read %s %s/%s, which owns pod %s"
 	errRestart       = "cannot restart %s %s/%s"
 	errRecord        = "cannot record on %s what the rollout did"
 	errCheckRights   = "cannot ask the API server whether the provider may restart workloads"
-	msgNoRights      = "The proxy rollout is off: the provider's service account may not %s in every namespace; grant them (cluster/deploy/provider.yaml has the rules) and restart the provider, or set [injection] rollouts_per_minute = 0 to say so"
+	msgNoRights      = "The proxy rollout is off: the provider's service account may not %s in every namespace; apply cluster/deploy/rollout.yaml (the ClusterRole " + RolloutWatchClusterRole + " and its binding) and restart the provider, or set [injection] rollouts_per_minute = 0 to say so"
+	msgNoRightsIn    = "the workload of pod %s/%s is not restarted, though its Cloud SQL Auth Proxy no longer matches (%s): the provider's service account may not %s in namespace %s. " +
+		"Bind the ClusterRole " + RolloutClusterRole + " there with a RoleBinding (cluster/deploy/rollout.yaml shows one), or take away the opt-in (annotation or namespace label " + v1alpha1.AnnotationProxyRollout + ")"
 	errReadNamespace = "cannot read namespace %s to see whether it opts in to rollouts"
 	msgRestarted     = "restarted %s %s/%s at %s, whose pod %s runs a Cloud SQL Auth Proxy that no longer matches: %s"
-	msgWaiting       = "%s %s/%s waits for the rollout's rate limit (%s): its pod %s runs a Cloud SQL Auth Proxy that no longer matches: %s"
+	msgWaiting       = "%s %s/%s waits for the rollout's rate limit of its namespace (%s): its pod %s runs a Cloud SQL Auth Proxy that no longer matches: %s"
 	eventRestarted   = "Restarted for the Cloud SQL Auth Proxy of %s: %s"
 	rolloutPodPrefix = "pod "
 )
@@ -111,7 +126,7 @@ var requestAnnotations = []string{
 
 // requestsTheSame says whether a workload's pod template asks for the same
 // instance or user, database and proxy credentials as pod.
-func requestsTheSame(template *metav1.ObjectMeta, pod *corev1.Pod) bool {
+func requestsTheSame(template *metav1.ObjectMeta, pod *metav1.PartialObjectMetadata) bool {
 	for _, k := range requestAnnotations {
 		if template.Annotations[k] != pod.Annotations[k] {
 			return false
@@ -123,7 +138,10 @@ func requestsTheSame(template *metav1.ObjectMeta, pod *corev1.Pod) bool {
 // Rollout restarts the Deployments, StatefulSets and DaemonSets whose
 // injected pods run a proxy that a file cannot bring up to date (see
 // ProxyConfig), when their instance or their namespace opts in
-// (v1alpha1.AnnotationProxyRollout), at most perMinute a minute. It restarts
+// (v1alpha1.AnnotationProxyRollout), at most perMinute a minute in each
+// namespace, and only where the namespace grants it the rights to (a
+// RoleBinding of RolloutClusterRole; ConditionProxyRollout says where one is
+// missing). It restarts
 // a workload as `kubectl rollout restart` does, by an annotation on its pod
 // template, which also records what it was restarted for, so that pods that
 // are still being replaced do not restart it again. It says what it did on
@@ -132,7 +150,8 @@ type Rollout struct {
 	cached client.Client
 	live   client.Reader
 	inj    *Injector
-	limit  *rate.Limiter
+	// every is how often a namespace may restart a workload.
+	every  time.Duration
 	resync time.Duration
 	now    func() time.Time
 	rec    event.Recorder
@@ -142,8 +161,22 @@ type Rollout struct {
 
 	mu      sync.Mutex
 	desired map[string]desiredEntry
-	// pruned is when desired was last cleared of expired entries.
+	// limits are the rate limits of the namespaces that restarted a
+	// workload lately: one tenant cannot spend another's.
+	limits map[string]*rate.Limiter
+	// rights are what each namespace lets the rollout not do, as
+	// RolloutDeniedIn says, and when that was asked.
+	rights map[string]rightsEntry
+	// pruned is when desired, limits and rights were last cleared of
+	// expired entries.
 	pruned time.Time
+}
+
+// rightsEntry is what the rollout may not do in a namespace, and when that
+// was asked.
+type rightsEntry struct {
+	missing []string
+	at      time.Time
 }
 
 // desiredEntry is what the injector would give the pods of one namespace
@@ -171,31 +204,36 @@ func WithInjectorOptions(o ...Option) RolloutOption { return func(r *Rollout) { 
 
 // PodCacheOptions restrict the cache of pods to the injected ones
 // (LabelInjected), which the rollout reads: the provider does not hold every
-// pod of the cluster in memory.
+// pod of the cluster in memory. The rollout watches their metadata alone
+// (metav1.PartialObjectMetadata): the API server sends no pod's spec or
+// status, so no container's environment reaches the provider.
 func PodCacheOptions() cache.ByObject {
 	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelInjected: injectedValue})}
 }
 
 // SetupRollout adds a Rollout to mgr, which compares the pods injected with
 // cfg with what the injector would give them now, and restarts at most
-// perMinute workloads a minute. Pods must be cached as PodCacheOptions says.
+// perMinute workloads a minute in each namespace. Pods must be cached as
+// PodCacheOptions says.
 func SetupRollout(mgr ctrl.Manager, cfg Config, perMinute int, o ...RolloutOption) error {
 	r := &Rollout{
 		cached: mgr.GetClient(), live: mgr.GetAPIReader(),
-		limit:  rate.NewLimiter(rate.Every(time.Minute/time.Duration(max(perMinute, 1))), 1),
+		every:  time.Minute / time.Duration(max(perMinute, 1)),
 		resync: DefaultRolloutResync, now: time.Now,
 		//lint:ignore SA1019 crossplane-runtime's event.NewAPIRecorder takes only the old API's record.EventRecorder, and GetEventRecorder's events.k8s.io Events are outside the RBAC Crossplane grants providers (core events only)
 		rec: event.NewAPIRecorder(mgr.GetEventRecorderFor(RolloutName)),
 		log: logging.NewNopLogger(), desired: map[string]desiredEntry{},
+		limits: map[string]*rate.Limiter{}, rights: map[string]rightsEntry{},
 	}
 	for _, fn := range o {
 		fn(r)
 	}
 	// It reads only: resolvePod never writes, and inj gets no writer.
 	r.inj = NewInjector(mgr.GetClient(), mgr.GetAPIReader(), nil, mgr.GetScheme(), cfg, r.injOpts...)
-	// Without the rights, the pods' informer would never sync and take the
-	// manager down: a package install that grants them not has no rollout,
-	// and is told why.
+	// Without the rights to watch pods, their informer would never sync and
+	// take the manager down: an install without cluster/deploy/rollout.yaml
+	// has no rollout, and is told why. The rights to restart are asked of
+	// each namespace when a workload there needs it (RolloutDeniedIn).
 	missing, err := RolloutDenied(context.Background(), mgr.GetClient())
 	if err != nil {
 		return errors.Wrap(err, errCheckRights)
@@ -204,13 +242,23 @@ func SetupRollout(mgr ctrl.Manager, cfg Config, perMinute int, o ...RolloutOptio
 		r.log.Info(fmt.Sprintf(msgNoRights, strings.Join(missing, ", ")))
 		return nil
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(RolloutName).For(&corev1.Pod{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(RolloutName).For(&corev1.Pod{}, builder.OnlyMetadata).Complete(r)
 }
 
-// rolloutRights are what the rollout does with the Kubernetes API.
-var rolloutRights = []authorizationv1.ResourceAttributes{
+// RolloutWatchRights are what the rollout does with the Kubernetes API in
+// every namespace: it watches the injected pods' metadata (one informer for
+// the cluster).
+var RolloutWatchRights = []authorizationv1.ResourceAttributes{
 	{Resource: "pods", Verb: "list"},
 	{Resource: "pods", Verb: "watch"},
+}
+
+// RolloutNamespaceRights are what the rollout does with the Kubernetes API in
+// a namespace whose workload it restarts: it reads the pod (its phase, which
+// the cache does not hold), the ReplicaSet and the workload that own it, and
+// patches the workload's pod template.
+var RolloutNamespaceRights = []authorizationv1.ResourceAttributes{
+	{Resource: "pods", Verb: "get"},
 	{Group: "apps", Resource: "replicasets", Verb: "get"},
 	{Group: "apps", Resource: "deployments", Verb: "get"},
 	{Group: "apps", Resource: "deployments", Verb: "patch"},
@@ -221,11 +269,25 @@ var rolloutRights = []authorizationv1.ResourceAttributes{
 }
 
 // RolloutDenied lists, as "verb group/resource", what the rollout needs to
-// do with the Kubernetes API and c's user may not, in every namespace; the
-// rollout does not start without it.
+// do with the Kubernetes API in every namespace (RolloutWatchRights) and c's
+// user may not; the rollout does not start without it.
 func RolloutDenied(ctx context.Context, c client.Client) ([]string, error) {
+	return denied(ctx, c, "", RolloutWatchRights)
+}
+
+// RolloutDeniedIn lists, as "verb group/resource", what the rollout needs to
+// do in namespace ns to restart a workload there (RolloutNamespaceRights)
+// and c's user may not.
+func RolloutDeniedIn(ctx context.Context, c client.Client, ns string) ([]string, error) {
+	return denied(ctx, c, ns, RolloutNamespaceRights)
+}
+
+// denied lists which of rights c's user may not use in namespace ns (all
+// namespaces when ns is empty).
+func denied(ctx context.Context, c client.Client, ns string, rights []authorizationv1.ResourceAttributes) ([]string, error) {
 	var missing []string
-	for _, ra := range rolloutRights {
+	for _, ra := range rights {
+		ra.Namespace = ns
 		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}
 		if err := c.Create(ctx, ssar); err != nil {
 			return nil, err
@@ -242,12 +304,13 @@ func RolloutDenied(ctx context.Context, c client.Client) ([]string, error) {
 // namespace opts in.
 func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	again := reconcile.Result{RequeueAfter: r.resync}
-	pod := &corev1.Pod{}
+	pod := &metav1.PartialObjectMetadata{}
+	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 	if err := r.cached.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, errors.Wrapf(client.IgnoreNotFound(err), errGetPod, req)
 	}
 	was, ok := ParseProxyConfig(pod.Annotations[AnnotationProxyConfig])
-	if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if !ok || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	d := r.want(ctx, pod)
@@ -265,6 +328,25 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err != nil || !optIn {
 		return again, err
 	}
+	if !restartable(pod) {
+		return again, nil
+	}
+	why := strings.Join(changes, ", ")
+	missing, err := r.deniedIn(ctx, pod.Namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(missing) > 0 {
+		// Each namespace lets the provider restart its workloads by a
+		// RoleBinding of its own; until it does, the instance says so
+		// (once, not at every resync) and nothing is restarted there.
+		c := xpv2.Condition{Type: ConditionProxyRollout, Status: corev1.ConditionFalse, Reason: ReasonNoRights,
+			Message: fmt.Sprintf(msgNoRightsIn, pod.Namespace, pod.Name, why, strings.Join(missing, ", "), pod.Namespace)}
+		if was := d.target.pi.GetCondition(ConditionProxyRollout); was.Reason != c.Reason || was.Message != c.Message {
+			r.record(ctx, d.target, c)
+		}
+		return again, nil
+	}
 	w, err := r.workloadOf(ctx, pod)
 	if err != nil || w == nil || !w.current || !requestsTheSame(w.template, pod) {
 		// An old revision's pods are being replaced already (acting on them
@@ -277,8 +359,12 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		// Restarted for this already: its new pods are on their way.
 		return again, nil
 	}
-	why := strings.Join(changes, ", ")
-	res := r.limit.Reserve()
+	if ended, err := r.ended(ctx, pod); err != nil || ended {
+		// A pod that ran to its end (evicted, say) is no sign of what the
+		// workload's running pods have.
+		return reconcile.Result{}, err
+	}
+	res := r.limiter(pod.Namespace).Reserve()
 	if delay := res.Delay(); delay > 0 {
 		res.Cancel()
 		if d.target.pi.GetCondition(ConditionProxyRollout).Reason != ReasonWaiting {
@@ -302,7 +388,7 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 
 // want is what the injector would give pod now, reused for desiredTTL by the
 // pods of its namespace that have the same annotations.
-func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
+func (r *Rollout) want(ctx context.Context, pod *metav1.PartialObjectMetadata) desiredEntry {
 	key := pod.Namespace
 	for _, k := range requestAnnotations {
 		key += "\x00" + pod.Annotations[k]
@@ -315,7 +401,8 @@ func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
 	if ok && now.Sub(d.at) < ttl {
 		return d
 	}
-	x, _, resp := r.inj.resolvePod(ctx, rolloutPodPrefix+pod.Namespace+"/"+pod.Name, pod.Namespace, pod)
+	// The injector judges a pod by its metadata alone (its annotations).
+	x, _, resp := r.inj.resolvePod(ctx, rolloutPodPrefix+pod.Namespace+"/"+pod.Name, pod.Namespace, &corev1.Pod{ObjectMeta: pod.ObjectMeta})
 	d = desiredEntry{at: now}
 	switch {
 	case resp != nil && resp.Result != nil:
@@ -326,19 +413,85 @@ func (r *Rollout) want(ctx context.Context, pod *corev1.Pod) desiredEntry {
 		d.config, d.target = ProxyConfigOf(x.Inputs), x.target
 	}
 	r.mu.Lock()
-	if now.Sub(r.pruned) >= ttl {
-		// Once a TTL, not at every miss: a fleet of namespaces would make
-		// each miss walk them all.
-		for k, e := range r.desired {
-			if now.Sub(e.at) >= ttl {
-				delete(r.desired, k)
-			}
-		}
-		r.pruned = now
-	}
+	r.prune(now, ttl)
 	r.desired[key] = d
 	r.mu.Unlock()
 	return d
+}
+
+// prune clears desired and rights of what is older than ttl, and limits of
+// the namespaces whose limit is full again, once a ttl: not at every miss,
+// since a fleet of namespaces would make each miss walk them all. r.mu must
+// be held.
+func (r *Rollout) prune(now time.Time, ttl time.Duration) {
+	if now.Sub(r.pruned) < ttl {
+		return
+	}
+	for k, e := range r.desired {
+		if now.Sub(e.at) >= ttl {
+			delete(r.desired, k)
+		}
+	}
+	for ns, e := range r.rights {
+		if now.Sub(e.at) >= ttl {
+			delete(r.rights, ns)
+		}
+	}
+	for ns, l := range r.limits {
+		if l.TokensAt(now) >= 1 {
+			delete(r.limits, ns)
+		}
+	}
+	r.pruned = now
+}
+
+// limiter is the rate limit of namespace ns.
+func (r *Rollout) limiter(ns string) *rate.Limiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.limits[ns]
+	if !ok {
+		l = rate.NewLimiter(rate.Every(r.every), 1)
+		r.limits[ns] = l
+	}
+	return l
+}
+
+// deniedIn is what RolloutDeniedIn says of namespace ns, asked again at most
+// once a desired TTL: a RoleBinding made or taken away counts within it, and
+// the pods of one namespace cost one set of reviews.
+func (r *Rollout) deniedIn(ctx context.Context, ns string) ([]string, error) {
+	now := r.now()
+	ttl := min(desiredTTL, r.resync/2)
+	r.mu.Lock()
+	e, ok := r.rights[ns]
+	r.mu.Unlock()
+	if ok && now.Sub(e.at) < ttl {
+		return e.missing, nil
+	}
+	missing, err := RolloutDeniedIn(ctx, r.cached, ns)
+	if err != nil {
+		return nil, errors.Wrapf(err, errCheckRightsIn, ns)
+	}
+	r.mu.Lock()
+	r.prune(now, ttl)
+	r.rights[ns] = rightsEntry{missing: missing, at: now}
+	r.mu.Unlock()
+	return missing, nil
+}
+
+// ended says whether pod, read from the API server (the cache holds no
+// phase), is gone or ran to its end.
+func (r *Rollout) ended(ctx context.Context, pod *metav1.PartialObjectMetadata) (bool, error) {
+	p := &corev1.Pod{}
+	err := r.live.Get(ctx, client.ObjectKeyFromObject(pod), p)
+	if kerrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, errors.Wrapf(err, errGetPod, client.ObjectKeyFromObject(pod))
+	}
+	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
 }
 
 // optedIn says whether the instance (its annotation) or the namespace (its
@@ -354,10 +507,18 @@ func (r *Rollout) optedIn(ctx context.Context, ns string, inst instance) (bool, 
 	return n.Labels[v1alpha1.AnnotationProxyRollout] == "true", nil
 }
 
+// restartable says whether pod's controller is of a kind whose workload the
+// rollout restarts, as far as the pod tells: a Job's pod needs no rights in
+// its namespace, and is not said to lack them.
+func restartable(pod metav1.Object) bool {
+	ref := metav1.GetControllerOf(pod)
+	return ref != nil && (ref.Kind == "ReplicaSet" || ref.Kind == "StatefulSet" || ref.Kind == "DaemonSet")
+}
+
 // workloadOf is the Deployment (through its ReplicaSet), StatefulSet or
 // DaemonSet that controls pod, read from the API server (the provider
 // caches none of them); nil for a pod of anything else, such as a Job.
-func (r *Rollout) workloadOf(ctx context.Context, pod *corev1.Pod) (*workload, error) {
+func (r *Rollout) workloadOf(ctx context.Context, pod *metav1.PartialObjectMetadata) (*workload, error) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
 		return nil, nil

@@ -172,13 +172,37 @@ func startFollower(t *testing.T, sh []string, src, dst, period string) (*exec.Cm
 	}
 	cmd := exec.Command(sh[0], append(sh[1:], "-c", followScript, "pgpass-follower", src, dst, ProxyAddress, "23456", period)...)
 	cmd.Stdout, cmd.Stderr = out, out
+	// A group of its own, so that cleanup can end the shell's sleep too: a
+	// SIGTERM or a kill of the shell alone leaves it for up to an hour.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	exited := make(chan struct{})
+	go func() { done <- cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { endGroup(t, cmd.Process.Pid, exited) })
 	return cmd, done, out
+}
+
+// endGroup kills every process of the group pgid (a shell started with
+// Setpgid, and whatever it started), waits for the shell (exited closes when
+// Wait returns), and then until no process of the group is left.
+func endGroup(t *testing.T, pgid int, exited <-chan struct{}) {
+	t.Helper()
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the follower's shell (pid %d) did not end within 5 s of SIGKILL", pgid)
+	}
+	// The sleep is not this process's child: it is gone when the group is.
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-pgid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("process group %d still has processes 5 s after SIGKILL", pgid)
+			return
+		}
+	}
 }
 
 // output is what a script printed to f.
