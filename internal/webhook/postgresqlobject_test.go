@@ -76,7 +76,7 @@ func TestClusterInstanceMustAdmitTheNamespace(t *testing.T) {
 
 	g.Expect(env.Client.Create(ctx, namespacedDatabase("shared-other", "orders", onClusterInstance("shared")))).To(MatchError(And(
 		ContainSubstring("PostgresqlDatabase shared-other/orders: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance shared, which does not admit namespace shared-other"),
-		ContainSubstring("ask the instance's owner to add shared-other to spec.injection.allowedNamespaces"),
+		ContainSubstring("ask the instance's owner to add shared-other to spec.tenancy.allowedNamespaces"),
 		ContainSubstring("or use a PostgresqlInstance of namespace shared-other, with spec.forProvider.instance, instead"),
 	)))
 	g.Expect(env.Client.Create(ctx, namespacedUser("shared-other", "orders", func(u *nsv1alpha1.PostgresqlUser) {

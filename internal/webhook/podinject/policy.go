@@ -119,6 +119,12 @@ func (p Policy) ExplainObjects(pi *v1alpha1.PostgresqlInstance, ns string) strin
 		admits = append(admits, "the provider's [injection] default_allowed_namespaces "+quoteList(p.DefaultAllowedNamespaces))
 	}
 	how := "ask the instance's owner to add " + ns + " to spec.tenancy.allowedNamespaces (its users and databases, without the postgres password)"
+	switch {
+	case pi.Spec.Tenancy != nil && pi.Spec.Tenancy.NamespaceSelector != nil:
+		how += ", or to label the namespace to match spec.tenancy.namespaceSelector"
+	case pi.Spec.Injection != nil && pi.Spec.Injection.NamespaceSelector != nil:
+		how += ", or to label the namespace to match spec.injection.namespaceSelector"
+	}
 	if len(admits) == 0 {
 		return "it admits no namespace; " + how
 	}

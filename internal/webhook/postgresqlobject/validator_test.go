@@ -71,6 +71,12 @@ func clusterInstance(name string, inj *v1alpha1.Injection) *v1alpha1.PostgresqlI
 	return &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.PostgresqlInstanceSpec{Injection: inj}}
 }
 
+// tenantInstance is a cluster-scoped instance that admits namespaces for
+// users and databases by t alone.
+func tenantInstance(name string, t *v1alpha1.Tenancy) *v1alpha1.PostgresqlInstance {
+	return &v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.PostgresqlInstanceSpec{Injection: &v1alpha1.Injection{}, Tenancy: t}}
+}
+
 // world is what the API server holds in every case.
 func world() []client.Object {
 	now := metav1.NewTime(time.Unix(1_700_000_000, 0))
@@ -238,7 +244,7 @@ func TestHandle(t *testing.T) {
 	notAdmittedA := func(kind, name, field, inst string) []string {
 		return []string{
 			kind + " " + nsA + "/" + name + ": " + field + " names the cluster-scoped PostgresqlInstance " + inst + ", which does not admit namespace " + nsA,
-			"ask the instance's owner to add " + nsA + " to spec.injection.allowedNamespaces",
+			"ask the instance's owner to add " + nsA + " to spec.tenancy.allowedNamespaces",
 			"or use a PostgresqlInstance of namespace " + nsA + ", with spec.forProvider.instance, instead",
 		}
 	}
@@ -305,11 +311,11 @@ func TestHandle(t *testing.T) {
 		"DefaultPolicyDenies": {
 			reason: "An instance without spec.injection admits no namespace outside [injection] default_allowed_namespaces.",
 			req:    request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", onCluster("no-injection"))},
-			want:   denied("which does not admit namespace team-a", "[injection] default_allowed_namespaces ([team-d])"),
+			want:   denied("which does not admit namespace team-a", "[injection] default_allowed_namespaces [team-d]"),
 		},
 		"LocalInstanceIsNotLookedUp": {
-			reason: "An instance of the object's own namespace has no allow-list to obey: nothing is read.",
-			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			reason: "An instance of the object's own namespace has no allow-list to obey: only the objects that may name the same database are read.",
+			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom), MockList: test.NewMockListFn(nil)},
 			req: request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", func(d *nsv1alpha1.PostgresqlDatabase) {
 				d.Spec.ForProvider.Instance = "local"
 			})},
@@ -324,7 +330,7 @@ func TestHandle(t *testing.T) {
 		},
 		"UnreadableClusterInstanceIsAdmittedWithAWarning": {
 			reason: "A cluster-scoped instance that cannot be read is admitted with a warning; the controller checks it.",
-			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom), MockList: test.NewMockListFn(nil)},
 			req:    request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", onCluster("open"))},
 			want: verdict{Allowed: true, Code: http.StatusOK, Warnings: []string{
 				"PostgresqlDatabase team-a/db: whether the cluster-scoped PostgresqlInstance open named by spec.forProvider.clusterInstance admits namespace team-a was not checked (boom)",
@@ -424,7 +430,7 @@ func TestHandle(t *testing.T) {
 		},
 		"UnreadableOwnerIsAdmittedWithAWarning": {
 			reason: "A user that cannot be read is admitted with a warning; the controller checks it.",
-			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom), MockList: test.NewMockListFn(nil)},
 			req: request{op: admissionv1.Create, obj: nsDatabase(nsA, "db", ownedBy("on-open"), func(d *nsv1alpha1.PostgresqlDatabase) {
 				d.Spec.ForProvider.Instance = "local"
 			})},
@@ -465,7 +471,7 @@ func TestHandle(t *testing.T) {
 		},
 		"ClusterUserIsNotJudged": {
 			reason: "A cluster-scoped user has no allow-list to obey.",
-			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			reader: &test.MockClient{MockGet: test.NewMockGetFn(errBoom), MockList: test.NewMockListFn(nil)},
 			req:    request{op: admissionv1.Create, obj: clusterUser("app", "closed")},
 			want:   allowed,
 		},
@@ -616,18 +622,26 @@ func TestCheckClusterInstance(t *testing.T) {
 			reason: "An instance whose allow-list names the namespace admits it.",
 			obj:    db, pi: clusterInstance("open", &v1alpha1.Injection{AllowedNamespaces: []string{nsA}}),
 		},
+		"AdmittedByTenancy": {
+			reason: "spec.tenancy admits a namespace for users and databases, without spec.injection.",
+			obj:    db, pi: tenantInstance("tenanted", &v1alpha1.Tenancy{AllowedNamespaces: []string{nsA}}),
+		},
+		"AdmittedByTenancySelector": {
+			reason: "spec.tenancy's selector admits the namespaces it matches.",
+			obj:    db, pi: tenantInstance("tenanted", &v1alpha1.Tenancy{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}}),
+		},
 		"NotAdmittedDatabase": {
 			reason: "An instance whose allow-list leaves the namespace out does not admit it; the error names the object, the field and the instance.",
 			obj:    db, pi: clusterInstance("closed", &v1alpha1.Injection{AllowedNamespaces: []string{nsB}}),
 			want: want{notAdmitted: true, err: true, msg: "PostgresqlDatabase team-a/db: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance closed, which does not admit namespace team-a: " +
-				"it allows only spec.injection.allowedNamespaces [team-b]; ask the instance's owner to add team-a to spec.injection.allowedNamespaces (the platform team decides); " +
+				"it admits only spec.injection.allowedNamespaces [team-b]; ask the instance's owner to add team-a to spec.tenancy.allowedNamespaces (its users and databases, without the postgres password) (the platform team decides); " +
 				"or use a PostgresqlInstance of namespace team-a, with spec.forProvider.instance, instead"},
 		},
 		"NotAdmittedUser": {
 			reason: "A user is named as a user.",
 			obj:    nsUser(nsA, "app"), pi: clusterInstance("closed", &v1alpha1.Injection{}),
 			want: want{notAdmitted: true, err: true, msg: "PostgresqlUser team-a/app: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance closed, which does not admit namespace team-a: " +
-				"its spec.injection is empty, which allows no namespace; ask the instance's owner to add team-a to spec.injection.allowedNamespaces (the platform team decides); " +
+				"it admits no namespace; ask the instance's owner to add team-a to spec.tenancy.allowedNamespaces (its users and databases, without the postgres password) (the platform team decides); " +
 				"or use a PostgresqlInstance of namespace team-a, with spec.forProvider.instance, instead"},
 		},
 		"NamespaceUnreadable": {

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook_test
+
+import (
+	"context"
+	"testing"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+)
+
+// A second team admitted to a shared instance cannot name the first team's
+// login or database, in either scope: the webhook answers with the object that
+// already names it. The same object may be updated, and a name that is free
+// again may be used.
+func TestASecondObjectCannotNameATakenLoginOrDatabase(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "names-pg", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = nil
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{"names-a", "names-b"}}
+	})
+	namespace(t, "names-a", nil)
+	namespace(t, "names-b", nil)
+
+	orders := namespacedUser("names-a", "orders-api", func(u *nsv1alpha1.PostgresqlUser) { u.Spec.ForProvider.ClusterInstance = "names-pg" })
+	g.Expect(env.Client.Create(ctx, orders)).To(Succeed())
+	db := namespacedDatabase("names-a", "orders", onClusterInstance("names-pg"), func(d *nsv1alpha1.PostgresqlDatabase) { d.Spec.ForProvider.Owner = "orders-api" })
+	g.Expect(env.Client.Create(ctx, db)).To(Succeed())
+
+	thief := namespacedUser("names-b", "thief", func(u *nsv1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.ClusterInstance, u.Spec.ForProvider.Name = "names-pg", ptr.To("orders-api")
+	})
+	g.Expect(env.Client.Create(ctx, thief)).To(MatchError(And(
+		ContainSubstring("PostgresqlUser names-b/thief names login orders-api of PostgresqlInstance names-pg (cluster-scoped), which PostgresqlUser names-a/orders-api already names"),
+		ContainSubstring("choose another name"),
+	)))
+	loot := namespacedDatabase("names-b", "loot", onClusterInstance("names-pg"), func(d *nsv1alpha1.PostgresqlDatabase) {
+		d.Spec.ForProvider.Name = ptr.To("orders")
+	})
+	g.Expect(env.Client.Create(ctx, loot)).To(MatchError(ContainSubstring(
+		"PostgresqlDatabase names-b/loot names database orders of PostgresqlInstance names-pg (cluster-scoped), which PostgresqlDatabase names-a/orders already names")))
+
+	// The platform's own cluster-scoped objects are held to the same rule.
+	cu := &v1alpha1.PostgresqlUser{}
+	cu.Name = "platform-orders"
+	cu.Spec.ForProvider.Instance, cu.Spec.ForProvider.Name = "names-pg", ptr.To("orders-api")
+	cu.Spec.WriteConnectionSecretToReference = &xpv2.SecretReference{Namespace: secretNS, Name: "platform-orders"}
+	g.Expect(env.Client.Create(ctx, cu)).To(MatchError(ContainSubstring(
+		"PostgresqlUser platform-orders names login orders-api of PostgresqlInstance names-pg (cluster-scoped), which PostgresqlUser names-a/orders-api already names")))
+
+	// The holder itself may change, and once it is gone the name is free.
+	orders.Labels = map[string]string{"tier": "gold"}
+	g.Expect(env.Client.Update(ctx, orders)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, orders)).To(Succeed())
+	thief.ResourceVersion = ""
+	g.Expect(env.Client.Create(ctx, thief)).To(Succeed())
+}
+
+// Being admitted for users and databases (spec.tenancy) is not being given the
+// instance's postgres password: a pod of such a namespace that names the
+// instance is denied, with what to do instead, and the same pod naming its
+// own user is injected. spec.injection still gives both.
+func TestTenantsGetTheirOwnLoginsNotPostgres(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "tenant-pg", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"tenant-admin"}}
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{"tenant-app"}}
+	})
+	namespace(t, "tenant-app", nil)
+	namespace(t, "tenant-admin", nil)
+	namespace(t, "tenant-none", nil)
+
+	err := env.Client.Create(ctx, annotatedPod("tenant-app", "web", "tenant-pg"))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`pod tenant-app/web: PostgresqlInstance "tenant-pg" may not be used from namespace tenant-app`),
+		ContainSubstring("its pods never receive the instance's postgres password"),
+		ContainSubstring("name a PostgresqlUser of this namespace with the annotation "+v1alpha1.AnnotationUserName),
+	)))
+	g.Expect(absent("tenant-app", podinject.ReplicaName(podinject.ReplicaPgpass, "tenant-pg"))()).To(BeTrue(), "no copy of postgres's password")
+
+	readyNamespacedUser(t, "tenant-app", "app", onCluster("tenant-pg"), "app")
+	p := userPod("tenant-app", "web", "app", "")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
+	holdsNowhere(g, "tenant-app", "pw-tenant-pg", p)
+
+	// spec.injection: postgres, and users and databases too.
+	admin := annotatedPod("tenant-admin", "psql", "tenant-pg")
+	g.Expect(env.Client.Create(ctx, admin)).To(Succeed())
+	g.Expect(admin.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
+	g.Expect(env.Client.Create(ctx, namespacedUser("tenant-admin", "ops", func(u *nsv1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.ClusterInstance = "tenant-pg"
+	}))).To(Succeed())
+
+	// Neither: no user, no pod.
+	g.Expect(env.Client.Create(ctx, namespacedUser("tenant-none", "app", func(u *nsv1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.ClusterInstance = "tenant-pg"
+	}))).To(MatchError(ContainSubstring("ask the instance's owner to add tenant-none to spec.tenancy.allowedNamespaces")))
+	g.Expect(env.Client.Create(ctx, annotatedPod("tenant-none", "web", "tenant-pg"))).To(MatchError(ContainSubstring(
+		"ask the instance's owner to add tenant-none to spec.injection.allowedNamespaces")))
+}
