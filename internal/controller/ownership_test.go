@@ -23,6 +23,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -130,4 +131,56 @@ func (w *world) deletes(instance, db string) int {
 		}
 	}
 	return n
+}
+
+// TestImportingALoginIsExplicit is a login made outside the provider (with
+// gcloud): a namespaced PostgresqlUser does not take it over until the
+// instance's spec.tenancy.importPolicy allows it; a cluster-scoped one does
+// under the default policy, and no second object takes it from the first.
+func TestImportingALoginIsExplicit(t *testing.T) {
+	w := newWorld(t)
+	g := w.g
+	shared := "import-" + w.id
+	pi := w.clusterInstance(shared)
+	w.waitReady(pi)
+	svc := w.svc()
+	for _, login := range []string{"legacy", "platform-legacy"} {
+		_, err := svc.Users.Insert(w.project, shared, &sqladmin.User{Name: login, Password: "made-by-hand"}).Do()
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+
+	updatesBefore := w.calls(emulator.MethodUsersUpdate, shared)
+	u := &nsv1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Namespace: w.team, Name: "legacy"}}
+	u.Spec.ForProvider.ClusterInstance = shared
+	u.SetWriteConnectionSecretToReference(&xpv2.LocalSecretReference{Name: "legacy-login"})
+	w.create(u)
+	c := w.waitSynced(u, corev1.ConditionFalse, "login legacy", "no PostgresqlUser or PostgresqlDatabase holds it", "spec.tenancy.importPolicy of PostgresqlInstance "+shared+" is ClusterScoped")
+	t.Log(c.Message)
+	time.Sleep(poll)
+	g.Expect(w.calls(emulator.MethodUsersUpdate, shared)).To(Equal(updatesBefore), "no password is reset before the import is allowed")
+	g.Expect(w.emu.PasswordIs(w.project, shared, "legacy", "made-by-hand")).To(BeTrue())
+
+	g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.Tenancy = &v1alpha1.Tenancy{ImportPolicy: v1alpha1.ObjectImportAllow}
+	g.Expect(env.Client.Update(w.ctx, pi)).To(Succeed())
+	w.waitReady(u)
+	g.Expect(w.emu.PasswordIs(w.project, shared, "legacy", "made-by-hand")).To(BeFalse(), "the imported login has the provider's password")
+
+	// The platform's object imports under the default policy; a second one,
+	// cluster-scoped too, does not take it from the first.
+	g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.Tenancy = nil
+	g.Expect(env.Client.Update(w.ctx, pi)).To(Succeed())
+	platformUser := func(name string) *v1alpha1.PostgresqlUser {
+		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		u.Spec.ForProvider.Instance, u.Spec.ForProvider.Name = shared, ptr.To("platform-legacy")
+		u.SetWriteConnectionSecretToReference(&xpv2.SecretReference{Namespace: secretNamespace, Name: name})
+		w.create(u)
+		w.objects = append(w.objects, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: name}})
+		return u
+	}
+	first := platformUser("legacy-1-" + w.id)
+	w.waitReady(first)
+	second := platformUser("legacy-2-" + w.id)
+	w.waitSynced(second, corev1.ConditionFalse, "login platform-legacy", "PostgresqlUser legacy-1-"+w.id+" (cluster-scoped")
 }

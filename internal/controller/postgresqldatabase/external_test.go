@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
 )
 
@@ -198,7 +200,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 	}
 	emu.ResetCounts()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -222,6 +224,9 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 	e := &external[T]{
 		kube: kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
 		pacer: rec, instance: instance, owner: a.owner,
+		// Objects of these cases are made before the record began (no
+		// creation time): they keep the databases they find, as before.
+		holders: postgresqlinstance.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
 	}
 	var r result
 	switch method {

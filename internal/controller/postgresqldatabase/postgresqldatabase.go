@@ -148,7 +148,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, cloudsql.Truncated(err)
 	}
 	return &external[T]{
-		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key, core: c.core, gvk: c.gvk,
+		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key, holders: c.core.Holders(c.gvk),
 	}, nil
 }
 
@@ -159,9 +159,8 @@ type external[T database] struct {
 	lists    *listcache.Cache
 	pacer    postgresqlinstance.Marks
 	instance types.NamespacedName
-	// core and gvk record which object holds the database.
-	core *postgresqlinstance.Core
-	gvk  schema.GroupVersionKind
+	// holders record which object holds the database.
+	holders postgresqlinstance.Holders
 
 	// owner is the login the database should belong to ("": none named).
 	owner string
@@ -208,7 +207,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	found := findDatabase(dbs, name)
 	// Whose the database is comes before anything is done to it: another
 	// team's is never given away or dropped.
-	st, err := e.core.Standing(ctx, mg, e.gvk, e.name(name), found != nil, e.conn, e.instanceName())
+	st, err := e.holders.Standing(ctx, mg, e.name(name), found != nil, e.conn, e.instanceName())
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -317,7 +316,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	name := cloudsql.DatabaseName(st, mg.GetName())
 	// Recorded before the database exists: of two objects racing for a
 	// name, one creates it and the other is refused.
-	if err := e.core.Claim(ctx, mg, e.gvk, e.name(name)); err != nil {
+	if err := e.holders.Claim(ctx, mg, e.name(name)); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	defer e.lists.Invalidate(e.key())
@@ -368,7 +367,7 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteDatabase, name, e.conn.Instance, e.conn.Project)
 	}
 	// Gone: the name is free for whichever object creates it next.
-	return managed.ExternalDelete{}, e.core.Release(ctx, mg, e.gvk, e.name(name))
+	return managed.ExternalDelete{}, e.holders.Release(ctx, mg, e.name(name))
 }
 
 // Disconnect implements managed.TypedExternalClient.

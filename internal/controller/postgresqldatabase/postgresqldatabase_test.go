@@ -29,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const (
@@ -65,6 +67,9 @@ func TestObserveImported(t *testing.T) {
 	}
 	s := runtime.NewScheme()
 	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := coordinationv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	// The owner's login exists, but its object has not been observed yet.
@@ -117,6 +122,9 @@ func TestObserveImported(t *testing.T) {
 				},
 				lists:    listcache.New(func() time.Duration { return time.Minute }),
 				instance: types.NamespacedName{Name: instance},
+				// Made before the record began (no creation time): the
+				// database it finds is the one it managed.
+				holders: postgresqlinstance.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
 				// The zero Pacer marks nothing.
 				pacer: postgresqlinstance.Pacer{},
 			}

@@ -42,19 +42,34 @@ type Standing struct {
 	Err error
 }
 
-// Standing settles what mg, of kind gvk, may do with name n of its instance
+// Holders settle, for the objects of one kind, who holds their logins or
+// databases (tenancy.Records).
+type Holders struct {
+	records *tenancy.Records
+	gvk     schema.GroupVersionKind
+}
+
+// NewHolders returns the Holders of the objects of kind gvk, kept in records.
+func NewHolders(records *tenancy.Records, gvk schema.GroupVersionKind) Holders {
+	return Holders{records: records, gvk: gvk}
+}
+
+// Holders are the Holders of the objects of kind gvk.
+func (c *Core) Holders(gvk schema.GroupVersionKind) Holders { return NewHolders(c.names, gvk) }
+
+// Standing settles what mg may do with name n of its instance
 // (tenancy.Decide), which Cloud SQL lists (exists) or not, reading who holds
 // it; a hold the verdict asks for is recorded before it is returned.
 // instance names the PostgresqlInstance in messages.
-func (c *Core) Standing(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name, exists bool, conn *InstanceConnection, instance string) (Standing, error) {
-	self := tenancy.HolderOf(mg, gvk)
-	holder, err := c.names.Holder(ctx, n, self)
+func (h Holders) Standing(ctx context.Context, mg resource.Managed, n tenancy.Name, exists bool, conn *InstanceConnection, instance string) (Standing, error) {
+	self := tenancy.HolderOf(mg, h.gvk)
+	holder, err := h.records.Holder(ctx, n, self)
 	if err != nil {
 		return Standing{}, err
 	}
 	f := tenancy.Facts{Exists: exists, Holder: holder, Self: self, Deleting: meta.WasDeleted(mg), ObserveOnly: observesOnly(mg), Policy: conn.ImportPolicy}
 	if exists && holder == nil {
-		since, err := c.names.Since(ctx)
+		since, err := h.records.Since(ctx)
 		if err != nil {
 			return Standing{}, err
 		}
@@ -72,22 +87,22 @@ func (c *Core) Standing(ctx context.Context, mg resource.Managed, gvk schema.Gro
 		st.Err = errors.Errorf(errNameNotImported, n, instance, conn.ImportPolicy, scope)
 	}
 	if st.Claim != "" {
-		if err := c.names.Claim(ctx, n, self, st.Claim); err != nil {
+		if err := h.records.Claim(ctx, n, self, st.Claim); err != nil {
 			return Standing{}, err
 		}
 	}
 	return st, nil
 }
 
-// Claim records that mg, of kind gvk, holds name n, which it is about to
-// create. It fails, naming the holder, when another object holds n.
-func (c *Core) Claim(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name) error {
-	return c.names.Claim(ctx, n, tenancy.HolderOf(mg, gvk), tenancy.Created)
+// Claim records that mg holds name n, which it is about to create. It fails,
+// naming the holder, when another object holds n.
+func (h Holders) Claim(ctx context.Context, mg resource.Managed, n tenancy.Name) error {
+	return h.records.Claim(ctx, n, tenancy.HolderOf(mg, h.gvk), tenancy.Created)
 }
 
-// Release forgets that mg, of kind gvk, holds name n: it is gone.
-func (c *Core) Release(ctx context.Context, mg resource.Managed, gvk schema.GroupVersionKind, n tenancy.Name) error {
-	return c.names.Release(ctx, n, tenancy.HolderOf(mg, gvk))
+// Release forgets that mg holds name n: it is gone.
+func (h Holders) Release(ctx context.Context, mg resource.Managed, n tenancy.Name) error {
+	return h.records.Release(ctx, n, tenancy.HolderOf(mg, h.gvk))
 }
 
 // observesOnly says whether mg's management policies allow no write at all.

@@ -160,9 +160,6 @@ type Core struct {
 	names *tenancy.Records
 }
 
-// Names are the records of which object holds each login and database.
-func (c *Core) Names() *tenancy.Records { return c.names }
-
 // NewCore returns the shared part of the PostgresqlInstance controllers, and adds
 // its scheduled listings (observe = list) to mgr.
 func NewCore(mgr ctrl.Manager, o Options) (*Core, error) {

@@ -29,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +45,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
 )
 
@@ -168,7 +170,7 @@ type result struct {
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, nsv1alpha1.SchemeBuilder.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}
@@ -223,6 +225,9 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		kube: w.kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
 		passwords: postgresqlinstance.NewPasswords(w.kube, w.kube, v1alpha1.PostgresqlUserGroupVersionKind),
 		pacer:     w.rec, instance: unitInstance, password: a.password, role: a.role,
+		// Objects of these cases are made before the record began (no
+		// creation time): they keep the logins they find, as before.
+		holders: postgresqlinstance.NewHolders(tenancy.NewRecords(w.kube, w.kube, "crossplane-system"), v1alpha1.PostgresqlUserGroupVersionKind),
 	}
 	if a.role.Exists && a.mg != nil {
 		// Update reads what Observe recorded of the login's privileges.

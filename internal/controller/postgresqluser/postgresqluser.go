@@ -138,7 +138,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return &external[T]{
 		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
-		instance: instanceName(key), core: c.core, gvk: c.gvk,
+		instance: instanceName(key), holders: c.core.Holders(c.gvk),
 	}, nil
 }
 
@@ -159,9 +159,8 @@ type external[T user] struct {
 	pacer     postgresqlinstance.Marks
 	// instance names the PostgresqlInstance, for messages.
 	instance string
-	// core and gvk record which object holds the login.
-	core *postgresqlinstance.Core
-	gvk  schema.GroupVersionKind
+	// holders record which object holds the login.
+	holders postgresqlinstance.Holders
 
 	password postgresqlinstance.StoredPassword
 	// sending says that the users.update that sets the unconfirmed password
@@ -201,7 +200,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	found := findUser(users, login)
 	// Whose the login is comes before anything is read of it or done to
 	// it: another team's is never reset, re-owned or dropped.
-	st, err := e.core.Standing(ctx, mg, e.gvk, e.name(login), found != nil, e.conn, e.instance)
+	st, err := e.holders.Standing(ctx, mg, e.name(login), found != nil, e.conn, e.instance)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -354,7 +353,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	// Recorded before the login exists: of two objects racing for a name,
 	// one creates it and the other is refused.
-	if err := e.core.Claim(ctx, mg, e.gvk, e.name(login)); err != nil {
+	if err := e.holders.Claim(ctx, mg, e.name(login)); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	u := &sqladmin.User{Name: login, Type: mg.Settings().Type}
@@ -459,7 +458,7 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteUser, login, e.conn.Instance, e.conn.Project)
 	}
 	// Gone: the name is free for whichever object creates it next.
-	return managed.ExternalDelete{}, e.core.Release(ctx, mg, e.gvk, e.name(login))
+	return managed.ExternalDelete{}, e.holders.Release(ctx, mg, e.name(login))
 }
 
 // Disconnect implements managed.TypedExternalClient.
