@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
@@ -85,9 +88,10 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 		g.Expect(w.c.Create(ctx, o)).To(Succeed())
 	}
 
-	step(t, "creating the cluster-scoped PostgresqlInstance %s, which allows %s, and waiting for Ready", sharedInstance, strings.Join(tenants.Namespaces(sharedApps), ", "))
+	step(t, "creating the cluster-scoped PostgresqlInstance %s, whose spec.tenancy admits %s for their own users and databases, no namespace for postgres, and waiting for Ready", sharedInstance, strings.Join(tenants.Namespaces(sharedApps), ", "))
 	pi := instance(sharedInstance, sharedPC, false)
-	pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: append(tenants.Namespaces(sharedApps), iamApp.Namespace)}
+	pi.Spec.Injection = &v1alpha1.Injection{}
+	pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: append(tenants.Namespaces(sharedApps), iamApp.Namespace)}
 	pi.Spec.ForProvider.Flags = []string{tenants.InstanceFlag}
 	w.createWhenAdmitted(ctx, pi)
 	w.waitReady(ctx, pi)
@@ -156,6 +160,9 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 		w.refusals(ctx, a, lps[a.User])
 	}
 
+	step(t, "a second team cannot take the first's login or database, and a pod naming the instance itself gets no postgres")
+	w.takeoversDenied(ctx, lps)
+
 	step(t, "an application of namespace %s logs in with IAM database authentication as service account %s", iamApp.Namespace, iamApp.Account)
 	w.iamLogin(ctx)
 
@@ -179,6 +186,56 @@ func TestApplicationsShareAnInstance(t *testing.T) {
 	}
 	phase("delete users and databases", since)
 	w.expectOnlyPostgres(ctx)
+}
+
+// takeoversDenied has the namespace of one application name another's login
+// and database, and a pod of it name the shared instance: all are denied,
+// naming what holds them; the first application's psql, through the real
+// proxy with its password file, still logs in and finds its rows.
+func (w *world) takeoversDenied(ctx context.Context, lps map[string]*localpod.Pod) {
+	g := NewWithT(w.t)
+	var victim, thief tenants.App
+	for _, a := range sharedApps {
+		switch {
+		case a.Cluster:
+		case victim.User == "":
+			victim = a
+		case thief.User == "":
+			thief = a
+		}
+	}
+	g.Expect(thief.User).NotTo(BeEmpty(), "two namespaced applications")
+	before := len(w.emu.Requests())
+	user := &nsv1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Namespace: thief.Namespace, Name: "takeover"}}
+	user.Spec.ForProvider.ClusterInstance, user.Spec.ForProvider.Name = sharedInstance, ptr.To(victim.Login)
+	user.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "takeover-login"}
+	err := w.c.Create(ctx, user)
+	g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("which PostgresqlUser %s/%s already names", victim.Namespace, victim.User))))
+	w.t.Logf("    %s", err)
+	db := &nsv1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: thief.Namespace, Name: "takeover",
+		Annotations: map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}}}
+	db.Spec.ForProvider.ClusterInstance, db.Spec.ForProvider.Name = sharedInstance, ptr.To(victim.Database)
+	err = w.c.Create(ctx, db)
+	g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("which PostgresqlDatabase %s/%s already names", victim.Namespace, victim.Database))))
+	w.t.Logf("    %s", err)
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: thief.Namespace, Name: "admin", Annotations: map[string]string{v1alpha1.AnnotationInstanceName: sharedInstance}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "postgres:15", Command: []string{"psql"}}}},
+	}
+	err = w.c.Create(ctx, pod)
+	g.Expect(err).To(MatchError(ContainSubstring("its pods never receive the instance's postgres password")))
+	w.t.Logf("    %s", err)
+	for _, r := range w.emu.Requests()[before:] {
+		g.Expect(r.Method).NotTo(BeElementOf(emulator.MethodUsersUpdate, emulator.MethodUsersDelete, emulator.MethodDatabasesDelete), "no write reaches Cloud SQL for a denied object")
+	}
+
+	proxy, out := w.startProxy(ctx, lps[victim.User])
+	defer func() { _ = proxy.Stop() }()
+	got, err := w.runApp(ctx, lps[victim.User], victim.Use()...)
+	g.Expect(err).NotTo(HaveOccurred(), "psql: %s\nproxy output:\n%s", got, out)
+	g.Expect(strings.Split(strings.TrimSpace(got), "\n")).To(ContainElement(victim.Used()+"2"), "its password still works, and its first row is still there")
+	w.t.Logf("    pod %s/%s: psql printed: %s", victim.Namespace, victim.User, strings.TrimSpace(got))
 }
 
 // expectLeastPrivilege checks what the controllers read back: each login is
