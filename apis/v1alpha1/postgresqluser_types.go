@@ -21,9 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AnnotationUserName on a pod names the PostgresqlUser (its metadata.name: one
-// of the pod's namespace, else a cluster-scoped one) whose instance's proxy and
-// whose credentials the injector adds to the pod.
+// AnnotationUserName on a pod names the PostgresqlUser whose instance's proxy
+// and whose credentials the injector adds to the pod: name (the one of the
+// pod's namespace, else the cluster-scoped one; a name of both is denied),
+// namespace/name, or /name for the cluster-scoped one.
 const AnnotationUserName = Group + "/postgresqluser-name"
 
 // LabelUser is set, with the metadata.name of a cluster-scoped PostgresqlUser

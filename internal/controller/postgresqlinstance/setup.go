@@ -111,8 +111,8 @@ type Options struct {
 	// AdmitsNamespace, when set, says whether a cluster-scoped
 	// PostgresqlInstance admits the namespace of mg, a namespaced
 	// PostgresqlDatabase or PostgresqlUser that names it in
-	// spec.forProvider.clusterInstance (its spec.injection allow-list, as the
-	// pod injector reads it); nil admits every namespace.
+	// spec.forProvider.clusterInstance (its spec.tenancy or spec.injection,
+	// as the object webhook reads them); nil admits every namespace.
 	AdmitsNamespace func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error
 	// KeyTokenURI lets the platform's service-account keys get their tokens
 	// from their own token_uri rather than Google's ([credentials]

@@ -627,10 +627,11 @@ func IsNotAdmitted(err error) bool {
 // CheckClusterInstance returns nil when the cluster-scoped PostgresqlInstance
 // pi admits the namespace of mg, a namespaced PostgresqlDatabase or
 // PostgresqlUser that names pi in field (for example
-// spec.forProvider.clusterInstance). pi admits the namespaces whose pods it
-// serves, as the pod injector decides with policy: its spec.injection, or the
+// spec.forProvider.clusterInstance). pi admits the namespaces of its
+// spec.tenancy, and those whose pods it serves postgres, as the pod injector
+// decides with policy (Policy.AdmitsObjects): its spec.injection, or the
 // provider's [injection] default_allowed_namespaces without one; namespaces
-// reads the namespace when spec.injection selects namespaces by label.
+// reads the namespace when either selects namespaces by label.
 //
 // When pi does not admit the namespace, the error (IsNotAdmitted) names mg,
 // field and pi and says what to do. Any other error says that it cannot be
