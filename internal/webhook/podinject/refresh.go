@@ -239,7 +239,14 @@ func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, ns, ki
 		return false, nil, nil
 	}
 	pi := src.pi
-	ok, err := r.policy.Allows(ctx, pi, ns, namespaceGetter(r.cached))
+	// postgres's password only where spec.injection allows; the proxy's key
+	// also where the instance's users serve pods (spec.tenancy), whose
+	// proxies need it as much.
+	allows := r.policy.Allows
+	if kind == ReplicaProxyCredentials {
+		allows = r.policy.AdmitsObjects
+	}
+	ok, err := allows(ctx, pi, ns, namespaceGetter(r.cached))
 	if err != nil {
 		return false, nil, errors.Wrapf(err, errPolicyR, ns, pi.Name)
 	}
