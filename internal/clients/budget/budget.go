@@ -245,9 +245,6 @@ type ask struct {
 	// controller's request, is for (ForAdmissionBy, ForNamespace); "" for a
 	// cluster-scoped object, the platform's.
 	key string
-	// unheld counts a controller's request in its namespace's share without
-	// refusing it for that share (ServingMany).
-	unheld bool
 }
 
 // begin blocks until a may be sent, and counts it (see Begin).
@@ -374,7 +371,7 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 	// A lookup that counts as a write is still a lookup: the namespace
 	// shares are the controllers'.
 	namespaced := a.c != classLookup && key != "" && w.perNamespace > 0
-	if namespaced && !a.unheld {
+	if namespaced {
 		if err := w.shareLocked(now, p, key); err != nil {
 			return nil, 0, err
 		}

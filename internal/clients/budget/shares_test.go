@@ -90,17 +90,6 @@ func TestNamespaceShares(t *testing.T) {
 			ask:    write("team-c"),
 			want:   want{refused: true, all: true, wait: 50 * time.Second},
 		},
-		"ServingManyIsNotRefused": {
-			reason: "a listing that every object of an instance waits for is never refused for one namespace's share",
-			before: []spend{{5, write("team-a")}},
-			ask:    ask{c: classRead, key: "team-a", unheld: true},
-		},
-		"ServingManyIsCounted": {
-			reason: "the namespace whose object asked for a shared listing pays for it",
-			before: []spend{{4, write("team-a")}, {1, ask{c: classRead, key: "team-a", unheld: true}}},
-			ask:    write("team-a"),
-			want:   want{refused: true, wait: 55 * time.Second},
-		},
 		"AdmissionLookupsAreApart": {
 			reason: "admission lookups spend their own reserve, not the namespace's share of the controllers'",
 			before: []spend{{2, ask{c: classLookup, key: "team-a"}}, {4, write("team-a")}},
@@ -250,10 +239,7 @@ func TestForNamespaceRefusesWithoutSending(t *testing.T) {
 	g.Expect(refused()).To(BeNumerically(">", 50*time.Second))
 	g.Expect(sent.Load()).To(Equal(int64(5)), "the refused request was not sent")
 
-	// The platform's, and a listing that serves many, still go.
+	// The platform's still go.
 	g.Expect(post(context.Background())).To(Succeed())
-	many, refused := ForNamespace(context.Background(), "team-a")
-	g.Expect(post(ServingMany(many))).To(Succeed())
-	g.Expect(refused()).To(BeZero())
-	g.Expect(sent.Load()).To(Equal(int64(7)))
+	g.Expect(sent.Load()).To(Equal(int64(6)))
 }

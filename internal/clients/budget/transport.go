@@ -101,7 +101,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// A project's listing serves everyone: no namespace's.
 			ended, err = window.BeginShared(ctx)
 		default:
-			a := ask{c: classWrite, unheld: ctx.Value(unheldKey{}) != nil}
+			a := ask{c: classWrite}
 			if req.Method == http.MethodGet {
 				a.c = classRead
 			}
@@ -228,8 +228,6 @@ func ForAdmissionBy(ctx context.Context, ns string) context.Context {
 
 type namespaceKey struct{}
 
-type unheldKey struct{}
-
 // A namespaceTag is what ForNamespace puts in a context: the namespace, and
 // the longest wait of the requests refused for its share.
 type namespaceTag struct {
@@ -264,13 +262,4 @@ func ForNamespace(ctx context.Context, ns string) (_ context.Context, refused fu
 	}
 	t := &namespaceTag{ns: ns}
 	return context.WithValue(ctx, namespaceKey{}, t), t.refused
-}
-
-// ServingMany marks the calls made with ctx as serving the objects of several
-// namespaces, the platform's among them (one listing of an instance's users,
-// which every object of the instance reads): they count in the share of the
-// namespace of ctx (ForNamespace), whose object asked first and so pays, but
-// are never refused for it, since the others wait for the same answer.
-func ServingMany(ctx context.Context) context.Context {
-	return context.WithValue(ctx, unheldKey{}, true)
 }

@@ -30,8 +30,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"golang.org/x/sync/singleflight"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
-
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 )
 
 const (
@@ -153,9 +151,7 @@ func (c *Cache) get(ctx context.Context, k Key, fetch func(context.Context) (any
 	ch := c.group.DoChan(fmt.Sprintf("%s\x00%d", k, gen), func() (any, error) {
 		// The listing began now: whatever changed after this is not in it.
 		readAt := c.now()
-		// Every object of the instance waits for it: the namespace whose
-		// object asked first pays, but is not refused for its share.
-		items, err := fetch(budget.ServingMany(context.WithoutCancel(ctx)))
+		items, err := fetch(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
