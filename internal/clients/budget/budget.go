@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package budget keeps the provider's calls to the Cloud SQL Admin API within a
 // per-minute request budget for each quota they spend (one Window that the
-// platform's configurations share, one per tenant configuration: Windows),
-// and retries the answers that
+// platform's configurations share, one per tenant configuration: Windows;
+// in the platform's, a share for each namespace's objects: shares.go), and
+// retries the answers that
 // say "try again later" (429 and 5xx) with exponential backoff and jitter, so that
 // short storms never surface to users and long ones never exhaust the project's quota.
 package budget
