@@ -437,7 +437,11 @@ func runProvider(args []string) error {
 		return err
 	}
 
-	window := budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute)
+	// The requests of namespaced objects that reach Cloud SQL through the
+	// platform's configurations spend their namespace's share of it, so that
+	// no team can delay the platform's objects.
+	window := budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute,
+		budget.WithNamespaceShares(s.cfg.CloudSQL.NamespaceShare, s.cfg.CloudSQL.AllNamespacesShare))
 	// Every replica shares what it spends of the quota (its admission lookups,
 	// the leader's controllers) through a Lease; a new leader counts what the
 	// previous one spent before its controllers send anything: neither a crash
@@ -531,7 +535,8 @@ func runProvider(args []string) error {
 			return errors.Wrap(err, errSetupInjector)
 		}
 	}
-	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "observe", s.cfg.Reconcile.Observe, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute)
+	s.log.Info("starting", "poll-interval", s.cfg.Reconcile.PollInterval.Duration, "observe", s.cfg.Reconcile.Observe, "requests-per-minute", s.cfg.CloudSQL.RequestsPerMinute,
+		"namespace-share", s.cfg.CloudSQL.NamespaceShare, "all-namespaces-share", s.cfg.CloudSQL.AllNamespacesShare)
 	return g.start(mgr)
 }
 

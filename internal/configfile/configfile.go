@@ -35,6 +35,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 )
 
 const (
@@ -110,6 +112,15 @@ type CloudSQL struct {
 	// below the project's quota ("Queries per minute per user") so that the
 	// provider never exhausts it for the proxies and people.
 	RequestsPerMinute int `toml:"requests_per_minute"`
+	// NamespaceShare is the share (above 0, at most 1) of the platform's
+	// budget that the requests made for the objects of one namespace may
+	// use (namespaced users, databases and instances that reach Cloud SQL
+	// through a cluster-scoped instance or a ClusterProviderConfig), so that
+	// a busy team cannot delay the platform's objects.
+	NamespaceShare float64 `toml:"namespace_share"`
+	// AllNamespacesShare is the share (at least NamespaceShare, at most 1)
+	// that the requests of every namespace together may use.
+	AllNamespacesShare float64 `toml:"all_namespaces_share"`
 }
 
 // Webhook configures the admission webhooks' HTTPS server.
@@ -221,7 +232,7 @@ func Defaults() Config {
 			Timeout:          Duration{2 * time.Minute},
 			Observe:          ObserveList,
 		},
-		CloudSQL: CloudSQL{RequestsPerMinute: 180},
+		CloudSQL: CloudSQL{RequestsPerMinute: 180, NamespaceShare: budget.DefaultNamespaceShare, AllNamespacesShare: budget.DefaultAllNamespacesShare},
 		Webhook:  Webhook{Port: 9443, CloudSQLTimeout: Duration{5 * time.Second}},
 		Proxy: Proxy{
 			Image:         ProxyImageRepository + ":" + ProxyVersion,
@@ -377,6 +388,12 @@ func (c Config) Validate() error {
 	}
 	if c.CloudSQL.RequestsPerMinute < 1 {
 		bad("cloudsql.requests_per_minute", "must be at least 1, got %d", c.CloudSQL.RequestsPerMinute)
+	}
+	if s := c.CloudSQL.NamespaceShare; !(s > 0 && s <= 1) {
+		bad("cloudsql.namespace_share", "must be above 0 and at most 1 (a share of requests_per_minute; 1: no bound but the budget), got %g", s)
+	}
+	if s := c.CloudSQL.AllNamespacesShare; !(s >= c.CloudSQL.NamespaceShare && s <= 1) {
+		bad("cloudsql.all_namespaces_share", "must be at least cloudsql.namespace_share (%g) and at most 1, got %g", c.CloudSQL.NamespaceShare, s)
 	}
 	if c.Webhook.Port < 1 || c.Webhook.Port > 65535 {
 		bad("webhook.port", "must be a TCP port between 1 and 65535, got %d", c.Webhook.Port)

@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package budget keeps the provider's calls to the Cloud SQL Admin API within a
 // per-minute request budget for each quota they spend (one Window that the
-// platform's configurations share, one per tenant configuration: Windows),
-// and retries the answers that
+// platform's configurations share, one per tenant configuration: Windows;
+// in the platform's, a share for each namespace's objects: shares.go), and
+// retries the answers that
 // say "try again later" (429 and 5xx) with exponential backoff and jitter, so that
 // short storms never surface to users and long ones never exhaust the project's quota.
 package budget
@@ -89,7 +90,18 @@ type Window struct {
 	// make in a period (0: no bound); admissions are the admission lookups of
 	// the last period, oldest first, at most `admission` of them.
 	perKey     int
-	admissions []admissionEvent
+	admissions []keyedEvent
+
+	// perNamespace bounds how many requests made for the objects of one
+	// namespace (ForNamespace) a period may hold, and namespaces how many
+	// those of every namespace together may (0: no bound; shares.go);
+	// spent are those requests of the last period, oldest first.
+	perNamespace, namespaces int
+	oneShare, allShare       float64
+	spent                    []keyedEvent
+	// comeBack is, for each namespace, when the last object that was
+	// refused for its share was told to come back (shares.go).
+	comeBack map[string]time.Time
 
 	// unrecordedMax, when not 0, bounds the events admitted after the last
 	// saved record (BoundUnrecorded) instead of the burst bound, for as long
@@ -102,8 +114,9 @@ type Window struct {
 	savedAt            time.Time
 }
 
-// An admissionEvent is an admission lookup that a Window admitted.
-type admissionEvent struct {
+// A keyedEvent is an event that a Window admitted for a key: an admission
+// lookup, or a request made for a namespaced object (ForNamespace).
+type keyedEvent struct {
 	at  time.Time
 	key string
 }
@@ -210,10 +223,11 @@ const (
 // writes and admission lookups only, and DefaultAdmissionReserve for
 // admission lookups only, which may use no more (DefaultAdmissionPerNamespace
 // of that for one namespace); and at most a twentieth of them in any second
-// (9 of 180: three times the average rate).
-func PerMinute(n int) *Window {
-	return NewWindow(n, time.Minute, WithArrivalSkew(minArrivalSkew, maxArrivalSkew), WithWriteReserve(DefaultWriteReserve),
-		WithAdmissionReserve(DefaultAdmissionReserve), WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20)))
+// (9 of 180: three times the average rate). Options o come after these (the
+// platform's window adds WithNamespaceShares).
+func PerMinute(n int, o ...WindowOption) *Window {
+	return NewWindow(n, time.Minute, append([]WindowOption{WithArrivalSkew(minArrivalSkew, maxArrivalSkew), WithWriteReserve(DefaultWriteReserve),
+		WithAdmissionReserve(DefaultAdmissionReserve), WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20))}, o...)...)
 }
 
 // A class is what a window's request is for: each has its own cap.
@@ -225,19 +239,33 @@ const (
 	classLookup
 )
 
+// An ask is a request for admission: its class, and whose it is.
+type ask struct {
+	c class
+	// key is the namespace of the object that an admission lookup, or a
+	// controller's request, is for (ForAdmissionBy, ForNamespace); "" for a
+	// cluster-scoped object, the platform's.
+	key string
+}
+
+// begin blocks until a may be sent, and counts it (see Begin).
+func (w *Window) begin(ctx context.Context, a ask) (func(), error) {
+	return w.waitFor(ctx, func() (func(), time.Duration, error) { return w.admit(a) })
+}
+
 // Begin blocks until a write may be sent, and counts it; it returns the
 // context's error if the context ends first. The caller calls done once the
 // request has ended (its answer or its error came), which says how late it
 // may have arrived (WithArrivalSkew). A write leaves the admission reserve
 // alone.
 func (w *Window) Begin(ctx context.Context) (done func(), err error) {
-	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classWrite, "") })
+	return w.begin(ctx, ask{c: classWrite})
 }
 
 // BeginRead is Begin for a read, which leaves the window's write reserve
 // alone.
 func (w *Window) BeginRead(ctx context.Context) (done func(), err error) {
-	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classRead, "") })
+	return w.begin(ctx, ask{c: classRead})
 }
 
 // BeginShared is Begin for a read that serves admission checks as well as
@@ -247,13 +275,13 @@ func (w *Window) BeginRead(ctx context.Context) (done func(), err error) {
 // that sees a burst of writes done, and answers the checks meanwhile, is not
 // kept out by those writes.
 func (w *Window) BeginShared(ctx context.Context) (done func(), err error) {
-	return w.waitFor(ctx, func() (func(), time.Duration) {
-		done, d := w.admit(classRead, "")
+	return w.waitFor(ctx, func() (func(), time.Duration, error) {
+		done, d, _ := w.admit(ask{c: classRead})
 		if d <= 0 {
-			return done, 0
+			return done, 0, nil
 		}
-		done, e := w.admit(classLookup, "")
-		return done, min(d, e)
+		done, e, _ := w.admit(ask{c: classLookup})
+		return done, min(d, e), nil
 	})
 }
 
@@ -264,7 +292,7 @@ func (w *Window) BeginShared(ctx context.Context) (done func(), err error) {
 // its share of the reserve (WithAdmissionPerKey). Without an admission reserve
 // they count as writes.
 func (w *Window) BeginAdmissionBy(ctx context.Context, key string) (done func(), err error) {
-	return w.waitFor(ctx, func() (func(), time.Duration) { return w.admit(classLookup, key) })
+	return w.begin(ctx, ask{c: classLookup, key: key})
 }
 
 // Wait is Begin for a request that ends at once.
@@ -307,10 +335,14 @@ type spentError struct{ msg string }
 func (e spentError) Error() string        { return e.msg }
 func (e spentError) Is(target error) bool { return target == ErrSpent }
 
-// waitFor asks admit until it admits (0), sleeping as long as it says between.
-func (w *Window) waitFor(ctx context.Context, admit func() (func(), time.Duration)) (func(), error) {
+// waitFor asks admit until it admits (0), sleeping as long as it says
+// between, or refuses (an error, returned at once).
+func (w *Window) waitFor(ctx context.Context, admit func() (func(), time.Duration, error)) (func(), error) {
 	for {
-		done, d := admit()
+		done, d, err := admit()
+		if err != nil {
+			return nil, err
+		}
 		if d <= 0 {
 			return done, nil
 		}
@@ -324,10 +356,11 @@ func (w *Window) waitFor(ctx context.Context, admit func() (func(), time.Duratio
 	}
 }
 
-// admit admits a request of class c (for key, a lookup's) now if the window
-// and c's caps allow it, and returns what ends it, or returns how long to
-// wait before asking again.
-func (w *Window) admit(c class, key string) (func(), time.Duration) {
+// admit admits a now if the window and the caps of its class and key allow
+// it, and returns what ends it; or returns how long to wait before asking
+// again; or refuses it (a namespace that spent its share: shareLocked).
+func (w *Window) admit(a ask) (func(), time.Duration, error) {
+	c, key := a.c, a.key
 	if c == classLookup && w.admission == 0 {
 		c = classWrite
 	}
@@ -336,13 +369,21 @@ func (w *Window) admit(c class, key string) (func(), time.Duration) {
 	now := w.now()
 	w.dropLocked(now)
 	p := w.periodLocked(now)
+	// A lookup that counts as a write is still a lookup: the namespace
+	// shares are the controllers'.
+	namespaced := a.c != classLookup && key != "" && w.perNamespace > 0
+	if namespaced {
+		if err := w.shareLocked(now, p, key); err != nil {
+			return nil, 0, err
+		}
+	}
 	var d time.Duration
 	switch c {
 	case classLookup:
 		// The admission reserve, and key's share of it.
-		d = capWait(now, p, lookupTimes(w.admissions, now, p, ""), w.admission)
+		d = capWait(now, p, keyedTimes(w.admissions, now, p, ""), w.admission)
 		if key != "" && w.perKey > 0 {
-			d = max(d, capWait(now, p, lookupTimes(w.admissions, now, p, key), w.perKey))
+			d = max(d, capWait(now, p, keyedTimes(w.admissions, now, p, key), w.perKey))
 		}
 	default:
 		// Reads and writes together leave the admission reserve.
@@ -353,23 +394,26 @@ func (w *Window) admit(c class, key string) (func(), time.Duration) {
 		}
 	}
 	if d > 0 {
-		return nil, d
+		return nil, d, nil
 	}
 	if d = w.admitLocked(now, p); d > 0 {
-		return nil, d
+		return nil, d, nil
 	}
 	switch c {
 	case classRead:
 		w.reads = append(w.reads, now)
 	case classLookup:
-		w.admissions = append(w.admissions, admissionEvent{at: now, key: key})
+		w.admissions = append(w.admissions, keyedEvent{at: now, key: key})
+	}
+	if namespaced {
+		w.spent = append(w.spent, keyedEvent{at: now, key: key})
 	}
 	if w.maxSkew == 0 {
-		return func() {}, 0
+		return func() {}, 0, nil
 	}
 	w.flying[now.UnixNano()]++
 	var once sync.Once
-	return func() { once.Do(func() { w.end(now) }) }, 0
+	return func() { once.Do(func() { w.end(now) }) }, 0, nil
 }
 
 // end records that the request admitted at at ended now.
@@ -406,8 +450,8 @@ func (w *Window) periodLocked(now time.Time) time.Duration {
 	return w.period + min(skew, w.maxSkew)
 }
 
-// dropLocked forgets the reads, admission lookups and times taken of
-// requests admitted more than the longest period ago.
+// dropLocked forgets the reads, admission lookups, namespaces' requests and
+// times taken of requests admitted more than the longest period ago.
 func (w *Window) dropLocked(now time.Time) {
 	longest := w.maxPeriod()
 	drop := 0
@@ -420,6 +464,11 @@ func (w *Window) dropLocked(now time.Time) {
 		drop++
 	}
 	w.admissions = w.admissions[drop:]
+	drop = 0
+	for drop < len(w.spent) && now.Sub(w.spent[drop].at) >= longest {
+		drop++
+	}
+	w.spent = w.spent[drop:]
 	drop = 0
 	for drop < len(w.took) && now.Sub(w.took[drop].at) >= longest {
 		drop++
@@ -436,11 +485,11 @@ func within(times []time.Time, now time.Time, p time.Duration) []time.Time {
 	return times[i:]
 }
 
-// lookupTimes are when the admission lookups of key (all of them for "")
-// less than p before now were admitted, oldest first.
-func lookupTimes(lookups []admissionEvent, now time.Time, p time.Duration, key string) []time.Time {
-	out := make([]time.Time, 0, len(lookups))
-	for _, e := range lookups {
+// keyedTimes are when the events of key (all of them for "") less than p
+// before now were admitted, oldest first.
+func keyedTimes(events []keyedEvent, now time.Time, p time.Duration, key string) []time.Time {
+	out := make([]time.Time, 0, len(events))
+	for _, e := range events {
 		if now.Sub(e.at) < p && (key == "" || e.key == key) {
 			out = append(out, e.at)
 		}
@@ -595,13 +644,19 @@ type Record struct {
 	// was for, so that every replica that merges the record keeps the
 	// admission reserve and each namespace's share of it across all of them.
 	Lookups []Lookup `json:"lookups,omitempty"`
+	// Namespaced are the controllers' requests among them that were made
+	// for namespaced objects (ForNamespace), with their namespace, so that a
+	// new leader keeps each namespace's share of the window as Lookups keep
+	// the admission shares.
+	Namespaced []Lookup `json:"namespaced,omitempty"`
 	// admitted is how many events the window had admitted itself when the
 	// record was taken (BoundUnrecorded counts what no saved record holds).
 	admitted uint64
 }
 
-// A Lookup is an admission lookup in a Record: when it was admitted, and for
-// which key (a namespace; empty for a cluster-scoped object).
+// A Lookup is an admission lookup, or a request made for a namespaced
+// object, in a Record: when it was admitted, and for which key (a
+// namespace; empty for a lookup of a cluster-scoped object).
 type Lookup struct {
 	At  time.Time `json:"at"`
 	Key string    `json:"key,omitempty"`
@@ -619,12 +674,21 @@ func (w *Window) Record() Record {
 			r.Admitted = append(r.Admitted, t)
 		}
 	}
-	for _, e := range w.admissions {
-		if now.Sub(e.at) < w.maxPeriod() {
-			r.Lookups = append(r.Lookups, Lookup{At: e.at, Key: e.key})
+	r.Lookups = keyedRecord(w.admissions, now, w.maxPeriod())
+	r.Namespaced = keyedRecord(w.spent, now, w.maxPeriod())
+	return r
+}
+
+// keyedRecord is events as a Record holds them, less those more than
+// longest before now.
+func keyedRecord(events []keyedEvent, now time.Time, longest time.Duration) []Lookup {
+	var out []Lookup
+	for _, e := range events {
+		if now.Sub(e.at) < longest {
+			out = append(out, Lookup{At: e.at, Key: e.key})
 		}
 	}
-	return r
+	return out
 }
 
 // Merge counts in the window what another process admitted (its record, or
@@ -637,20 +701,22 @@ func (w *Window) Merge(r Record) {
 	defer w.mu.Unlock()
 	now := w.now()
 	w.mergeLocked(now, r.Admitted)
-	w.mergeLookupsLocked(now, r.Lookups)
+	w.admissions = w.mergeKeyedLocked(now, w.admissions, r.Lookups)
+	w.spent = w.mergeKeyedLocked(now, w.spent, r.Namespaced)
 }
 
-// mergeLookupsLocked adds to the admission lookups those of in that it does
-// not hold as often already (the same time and key), in time order, as
-// mergeLocked does for admissions.
-func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
-	held := map[admissionEvent]int{}
-	for _, e := range w.admissions {
-		held[admissionEvent{at: time.Unix(0, e.at.UnixNano()), key: e.key}]++
+// mergeKeyedLocked returns events (the admission lookups, or the
+// namespaces' requests) with those of in that it does not hold as often
+// already (the same time and key), in time order, as mergeLocked does for
+// admissions.
+func (w *Window) mergeKeyedLocked(now time.Time, events []keyedEvent, in []Lookup) []keyedEvent {
+	held := map[keyedEvent]int{}
+	for _, e := range events {
+		held[keyedEvent{at: time.Unix(0, e.at.UnixNano()), key: e.key}]++
 	}
 	added := false
 	for _, l := range in {
-		e := admissionEvent{at: time.Unix(0, l.At.UnixNano()), key: l.Key}
+		e := keyedEvent{at: time.Unix(0, l.At.UnixNano()), key: l.Key}
 		if now.Sub(l.At) >= w.maxPeriod() {
 			continue
 		}
@@ -658,12 +724,13 @@ func (w *Window) mergeLookupsLocked(now time.Time, in []Lookup) {
 			held[e]--
 			continue
 		}
-		w.admissions = append(w.admissions, e)
+		events = append(events, e)
 		added = true
 	}
 	if added {
-		slices.SortStableFunc(w.admissions, func(a, b admissionEvent) int { return a.at.Compare(b.at) })
+		slices.SortStableFunc(events, func(a, b keyedEvent) int { return a.at.Compare(b.at) })
 	}
+	return events
 }
 
 // Restore counts in the window what a previous process admitted (Merge), and
@@ -678,7 +745,8 @@ func (w *Window) Restore(r Record, unrecorded time.Duration) {
 	defer w.mu.Unlock()
 	now := w.now()
 	w.mergeLocked(now, r.Admitted)
-	w.mergeLookupsLocked(now, r.Lookups)
+	w.admissions = w.mergeKeyedLocked(now, w.admissions, r.Lookups)
+	w.spent = w.mergeKeyedLocked(now, w.spent, r.Namespaced)
 	for range min(w.unrecordedBound(unrecorded), w.limit) {
 		w.pushLocked(now)
 	}

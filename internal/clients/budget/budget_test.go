@@ -266,7 +266,7 @@ func TestRestoredWindowNeverOverrunsWhatTheDeadProcessSpent(t *testing.T) {
 			// is killed, lost later.
 			clk.now = clk.now.Add(lost)
 			for range 5 {
-				if _, d := old.admit(classWrite, ""); d == 0 {
+				if _, d, _ := old.admit(ask{c: classWrite}); d == 0 {
 					sent = append(sent, clk.Now())
 				}
 			}

@@ -18,10 +18,12 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -86,18 +88,32 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
 		window, release := t.acquire()
-		begin := window.Begin
+		tag, _ := ctx.Value(namespaceKey{}).(*namespaceTag)
 		by, admission := ctx.Value(admissionKey{}).(string)
+		var (
+			ended func()
+			err   error
+		)
 		switch {
 		case admission:
-			begin = func(ctx context.Context) (func(), error) { return window.BeginAdmissionBy(ctx, by) }
+			ended, err = window.BeginAdmissionBy(ctx, by)
 		case req.Method == http.MethodGet && ctx.Value(sharedKey{}) != nil:
-			begin = window.BeginShared
-		case req.Method == http.MethodGet:
-			begin = window.BeginRead
+			// A project's listing serves everyone: no namespace's.
+			ended, err = window.BeginShared(ctx)
+		default:
+			a := ask{c: classWrite}
+			if req.Method == http.MethodGet {
+				a.c = classRead
+			}
+			if tag != nil {
+				a.key = tag.ns
+			}
+			ended, err = window.begin(ctx, a)
 		}
-		ended, err := begin(ctx)
 		release()
+		if se := (*ShareError)(nil); tag != nil && errors.As(err, &se) {
+			tag.refuse(se.Wait)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -208,4 +224,42 @@ func ForAdmission(ctx context.Context) context.Context { return ForAdmissionBy(c
 // namespaces' (budget.WithAdmissionPerKey).
 func ForAdmissionBy(ctx context.Context, ns string) context.Context {
 	return context.WithValue(ctx, admissionKey{}, ns)
+}
+
+type namespaceKey struct{}
+
+// A namespaceTag is what ForNamespace puts in a context: the namespace, and
+// the longest wait of the requests refused for its share.
+type namespaceTag struct {
+	ns   string
+	mu   sync.Mutex
+	wait time.Duration
+}
+
+func (t *namespaceTag) refuse(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.wait = max(t.wait, d)
+}
+
+func (t *namespaceTag) refused() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wait
+}
+
+// ForNamespace marks the calls made with ctx as made for an object of
+// namespace ns: a window with namespace shares (WithNamespaceShares, the
+// platform's) counts them in ns's share, and refuses them with a *ShareError
+// once ns has spent it, at once rather than in a worker that the platform's
+// objects need. refused is the longest wait of the calls refused so far (0:
+// none), when the object should come back. An empty ns (a cluster-scoped
+// object, the platform's) marks nothing; a tenant's own window (Windows) has
+// no shares, and counts the calls as any other.
+func ForNamespace(ctx context.Context, ns string) (_ context.Context, refused func() time.Duration) {
+	if ns == "" {
+		return ctx, func() time.Duration { return 0 }
+	}
+	t := &namespaceTag{ns: ns}
+	return context.WithValue(ctx, namespaceKey{}, t), t.refused
 }

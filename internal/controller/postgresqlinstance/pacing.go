@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
@@ -838,8 +839,24 @@ func (b *backoffToPoll) keyOf(req reconcile.Request) string {
 // back at low priority: when the fleet's polls are more than the provider can
 // reconcile in time, new objects, spec changes, changes a listing noticed and
 // instances in the middle of an operation go first.
+//
+// The requests of a namespaced object count in its namespace's share of the
+// platform's budget (budget.ForNamespace): one that its namespace has spent
+// is refused, its condition says why and until when, and it comes back then,
+// neither in the error backoff (sooner, a reconcile each time for nothing)
+// nor in a worker that waits for the share.
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ctx, refused := budget.ForNamespace(ctx, req.Namespace)
 	res, err := b.inner.Reconcile(ctx, req)
+	if d := refused(); d > 0 {
+		// What the reconcile marked was for the call it could not make.
+		key := b.keyOf(req)
+		for _, m := range []map[string]bool{b.pacing.stalled, b.pacing.waiting, b.pacing.wrote} {
+			b.pacing.take(m, key)
+		}
+		takeMark(b.pacing, b.pacing.relist, key)
+		return reconcile.Result{RequeueAfter: d, Priority: ptr.To(handler.LowPriority)}, nil
+	}
 	// Keyed as markStalled was given it: by namespace and name for a namespaced
 	// object, whose bare name would leave it in the error backoff's hot loop.
 	if b.pacing.take(b.pacing.stalled, b.keyOf(req)) {
