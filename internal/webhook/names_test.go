@@ -23,6 +23,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -123,4 +124,37 @@ func TestTenantsGetTheirOwnLoginsNotPostgres(t *testing.T) {
 	}))).To(MatchError(ContainSubstring("ask the instance's owner to add tenant-none to spec.tenancy.allowedNamespaces")))
 	g.Expect(env.Client.Create(ctx, annotatedPod("tenant-none", "web", "tenant-pg"))).To(MatchError(ContainSubstring(
 		"ask the instance's owner to add tenant-none to spec.injection.allowedNamespaces")))
+}
+
+// A tenant namespace's user pods need the proxy's key as much as the
+// administrator's: its copy is kept where the instance admits users
+// (spec.tenancy), not only where pods receive postgres.
+func TestTenantsKeepTheProxyKey(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	pi := readyInstance(t, "tenant-keyed", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: pcProxyKey}
+		pi.Spec.Injection = &v1alpha1.Injection{}
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{"tenant-keyed-app"}}
+	})
+	namespace(t, "tenant-keyed-app", nil)
+	readyNamespacedUser(t, "tenant-keyed-app", "app", onCluster("tenant-keyed"), "app")
+	g.Expect(env.Client.Create(ctx, userPod("tenant-keyed-app", "web", "app", ""))).To(Succeed())
+	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "tenant-keyed")
+	secret(g, "tenant-keyed-app", key)
+
+	// The instance changes, and the refresher looks at every copy again:
+	// the key stays, and postgres's password never comes.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Labels = map[string]string{"touched": "true"}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Consistently(absent("tenant-keyed-app", key), "5s", poll).Should(BeFalse(), "the proxy key's copy stays")
+	g.Expect(absent("tenant-keyed-app", podinject.ReplicaName(podinject.ReplicaPgpass, "tenant-keyed"))()).To(BeTrue())
+
+	// Out of spec.tenancy, the copy goes.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
+	pi.Spec.Tenancy.AllowedNamespaces = []string{"someone-else"}
+	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
+	g.Eventually(absent("tenant-keyed-app", key), eventually, poll).Should(BeTrue(), "the copy goes with the namespace's admission")
 }
