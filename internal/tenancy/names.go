@@ -65,22 +65,19 @@ const (
 	errReadHolder        = "cannot read %s, which the record of %s names as its holder"
 	errReadMarker        = "cannot read or write Lease %s/%s, which says since when the provider records who holds each login and database: check that the provider may read and write Leases in its namespace"
 	errHeldFmt           = "%s is held by %s, which created it (or took it over first): this object never changes, gives away or drops it; give this one another name, or ask the team of %s to delete it first"
-	recordHowCreated     = "created"
-	recordHowImported    = "imported"
-	recordHowMigrated    = "migrated"
 	recordHolderIdentity = "uid/"
 )
 
 // Ways a name comes to be held, recorded for the people who read the record.
 const (
 	// Created: the object made the login or database.
-	Created = recordHowCreated
+	Created = "created"
 	// Imported: it existed, nobody held it, and the instance's import
 	// policy let the object take it over.
-	Imported = recordHowImported
+	Imported = "imported"
 	// Migrated: the object managed it before the provider recorded
 	// holders.
-	Migrated = recordHowMigrated
+	Migrated = "migrated"
 )
 
 // A Name is a login or a database of one Cloud SQL instance.
@@ -168,24 +165,11 @@ type memo struct {
 	at  time.Time
 }
 
-// An Option configures Records.
-type Option func(*Records)
-
-// WithClock makes Records read the time from now.
-func WithClock(now func() time.Time) Option { return func(r *Records) { r.now = now } }
-
 // NewRecords returns the records kept in namespace, written through kube and
 // read through live, which should not be a cache.
-func NewRecords(kube client.Client, live client.Reader, namespace string, o ...Option) *Records {
-	r := &Records{kube: kube, live: live, namespace: namespace, ttl: defaultMemoTTL, now: time.Now, memo: map[string]memo{}}
-	for _, fn := range o {
-		fn(r)
-	}
-	return r
+func NewRecords(kube client.Client, live client.Reader, namespace string) *Records {
+	return &Records{kube: kube, live: live, namespace: namespace, ttl: defaultMemoTTL, now: time.Now, memo: map[string]memo{}}
 }
-
-// Namespace is where the records are kept.
-func (r *Records) Namespace() string { return r.namespace }
 
 // Since is when the provider began to record holders: objects created
 // before it may have made their logins and databases without a record

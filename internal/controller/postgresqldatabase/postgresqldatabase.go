@@ -88,7 +88,7 @@ const fieldOwner = "cloudsql.travelaudience.com/referrers-owner"
 // are of owner's kind: a database waiting for its owner to be Ready comes
 // back when it is.
 func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
-	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk), gvk: gvk}
+	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk), holders: core.Holders(gvk)}
 	owned, err := postgresqlinstance.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
 		d, ok := o.(database)
 		if !ok {
@@ -116,7 +116,7 @@ type ownerUser interface {
 
 // connector connects a PostgresqlDatabase to its instance's Cloud SQL.
 type connector[T database] struct {
-	gvk     schema.GroupVersionKind
+	holders postgresqlinstance.Holders
 	kube    client.Client
 	secrets client.Reader
 	core    *postgresqlinstance.Core
@@ -148,7 +148,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, cloudsql.Truncated(err)
 	}
 	return &external[T]{
-		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key, holders: c.core.Holders(c.gvk),
+		kube: c.kube, conn: conn, lists: c.core.Lists(), pacer: c.pacer, instance: key, holders: c.holders,
 	}, nil
 }
 

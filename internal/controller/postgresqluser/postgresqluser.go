@@ -97,7 +97,7 @@ func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
 
 func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
 	c := &connector[T]{
-		gvk:       gvk,
+		holders:   core.Holders(gvk),
 		kube:      mgr.GetClient(),
 		secrets:   mgr.GetAPIReader(),
 		core:      core,
@@ -113,7 +113,7 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 
 // connector connects a PostgresqlUser to its instance's Cloud SQL.
 type connector[T user] struct {
-	gvk       schema.GroupVersionKind
+	holders   postgresqlinstance.Holders
 	kube      client.Client
 	secrets   client.Reader
 	core      *postgresqlinstance.Core
@@ -138,7 +138,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return &external[T]{
 		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
-		instance: instanceName(key), holders: c.core.Holders(c.gvk),
+		instance: instanceName(key), holders: c.holders,
 	}, nil
 }
 
