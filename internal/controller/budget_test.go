@@ -17,7 +17,6 @@ limitations under the License.
 package controller_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -31,16 +30,11 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
-	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 )
 
@@ -64,13 +58,6 @@ const (
 func (w *world) startBudgeted(rpm int, one, all float64) {
 	w.t.Helper()
 	w.stop()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	w.g.Expect(err).NotTo(HaveOccurred())
 	retries := budget.WithRetries(2, 10*time.Millisecond, 100*time.Millisecond)
 	var shares []budget.WindowOption
 	if one < 1 || all < 1 {
@@ -93,17 +80,7 @@ func (w *world) startBudgeted(rpm int, one, all float64) {
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,
 	}
-	w.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
-	ctx, cancel := context.WithCancel(w.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(ctx)
-	}()
-	w.stop = func() {
-		cancel()
-		<-done
-	}
+	w.run(o)
 }
 
 // relabel sets label round of pi to value and returns how long it took until

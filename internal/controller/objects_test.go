@@ -228,13 +228,6 @@ func (w *world) listenBlackhole() string {
 
 func (w *world) startManager() {
 	w.t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	w.g.Expect(err).NotTo(HaveOccurred())
 	o := postgresqlinstance.Options{
 		Options: controller.Options{
 			Logger:                  testLogger(),
@@ -256,6 +249,20 @@ func (w *world) startManager() {
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,
 	}
+	w.run(o)
+}
+
+// run starts a manager with the provider's controllers, configured by o;
+// w.stop stops it.
+func (w *world) run(o postgresqlinstance.Options) {
+	w.t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	w.g.Expect(err).NotTo(HaveOccurred())
 	w.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(w.ctx)
 	done := make(chan struct{})
