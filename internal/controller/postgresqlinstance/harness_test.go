@@ -118,9 +118,12 @@ type harness struct {
 	// namespaces are the namespaces the harness made for namespaced objects.
 	namespaces map[string]bool
 	mctx       context.Context
-	cancel     context.CancelFunc
-	done       chan struct{}
-	srvURL     string
+	// cached reads through the running manager's cache: what the
+	// controllers see, which can lag the API server.
+	cached client.Reader
+	cancel context.CancelFunc
+	done   chan struct{}
+	srvURL string
 }
 
 type harnessOption func(*harnessConfig)
@@ -252,7 +255,7 @@ func (h *harness) startManager() {
 		_ = mgr.Start(ctx)
 	}()
 	h.mu.Lock()
-	h.mctx, h.cancel, h.done = ctx, cancel, done
+	h.mctx, h.cancel, h.done, h.cached = ctx, cancel, done, mgr.GetClient()
 	h.mu.Unlock()
 }
 
@@ -262,6 +265,15 @@ func (h *harness) managerContext() context.Context {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.mctx
+}
+
+// seen is what the running manager's cache holds of key: what the
+// controllers see, which can lag the API server.
+func (h *harness) seen(key client.ObjectKey, o client.Object) error {
+	h.mu.Lock()
+	c := h.cached
+	h.mu.Unlock()
+	return c.Get(h.managerContext(), key, o)
 }
 
 // stopManager stops the controllers, like a crash of the provider would.

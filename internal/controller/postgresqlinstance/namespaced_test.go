@@ -25,6 +25,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,6 +185,11 @@ func TestNamespaceDeletionKeepsUnannotatedInstances(t *testing.T) {
 				pc.Finalizers = nil
 				h.g.Expect(env.Client.Update(h.ctx, pc)).To(Succeed())
 				h.g.Expect(client.IgnoreNotFound(env.Client.Delete(h.ctx, pc))).To(Succeed())
+				// Gone for the controller too: its cache can lag the API
+				// server, and a configuration still cached would delete.
+				h.g.Eventually(func() bool {
+					return apierrors.IsNotFound(h.seen(client.ObjectKey{Namespace: ns, Name: h.pc}, &nsv1alpha1.ProviderConfig{}))
+				}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
 			}
 			h.g.Expect(env.Client.Delete(h.ctx, a.get("stranded"))).To(Succeed())
 			a.waitGone("stranded")
