@@ -269,70 +269,144 @@ func pick(details resource.ConnectionDetails, keys []string) resource.Connection
 // Secret of ConnectionSecret, ready once complete. The composite shows the names
 // of the user and of the database once they exist.
 func (f *Function) runShared(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, observed map[resource.Name]resource.ObservedComposed, s SharedInstance, log logging.Logger) *fnv1.RunFunctionResponse {
-	claimed := oxr.Resource.GetNamespace() == ""
-	target := func(c *response.ConditionOption) {
-		if claimed {
-			c.TargetCompositeAndClaim()
-			return
-		}
-		c.TargetComposite()
-	}
-
-	if claimed && s.Instance != "" {
-		// The platform's mistake rather than the team's: no SpecValid.
-		response.Fatal(rsp, errors.Errorf(errSharedNotNamespace, s.Instance, oxr.Resource.GetKind(), oxr.Resource.GetName()))
-		return rsp
-	}
-	var wasSecret *corev1.Secret
-	if osc, ok := observed[ConnectionSecretResourceName]; ok && !claimed {
-		wasSecret = &corev1.Secret{}
-		if err := fromObserved(osc, wasSecret); err != nil {
-			response.Fatal(rsp, errors.Wrap(err, errReadObservedSecret))
+	c := &sharedComposition{rsp: rsp, oxr: oxr, observed: observed, s: s,
+		claimed: oxr.Resource.GetNamespace() == "", secretNamespace: f.secretNamespace}
+	if err := c.parse(); err != nil {
+		var invalid invalidSpec
+		if errors.As(err, &invalid) {
+			log.Info("Cannot compose a PostgresqlDatabase and a PostgresqlUser", "error", err)
+			response.Fatal(rsp, err)
+			aimed(c.claimed, response.ConditionFalse(rsp, ConditionTypeSpecValid, ReasonInvalidSpec).WithMessage(err.Error()))
 			return rsp
 		}
-	}
-
-	var p Parameters
-	var err error
-	if claimed {
-		p, err = Parse(oxr.Resource, f.secretNamespace)
-	} else {
-		p, err = ParseNamespaced(oxr.Resource)
-	}
-	if err == nil {
-		err = checkShared(p, s, observed)
-	}
-	if err != nil {
-		log.Info("Cannot compose a PostgresqlDatabase and a PostgresqlUser", "error", err)
 		response.Fatal(rsp, err)
-		target(response.ConditionFalse(rsp, ConditionTypeSpecValid, ReasonInvalidSpec).WithMessage(err.Error()))
 		return rsp
 	}
+	complete, err := c.compose(req)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp
+	}
+	aimed(c.claimed, response.ConditionTrue(rsp, ConditionTypeSpecValid, ReasonValid))
+	log.Debug("Composed a PostgresqlDatabase and a PostgresqlUser", "sharedInstance", s.name(), "userExists", c.userExists(), "secretComplete", complete)
+	return rsp
+}
 
-	ouser, userExists := observed[ResourceNameUser]
-	odb, dbExists := observed[ResourceNameDatabase]
+// invalidSpec is an error in what the team asked for, rather than in the
+// platform's Composition or in the request: SpecValid turns False with it.
+type invalidSpec struct{ error }
+
+func (e invalidSpec) Unwrap() error { return e.error }
+
+// sharedComposition is one run of runShared, in the steps it takes: parse what
+// the composite asks for, then compose the user, the database and what carries
+// their connection details.
+type sharedComposition struct {
+	rsp      *fnv1.RunFunctionResponse
+	oxr      *resource.Composite
+	observed map[resource.Name]resource.ObservedComposed
+	s        SharedInstance
+	// claimed composites are cluster-scoped and have claims; others are
+	// namespaced.
+	claimed bool
+	// secretNamespace is where a claimed composite's secrets go (Parse).
+	secretNamespace string
+
+	p         Parameters
+	wasSecret *corev1.Secret
+}
+
+// aimed points a condition or a result at the composite and, for a claimed
+// one, at its claim too.
+func aimed[T interface {
+	TargetComposite() T
+	TargetCompositeAndClaim() T
+}](claimed bool, o T) {
+	if claimed {
+		o.TargetCompositeAndClaim()
+		return
+	}
+	o.TargetComposite()
+}
+
+func (c *sharedComposition) userExists() bool {
+	_, ok := c.observed[ResourceNameUser]
+	return ok
+}
+
+// parse reads the composite's parameters and the Secret composed before.
+func (c *sharedComposition) parse() error {
+	if c.claimed && c.s.Instance != "" {
+		// The platform's mistake rather than the team's: no SpecValid.
+		return errors.Errorf(errSharedNotNamespace, c.s.Instance, c.oxr.Resource.GetKind(), c.oxr.Resource.GetName())
+	}
+	if osc, ok := c.observed[ConnectionSecretResourceName]; ok && !c.claimed {
+		c.wasSecret = &corev1.Secret{}
+		if err := fromObserved(osc, c.wasSecret); err != nil {
+			return errors.Wrap(err, errReadObservedSecret)
+		}
+	}
+	var err error
+	if c.claimed {
+		c.p, err = Parse(c.oxr.Resource, c.secretNamespace)
+	} else {
+		c.p, err = ParseNamespaced(c.oxr.Resource)
+	}
+	if err == nil {
+		err = checkShared(c.p, c.s, c.observed)
+	}
+	if err != nil {
+		return invalidSpec{err}
+	}
+	return nil
+}
+
+// compose adds the user, the database and the connection details to the
+// desired state, keeping what earlier steps of the pipeline desired. It says
+// whether a namespaced composite's Secret is complete.
+func (c *sharedComposition) compose(req *fnv1.RunFunctionRequest) (bool, error) {
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		return false, errors.Wrap(err, errGetDesiredCDs)
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return false, errors.Wrap(err, errGetDesiredXR)
+	}
+	if err := c.composeObjects(desired, dxr); err != nil {
+		return false, err
+	}
+	complete, err := c.composeDetails(desired, dxr)
+	if err != nil {
+		return false, err
+	}
+	// Crossplane derives the composite's readiness from every desired resource.
+	if err := response.SetDesiredCompositeResource(c.rsp, dxr); err != nil {
+		return false, errors.Wrap(err, errSetDesiredXR)
+	}
+	if err := response.SetDesiredComposedResources(c.rsp, desired); err != nil {
+		return false, errors.Wrap(err, errSetDesiredCDs)
+	}
+	return complete, nil
+}
+
+// composeObjects adds the PostgresqlUser and the PostgresqlDatabase, each ready
+// when the provider reports it Ready, and shows the names of those that exist
+// on the composite.
+func (c *sharedComposition) composeObjects(desired map[resource.Name]*resource.DesiredComposed, dxr *resource.Composite) error {
+	ouser, userExists := c.observed[ResourceNameUser]
+	odb, dbExists := c.observed[ResourceNameDatabase]
 	owner := ""
 	if userExists {
 		owner = ouser.Resource.GetName()
 	}
 	var user, db runtime.Object
-	if claimed {
-		user, db = ComposeShared(p, s, owner)
+	if c.claimed {
+		user, db = ComposeShared(c.p, c.s, owner)
 	} else {
-		user, db = ComposeSharedNamespaced(p, s, owner)
+		user, db = ComposeSharedNamespaced(c.p, c.s, owner)
 	}
-
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errGetDesiredCDs))
-		return rsp
-	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errGetDesiredXR))
-		return rsp
-	}
-	for _, c := range []struct {
+	for _, o := range []struct {
 		name     resource.Name
 		kind     string
 		obj      runtime.Object
@@ -343,68 +417,52 @@ func (f *Function) runShared(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctio
 		{ResourceNameUser, v1alpha1.PostgresqlUserKind, user, ouser, userExists, FieldStatusUserName},
 		{ResourceNameDatabase, v1alpha1.PostgresqlDatabaseKind, db, odb, dbExists, FieldStatusDatabaseName},
 	} {
-		dcd, err := AsComposed(c.obj)
+		dcd, err := AsComposed(o.obj)
 		if err != nil {
-			response.Fatal(rsp, errors.Wrapf(err, errConvertShared, c.kind))
-			return rsp
+			return errors.Wrapf(err, errConvertShared, o.kind)
 		}
 		ready := resource.ReadyFalse
-		if c.exists {
-			ready = Ready(c.observed.Resource)
-			if err := dxr.Resource.SetString(c.status, c.observed.Resource.GetName()); err != nil {
-				response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
-				return rsp
+		if o.exists {
+			ready = Ready(o.observed.Resource)
+			if err := dxr.Resource.SetString(o.status, o.observed.Resource.GetName()); err != nil {
+				return errors.Wrap(err, errSetDesiredXR)
 			}
-			if w := warnNotSynced(rsp, c.observed); w != nil {
-				if claimed {
-					w.TargetCompositeAndClaim()
-				} else {
-					w.TargetComposite()
-				}
+			if w := warnNotSynced(c.rsp, o.observed); w != nil {
+				aimed(c.claimed, w)
 			}
 		}
-		desired[c.name] = &resource.DesiredComposed{Resource: dcd, Ready: ready}
+		desired[o.name] = &resource.DesiredComposed{Resource: dcd, Ready: ready}
 	}
+	return nil
+}
 
+// composeDetails passes the user's connection details on: to a claimed
+// composite's connection details, or to a namespaced composite's Secret, which
+// is ready (and reported complete) once it holds every key.
+func (c *sharedComposition) composeDetails(desired map[resource.Name]*resource.DesiredComposed, dxr *resource.Composite) (bool, error) {
 	var details resource.ConnectionDetails
-	if userExists {
+	if ouser, ok := c.observed[ResourceNameUser]; ok {
 		details = ouser.ConnectionDetails
 	}
-	complete := false
-	if claimed {
+	if c.claimed {
 		if dxr.ConnectionDetails == nil {
 			dxr.ConnectionDetails = resource.ConnectionDetails{}
 		}
 		for k, v := range pick(details, SharedConnectionDetailKeys) {
 			dxr.ConnectionDetails[k] = v
 		}
-	} else {
-		var secret *corev1.Secret
-		secret, complete = connectionSecret(p, SharedConnectionDetailKeys, details, wasSecret)
-		dsecret, err := AsComposed(secret)
-		if err != nil {
-			response.Fatal(rsp, errors.Wrap(err, errConvertSecret))
-			return rsp
-		}
-		if err := dxr.Resource.SetString(FieldStatusConnectionSecretName, secret.GetName()); err != nil {
-			response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
-			return rsp
-		}
-		desired[ConnectionSecretResourceName] = &resource.DesiredComposed{Resource: dsecret, Ready: readyIf(complete)}
+		return false, nil
 	}
-
-	// Crossplane derives the composite's readiness from every desired resource.
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errSetDesiredXR))
-		return rsp
+	secret, complete := connectionSecret(c.p, SharedConnectionDetailKeys, details, c.wasSecret)
+	dsecret, err := AsComposed(secret)
+	if err != nil {
+		return false, errors.Wrap(err, errConvertSecret)
 	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errSetDesiredCDs))
-		return rsp
+	if err := dxr.Resource.SetString(FieldStatusConnectionSecretName, secret.GetName()); err != nil {
+		return false, errors.Wrap(err, errSetDesiredXR)
 	}
-	target(response.ConditionTrue(rsp, ConditionTypeSpecValid, ReasonValid))
-	log.Debug("Composed a PostgresqlDatabase and a PostgresqlUser", "sharedInstance", s.name(), "userExists", userExists, "secretComplete", complete)
-	return rsp
+	desired[ConnectionSecretResourceName] = &resource.DesiredComposed{Resource: dsecret, Ready: readyIf(complete)}
+	return complete, nil
 }
 
 // readyIf is ReadyTrue when ready is, else ReadyFalse.

@@ -32,14 +32,12 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
@@ -48,10 +46,6 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/logtail"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 )
-
-// The provider runs as a process of its own and logs there; this process's
-// controller-runtime (envtest) logs nothing.
-func init() { ctrllog.SetLogger(logr.Discard()) }
 
 const (
 	project   = "apply-bench-123456"

@@ -26,12 +26,15 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/go-logr/logr"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
 )
@@ -58,34 +61,45 @@ type Env struct {
 }
 
 // An Option changes how the control plane starts.
-type Option func(*envtest.Environment)
+type Option func(*options)
+
+type options struct {
+	env *envtest.Environment
+	log logr.Logger
+}
 
 // WithCRDDirectories installs the CRDs found in more directories (for example
 // Crossplane's own), in addition to this provider's package/crds.
 func WithCRDDirectories(dirs ...string) Option {
-	return func(e *envtest.Environment) {
-		e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, dirs...)
+	return func(o *options) {
+		o.env.CRDDirectoryPaths = append(o.env.CRDDirectoryPaths, dirs...)
 	}
 }
 
 // WithCRDsFrom installs the CRDs found in dirs instead of package/crds, for
 // tests of what a built package installs.
 func WithCRDsFrom(dirs ...string) Option {
-	return func(e *envtest.Environment) {
-		e.CRDDirectoryPaths = append([]string{}, dirs...)
+	return func(o *options) {
+		o.env.CRDDirectoryPaths = append([]string{}, dirs...)
 	}
 }
 
 // WithWebhooks registers admission webhooks with the API server; envtest serves
 // them on a local port with a generated certificate (see envtest.WebhookInstallOptions).
 func WithWebhooks(o envtest.WebhookInstallOptions) Option {
-	return func(e *envtest.Environment) { e.WebhookInstallOptions = o }
+	return func(opts *options) { opts.env.WebhookInstallOptions = o }
 }
 
 // WithAPIServerFlag adds a flag to kube-apiserver's command line, for control
 // planes that serve more than envtest's (a real kubelet, for example).
 func WithAPIServerFlag(name, value string) Option {
-	return func(e *envtest.Environment) { e.ControlPlane.GetAPIServer().Configure().Append(name, value) }
+	return func(o *options) { o.env.ControlPlane.GetAPIServer().Configure().Append(name, value) }
+}
+
+// WithLogger is where controller-runtime's own messages (envtest's, and those
+// of managers started in the same process) go; by default, nowhere.
+func WithLogger(l logr.Logger) Option {
+	return func(o *options) { o.log = l }
 }
 
 // Need skips t under -short (make unit), where a package's TestMain starts no
@@ -108,13 +122,20 @@ func Start(o ...Option) (*Env, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New(errNoAssets)
 	}
-	e := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "package", "crds")},
-		ErrorIfCRDPathMissing: true,
+	opts := &options{
+		env: &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "package", "crds")},
+			ErrorIfCRDPathMissing: true,
+		},
+		log: logr.Discard(),
 	}
 	for _, fn := range o {
-		fn(e)
+		fn(opts)
 	}
+	// Without a logger, controller-runtime prints a goroutine dump the first
+	// time anything logs after 30 s, which envtest does as it starts.
+	ctrllog.SetLogger(opts.log)
+	e := opts.env
 	cfg, err := e.Start()
 	if err != nil {
 		return nil, errors.Wrapf(err, errStart, os.Getenv("KUBEBUILDER_ASSETS"))

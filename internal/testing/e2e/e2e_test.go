@@ -46,7 +46,6 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -55,7 +54,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -69,11 +67,6 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
-
-// The provider runs as a process of its own and logs there; this process's
-// controller-runtime (envtest) logs nothing, rather than warning with a stack
-// that no logger was set when a second test starts a control plane.
-func init() { ctrllog.SetLogger(logr.Discard()) }
 
 const (
 	project     = "e2e-project-123456"
