@@ -149,6 +149,9 @@ lint: staticcheck ## go vet, staticcheck (checks in staticcheck.conf; with the e
 	if [ -n "$$out" ]; then echo "goimports would change (imports in three groups: standard library, other modules, $(MODULE)):"; echo "$$out"; exit 1; fi
 	@out=$$(for f in $(GO_FILES); do head -n 30 "$$f" | grep -q 'Licensed under the Apache License, Version 2.0' || echo "$$f"; done); \
 	if [ -n "$$out" ]; then echo "these Go files lack the license header (copy hack/boilerplate.go.txt to their top, after any //go:build line):"; echo "$$out"; exit 1; fi
+	@# git grep -I -L lists every file it reads as text (the pattern matches nothing); whatever else is tracked is binary.
+	@out=$$(comm -23 <(git ls-files | sort) <(git grep -I -L -E 'a^' | sort)); \
+	if [ -n "$$out" ]; then echo "binary files are tracked (build output belongs in bin/, _output/ or .cache/, which .gitignore covers; git rm --cached them):"; echo "$$out"; exit 1; fi
 
 # -short: a package's TestMain starts no control plane, and each test that needs
 # one (or PostgreSQL, the proxy or the Crossplane CLI) skips and says so.

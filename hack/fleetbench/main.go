@@ -230,125 +230,187 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
+// measure runs one configuration: n instances observed in mode, as the steps
+// below in turn.
 func measure(ctx context.Context, o options, bin, dir string, n int, mode string) (row, error) {
-	r := row{n: n, mode: mode}
+	b := &bench{o: o, n: n, mode: mode, r: row{n: n, mode: mode}}
+	defer b.stop()
+	for _, step := range []func(context.Context) error{
+		b.startWorld,
+		b.seed,
+		func(ctx context.Context) error { return b.startProvider(bin, dir) },
+		b.warmUp,
+		b.steadyState,
+		b.createNew,
+	} {
+		if err := step(ctx); err != nil {
+			return b.r, err
+		}
+	}
+	return b.r, nil
+}
+
+// bench is one measured configuration while it runs: what it started, and the
+// row it fills in.
+type bench struct {
+	o    options
+	n    int
+	mode string
+	r    row
+
+	env         *controlplane.Env
+	emu         *emulator.Server
+	endpoint    string
+	metricsAddr string
+	prov        *exec.Cmd
+	// stops undo what the steps started, last first.
+	stops []func()
+}
+
+func (b *bench) stop() {
+	for i := len(b.stops) - 1; i >= 0; i-- {
+		b.stops[i]()
+	}
+}
+
+// startWorld starts a control plane and an emulator, with a ProviderConfig
+// that points at it.
+func (b *bench) startWorld(ctx context.Context) error {
 	env, err := controlplane.Start()
 	if err != nil {
-		return r, err
+		return err
 	}
-	defer func() { _ = env.Stop() }()
-	c := env.Client
+	b.env = env
+	b.stops = append(b.stops, func() { _ = env.Stop() })
 
-	emu := emulator.New(emulator.WithRequestBudget(o.quota), emulator.WithDelays(10*time.Second, 3*time.Second, 5*time.Second))
+	b.emu = emulator.New(emulator.WithRequestBudget(b.o.quota), emulator.WithDelays(10*time.Second, 3*time.Second, 5*time.Second))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return r, err
+		return err
 	}
-	srv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: b.emu, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
-	defer func() { _ = srv.Close() }()
-	endpoint := "http://" + lis.Addr().String() + "/"
+	b.stops = append(b.stops, func() { _ = srv.Close() })
+	b.endpoint = "http://" + lis.Addr().String() + "/"
 
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{
-			Project: v1alpha1.Project{ProjectID: project, Endpoint: endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
+			Project: v1alpha1.Project{ProjectID: project, Endpoint: b.endpoint}, Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone},
 		}},
 	} {
-		if err := c.Create(ctx, obj); err != nil {
-			return r, err
+		if err := env.Client.Create(ctx, obj); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	r.objects = n * (o.databases + o.users)
-	fmt.Fprintf(os.Stderr, "    importing %d instances with %d databases and %d users each (objects, secrets, seeded Cloud SQL instances, databases and users)\n", n, o.databases, o.users)
-	if err := parallel(n, 8, func(i int) error {
-		return importInstance(ctx, c, emu, fmt.Sprintf("fleet-%05d", i), o.databases, o.users)
-	}); err != nil {
-		return r, err
-	}
+// seed imports the fleet: its objects and secrets, and the Cloud SQL
+// instances, databases and users they name.
+func (b *bench) seed(ctx context.Context) error {
+	b.r.objects = b.n * (b.o.databases + b.o.users)
+	fmt.Fprintf(os.Stderr, "    importing %d instances with %d databases and %d users each (objects, secrets, seeded Cloud SQL instances, databases and users)\n", b.n, b.o.databases, b.o.users)
+	return parallel(b.n, 8, func(i int) error {
+		return importInstance(ctx, b.env.Client, b.emu, fmt.Sprintf("fleet-%05d", i), b.o.databases, b.o.users)
+	})
+}
 
-	metricsAddr, err := freeAddr()
-	if err != nil {
-		return r, err
+// startProvider runs the provider built at bin, its files in dir, with
+// metrics and profiles on free ports and no webhooks.
+func (b *bench) startProvider(bin, dir string) error {
+	var err error
+	if b.metricsAddr, err = freeAddr(); err != nil {
+		return err
 	}
 	pprofAddr, err := freeAddr()
 	if err != nil {
-		return r, err
+		return err
 	}
-	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", metricsAddr, pprofAddr)
-	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", n, mode))
+	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", b.metricsAddr, pprofAddr)
+	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", b.n, b.mode))
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
-		o.poll.String(), o.rate, mode, o.quota), 0o600); err != nil {
-		return r, err
+		b.o.poll.String(), b.o.rate, b.mode, b.o.quota), 0o600); err != nil {
+		return err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
-		return r, err
+	if err := os.WriteFile(kubeconfig, b.env.KubeConfig(), 0o600); err != nil {
+		return err
 	}
-	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d-%s.log", n, mode)))
+	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d-%s.log", b.n, b.mode)))
 	if err != nil {
-		return r, err
+		return err
 	}
-	defer logf.Close()
-	args := []string{"--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", metricsAddr, "--metrics-secure=false",
+	b.stops = append(b.stops, func() { _ = logf.Close() })
+	args := []string{"--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", b.metricsAddr, "--metrics-secure=false",
 		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false"}
-	if o.debug {
+	if b.o.debug {
 		args = append(args, "--debug")
 	}
-	prov := exec.Command(bin, args...)
-	prov.Stdout, prov.Stderr = logf, logf
-	if o.goMemLimit != "" {
-		prov.Env = append(os.Environ(), "GOMEMLIMIT="+o.goMemLimit)
+	b.prov = exec.Command(bin, args...)
+	b.prov.Stdout, b.prov.Stderr = logf, logf
+	if b.o.goMemLimit != "" {
+		b.prov.Env = append(os.Environ(), "GOMEMLIMIT="+b.o.goMemLimit)
 	}
-	if err := prov.Start(); err != nil {
-		return r, err
+	if err := b.prov.Start(); err != nil {
+		return err
 	}
-	defer func() { _ = prov.Process.Signal(syscall.SIGTERM); _ = prov.Wait() }()
+	b.stops = append(b.stops, func() { _ = b.prov.Process.Signal(syscall.SIGTERM); _ = b.prov.Wait() })
+	return nil
+}
 
-	// Warm-up: every instance, database and user observed once (Synced),
-	// which is itself paced by the quota.
+// warmUp waits until every instance, database and user has been observed once
+// (Synced), which is itself paced by the quota.
+func (b *bench) warmUp(ctx context.Context) error {
 	start := time.Now()
-	for (r.synced < n || r.objectsSynced < r.objects) && time.Since(start) < o.warmupLimit {
+	var err error
+	for (b.r.synced < b.n || b.r.objectsSynced < b.r.objects) && time.Since(start) < b.o.warmupLimit {
 		if err := pause(ctx, 5*time.Second); err != nil {
-			return r, err
-		}
-		if r.synced, r.objectsSynced, err = countSynced(ctx, c); err != nil {
-			return r, err
-		}
-		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d instances and %d/%d databases and users synced after %s\n",
-			r.synced, n, r.objectsSynced, r.objects, time.Since(start).Round(time.Second))
-	}
-	r.warmup = time.Since(start)
-
-	// Each object is observed once per resync interval: the steady state of
-	// the databases and users shows once every one has been observed twice.
-	// The interval grows while the provider counts the listings of the first
-	// pass, so it is read again while measuring.
-	measureFor := o.measure
-	atLeast := func() error {
-		if r.objects == 0 {
-			return nil
-		}
-		_, _, effective, _, err := scrape(metricsAddr)
-		if err != nil {
 			return err
 		}
-		if d, err := time.ParseDuration(effective); err == nil && time.Duration(1.2*float64(d)) > measureFor {
-			measureFor = time.Duration(1.2 * float64(d)).Round(time.Second)
+		if b.r.synced, b.r.objectsSynced, err = countSynced(ctx, b.env.Client); err != nil {
+			return err
 		}
-		return nil
+		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d instances and %d/%d databases and users synced after %s\n",
+			b.r.synced, b.n, b.r.objectsSynced, b.r.objects, time.Since(start).Round(time.Second))
 	}
-	if err := atLeast(); err != nil {
-		return r, err
+	b.r.warmup = time.Since(start)
+	return nil
+}
+
+// measureFor is how long the steady state is measured: at least -measure, and
+// with databases and users long enough for each to be observed twice. The
+// interval grows while the provider counts the listings of the first pass, so
+// it is read again while measuring.
+func (b *bench) measureFor(least time.Duration) (time.Duration, error) {
+	if b.r.objects == 0 {
+		return least, nil
+	}
+	_, _, effective, _, err := scrape(b.metricsAddr)
+	if err != nil {
+		return least, err
+	}
+	if d, err := time.ParseDuration(effective); err == nil && time.Duration(1.2*float64(d)) > least {
+		return time.Duration(1.2 * float64(d)).Round(time.Second), nil
+	}
+	return least, nil
+}
+
+// steadyState measures the fleet once warm: the provider's requests, CPU and
+// memory, and how soon it reverts out-of-band changes made to 1% of the
+// instances a third of the way in.
+func (b *bench) steadyState(ctx context.Context) error {
+	measureFor, err := b.measureFor(b.o.measure)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "    measuring the steady state for %s or more (out-of-band changes on 1%% after a third of it)\n", measureFor)
 	// The listings of the warm-up count in the check of one listing per
 	// instance and kind per interval: the second listing of each is the
 	// first that could come too soon.
-	warmupRequests := emu.Requests()
-	emu.ResetCounts()
-	cpu0, _ := cpuSeconds(prov.Process.Pid)
+	warmupRequests := b.emu.Requests()
+	b.emu.ResetCounts()
+	cpu0, _ := cpuSeconds(b.prov.Process.Pid)
 	t0 := time.Now()
 	checked := t0
 	changedAt := map[string]time.Time{}
@@ -356,84 +418,116 @@ func measure(ctx context.Context, o options, bin, dir string, n int, mode string
 	changed := false
 	for time.Since(t0) < measureFor {
 		if err := pause(ctx, time.Second); err != nil {
-			return r, err
+			return err
 		}
 		if time.Since(checked) > 30*time.Second {
 			checked = time.Now()
-			if err := atLeast(); err != nil {
-				return r, err
+			if measureFor, err = b.measureFor(measureFor); err != nil {
+				return err
 			}
 		}
 		if !changed && time.Since(t0) > measureFor/3 {
 			changed = true
-			for i := 0; i < n; i += 100 {
-				name := fmt.Sprintf("fleet-%05d", i)
-				if err := emu.MutateInstance(project, name, func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-8-30720" }); err != nil {
-					return r, err
-				}
-				changedAt[name] = time.Now()
+			if err := b.changeOutOfBand(changedAt); err != nil {
+				return err
 			}
 		}
 		for name, at := range changedAt {
-			if db, err := emu.Instance(project, name); err == nil && db.Settings.Tier != "db-custom-8-30720" {
+			if db, err := b.emu.Instance(project, name); err == nil && db.Settings.Tier != outOfBandTier {
 				reverts = append(reverts, time.Since(at))
 				delete(changedAt, name)
 			}
 		}
 	}
 	elapsed := time.Since(t0)
-	r.measured = elapsed.Round(time.Second)
-	cpu1, _ := cpuSeconds(prov.Process.Pid)
-	r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
-	r.rssMiB, _ = peakRSSMiB(prov.Process.Pid)
-	r.perMinute = map[string]float64{}
-	for m, k := range emu.Counts() {
-		r.perMinute[m] = float64(k) / elapsed.Minutes()
-	}
-	for _, q := range emu.Requests() {
-		if q.Status == http.StatusTooManyRequests {
-			r.throttled++
+	b.r.measured = elapsed.Round(time.Second)
+	cpu1, _ := cpuSeconds(b.prov.Process.Pid)
+	b.r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
+	b.r.rssMiB, _ = peakRSSMiB(b.prov.Process.Pid)
+	b.r.changed = (b.n + 99) / 100
+	b.recordReverts(reverts)
+	return b.recordRequests(elapsed, warmupRequests)
+}
+
+// outOfBandTier is what an out-of-band change sets, as someone would in the
+// console.
+const outOfBandTier = "db-custom-8-30720"
+
+// changeOutOfBand changes the tier of every hundredth instance behind the
+// provider's back, noting when in changedAt.
+func (b *bench) changeOutOfBand(changedAt map[string]time.Time) error {
+	for i := 0; i < b.n; i += 100 {
+		name := fmt.Sprintf("fleet-%05d", i)
+		if err := b.emu.MutateInstance(project, name, func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = outOfBandTier }); err != nil {
+			return err
 		}
+		changedAt[name] = time.Now()
 	}
-	r.changed, r.reverted = (n+99)/100, len(reverts)
+	return nil
+}
+
+func (b *bench) recordReverts(reverts []time.Duration) {
+	b.r.reverted = len(reverts)
 	sort.Slice(reverts, func(i, j int) bool { return reverts[i] < reverts[j] })
 	if len(reverts) > 0 {
-		r.revertP50, r.revertMx = reverts[len(reverts)/2], reverts[len(reverts)-1]
+		b.r.revertP50, b.r.revertMx = reverts[len(reverts)/2], reverts[len(reverts)-1]
 	}
-	r.gapP50, r.gapP99, r.effective, r.listEvery, err = scrape(metricsAddr)
-	if err != nil {
-		return r, err
-	}
-	if r.objects > 0 {
-		if r.objGapP50, r.objGapP99, err = scrapeObjectGaps(metricsAddr); err != nil {
-			return r, err
-		}
-		effective, _ := time.ParseDuration(r.effective)
-		r.minListGap, r.listPairs, r.soonerListing = listingGaps(append(warmupRequests, emu.Requests()...), effective)
-	}
+}
 
-	if o.create > 0 && slices.Contains(o.createModes, mode) {
-		fmt.Fprintf(os.Stderr, "    creating %d new instances\n", o.create)
-		t := time.Now()
-		if err := parallel(o.create, 8, func(i int) error { return c.Create(ctx, newInstance(fmt.Sprintf("new-%05d", i))) }); err != nil {
-			return r, err
-		}
-		for r.created < o.create && time.Since(t) < o.createLimit {
-			if err := pause(ctx, 5*time.Second); err != nil {
-				return r, err
-			}
-			r.created = 0
-			for i := range o.create {
-				pi := &v1alpha1.PostgresqlInstance{}
-				if c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("new-%05d", i)}, pi) == nil && pi.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-					r.created++
-				}
-			}
-			fmt.Fprintf(os.Stderr, "    %d/%d new instances Ready after %s\n", r.created, o.create, time.Since(t).Round(time.Second))
-		}
-		r.createSeconds = time.Since(t).Seconds()
+// recordRequests fills in the requests a minute over elapsed, the 429s, and
+// what the provider's metrics say of its observations and listings.
+func (b *bench) recordRequests(elapsed time.Duration, warmupRequests []emulator.Request) error {
+	b.r.perMinute = map[string]float64{}
+	for m, k := range b.emu.Counts() {
+		b.r.perMinute[m] = float64(k) / elapsed.Minutes()
 	}
-	return r, nil
+	for _, q := range b.emu.Requests() {
+		if q.Status == http.StatusTooManyRequests {
+			b.r.throttled++
+		}
+	}
+	var err error
+	b.r.gapP50, b.r.gapP99, b.r.effective, b.r.listEvery, err = scrape(b.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if b.r.objects > 0 {
+		if b.r.objGapP50, b.r.objGapP99, err = scrapeObjectGaps(b.metricsAddr); err != nil {
+			return err
+		}
+		effective, _ := time.ParseDuration(b.r.effective)
+		b.r.minListGap, b.r.listPairs, b.r.soonerListing = listingGaps(append(warmupRequests, b.emu.Requests()...), effective)
+	}
+	return nil
+}
+
+// createNew creates -create new instances at once, where this mode is among
+// -create-modes, and waits for them to be Ready.
+func (b *bench) createNew(ctx context.Context) error {
+	if b.o.create == 0 || !slices.Contains(b.o.createModes, b.mode) {
+		return nil
+	}
+	c := b.env.Client
+	fmt.Fprintf(os.Stderr, "    creating %d new instances\n", b.o.create)
+	t := time.Now()
+	if err := parallel(b.o.create, 8, func(i int) error { return c.Create(ctx, newInstance(fmt.Sprintf("new-%05d", i))) }); err != nil {
+		return err
+	}
+	for b.r.created < b.o.create && time.Since(t) < b.o.createLimit {
+		if err := pause(ctx, 5*time.Second); err != nil {
+			return err
+		}
+		b.r.created = 0
+		for i := range b.o.create {
+			pi := &v1alpha1.PostgresqlInstance{}
+			if c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("new-%05d", i)}, pi) == nil && pi.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+				b.r.created++
+			}
+		}
+		fmt.Fprintf(os.Stderr, "    %d/%d new instances Ready after %s\n", b.r.created, b.o.create, time.Since(t).Round(time.Second))
+	}
+	b.r.createSeconds = time.Since(t).Seconds()
+	return nil
 }
 
 // pause waits d, or returns the context's error when it ends first.
