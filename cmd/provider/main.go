@@ -80,7 +80,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
@@ -468,7 +468,7 @@ func runProvider(args []string) error {
 		budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
-	o := postgresqlinstance.Options{
+	o := core.Options{
 		Options: controller.Options{
 			Logger:            s.log,
 			GlobalRateLimiter: ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -61,14 +61,14 @@ const pollJitter = 0.1
 // causes: a listing serves observations for half an interval (maxListingAge).
 const listingsPerInterval = 2
 
-// pacing carries, from an external client's calls to the reconciler's choice of
+// Pacing carries, from an external client's calls to the reconciler's choice of
 // when to come back, why an instance needs a visit sooner than the poll interval
 // (an operation of ours is under way) or later than the error backoff would bring
 // (a failure that only a change of the spec can fix); it remembers when the
 // provider last changed each instance, which a listing must postdate to be
 // trusted; and it spaces observations so that the fleet's polling fits the request
 // budget. Keys are metadata.names.
-type pacing struct {
+type Pacing struct {
 	now           func() time.Time
 	poll          time.Duration
 	busyPoll      time.Duration
@@ -173,12 +173,12 @@ type pacingConfig struct {
 	others        func() int
 }
 
-func newPacing(c pacingConfig) *pacing {
+func newPacing(c pacingConfig) *Pacing {
 	log := c.log
 	if log == nil {
 		log = logging.NewNopLogger()
 	}
-	return &pacing{
+	return &Pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, perMinute: c.perMinute, reconcileRate: c.reconcileRate,
 		listed: c.listed, log: log, pages: c.pages, objects: c.objects, others: c.others,
 		busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{}, relist: map[string]time.Duration{}, hurry: map[string]bool{},
@@ -188,9 +188,40 @@ func newPacing(c pacingConfig) *pacing {
 	}
 }
 
-// markBusy asks for the next visit to come soon, with a recent view of the
+// NewPacing returns a pacing of its own for the external client of one
+// object, outside a Core: no budget, no fleet, no listings; poll and busyPoll
+// are the poll intervals (tests of an external client read its marks).
+func NewPacing(poll, busyPoll time.Duration) *Pacing {
+	return newPacing(pacingConfig{poll: poll, busyPoll: busyPoll})
+}
+
+// BusyPoll is how soon an object is looked at again while an operation of
+// the provider's is under way.
+func (p *Pacing) BusyPoll() time.Duration { return p.busyPoll }
+
+// Flags names the marks the pacing holds for the object key, in a fixed
+// order: busy, stalled, changed, visible, idle, deleting, written.
+func (p *Pacing) Flags(key string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var f []string
+	for _, flag := range []struct {
+		name string
+		set  bool
+	}{
+		{"busy", p.busy[key]}, {"stalled", p.stalled[key]}, {"changed", !p.active[key].IsZero()},
+		{"visible", p.visible[key]}, {"idle", p.idle[key]}, {"deleting", p.deleting[key]}, {"written", p.wrote[key]},
+	} {
+		if flag.set {
+			f = append(f, flag.name)
+		}
+	}
+	return f
+}
+
+// MarkBusy asks for the next visit to come soon, with a recent view of the
 // instance.
-func (p *pacing) markBusy(name string) {
+func (p *Pacing) MarkBusy(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.busy[name] = true
@@ -202,17 +233,17 @@ func (p *pacing) markBusy(name string) {
 // databases' and users' listings, and nothing would take its mark back
 // (only instances' visits clear hurry), so the projects would be listed at
 // the busy poll interval for good.
-func (p *pacing) markSoon(name string) {
+func (p *Pacing) markSoon(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.busy[name] = true
 }
 
-// markChanged is markBusy after the provider changed the instance, or may have
+// MarkChanged is markBusy after the provider changed the instance, or may have
 // (an answer lost), or learned that its copy is stale: only what is read after
 // now can tell how it is, and an operation of the provider's may run. visible
 // says the change will show in the instance (an insert, a patch).
-func (p *pacing) markChanged(name string, visible bool) {
+func (p *Pacing) MarkChanged(name string, visible bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.busy[name] = true
@@ -226,29 +257,29 @@ func (p *pacing) markChanged(name string, visible bool) {
 // delete: the busy poll interval. The listing that sees the operation end
 // brings it back sooner; this visit is for listings that fail (a failed
 // listing answers for 30 s), as a storm of 5xx and 429 makes them.
-func (p *pacing) writtenRequeue() time.Duration { return p.busyPoll }
+func (p *Pacing) writtenRequeue() time.Duration { return p.busyPoll }
 
-// markWritten records that Cloud SQL accepted the instance's insert or delete
+// MarkWritten records that Cloud SQL accepted the instance's insert or delete
 // in the reconcile under way, or that its delete is under way already: the
 // reconciler's immediate requeue after a create or a delete is put off (see
 // backoffToPoll), and the project's busy listings, or the busy poll, bring
 // the object back. Requeued at once, a deleted object would come back again
 // and again with the work queue's backoff while its delete runs, each visit a
 // slot of max_reconcile_rate.
-func (p *pacing) markWritten(name string) {
+func (p *Pacing) MarkWritten(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wrote[name] = true
 }
 
-// opsCheckDue says whether an instance that an observation shows unlike its
+// OpsCheckDue says whether an instance that an observation shows unlike its
 // spec should have its operations listed before it is patched. Not while a
 // visible change of the provider's is under way (an insert, a patch: its end
 // shows in a listing) for less than twice the busy poll interval, nor more
 // often than every half of the time it has taken since: an operation that
 // failed, or another's that holds the instance, is still found, with a few
 // operations.list over an operation of minutes instead of one per busy poll.
-func (p *pacing) opsCheckDue(name string) bool {
+func (p *Pacing) OpsCheckDue(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	since, pending := p.active[name]
@@ -262,53 +293,53 @@ func (p *pacing) opsCheckDue(name string) bool {
 	return p.now().Sub(p.opsAsked[name]) >= took/2
 }
 
-// opsChecked records that operations.list is asked about the instance now.
-func (p *pacing) opsChecked(name string) {
+// OpsChecked records that operations.list is asked about the instance now.
+func (p *Pacing) OpsChecked(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.opsAsked[name] = p.now()
 }
 
-// markIdle records that no operation runs on the instance (operations.list
+// MarkIdle records that no operation runs on the instance (operations.list
 // said so).
-func (p *pacing) markIdle(name string) {
+func (p *Pacing) MarkIdle(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.idle[name] = true
 }
 
-// isIdle says whether no operation of the provider's can run on the instance.
-func (p *pacing) isIdle(name string) bool {
+// IsIdle says whether no operation of the provider's can run on the instance.
+func (p *Pacing) IsIdle(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.idle[name]
 }
 
-// markDeleting records that the instance was seen PENDING_DELETE after its
+// MarkDeleting records that the instance was seen PENDING_DELETE after its
 // object was deleted.
-func (p *pacing) markDeleting(name string) {
+func (p *Pacing) MarkDeleting(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.deleting[name] = true
 }
 
-// sawDeleting says whether the instance was seen PENDING_DELETE since its object
+// SawDeleting says whether the instance was seen PENDING_DELETE since its object
 // was deleted.
-func (p *pacing) sawDeleting(name string) bool {
+func (p *Pacing) SawDeleting(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.deleting[name]
 }
 
-// markStalled says the last error will repeat until the spec changes.
-func (p *pacing) markStalled(name string) {
+// MarkStalled says the last error will repeat until the spec changes.
+func (p *Pacing) MarkStalled(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stalled[name] = true
 }
 
 // markWaiting says that the object's last error waits on another object.
-func (p *pacing) markWaiting(name string) {
+func (p *Pacing) markWaiting(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.waiting[name] = true
@@ -319,26 +350,26 @@ func (p *pacing) markWaiting(name string) {
 // then runs, and the object shares it.
 const relistSlack = 100 * time.Millisecond
 
-// markRelist says that the object's observation failed with its project's
+// MarkRelist says that the object's observation failed with its project's
 // listing, which is tried again in d.
-func (p *pacing) markRelist(name string, d time.Duration) {
+func (p *Pacing) MarkRelist(name string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.relist[name] = d
 }
 
-// lastActive is when the provider last changed the instance or saw it change,
+// LastActive is when the provider last changed the instance or saw it change,
 // zero when not since it started.
-func (p *pacing) lastActive(name string) time.Time {
+func (p *Pacing) LastActive(name string) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.active[name]
 }
 
-// settled forgets the instance's activity once an observation read after it
+// Settled forgets the instance's activity once an observation read after it
 // (at readAt) has shown the instance up to date. When the last change was one
 // that shows in the instance, its operation is then over.
-func (p *pacing) settled(name string, readAt time.Time) {
+func (p *Pacing) Settled(name string, readAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a, ok := p.active[name]
@@ -355,18 +386,18 @@ func (p *pacing) settled(name string, readAt time.Time) {
 	delete(p.opsAsked, name)
 }
 
-// began records that Cloud SQL accepted an insert, patch or delete of the
+// Began records that Cloud SQL accepted an insert, patch or delete of the
 // instance just now: its operation runs until an observation shows it done
 // (settled, or deleted).
-func (p *pacing) began(name string) {
+func (p *Pacing) Began(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.opAt[name] = p.now()
 }
 
-// deleted records that an observation read at readAt found the instance of a
-// deleted object gone: nothing of it is under way any more.
-func (p *pacing) deleted(name string, readAt time.Time) {
+// Deleted records that an observation read at readAt found the instance of a
+// Deleted object gone: nothing of it is under way any more.
+func (p *Pacing) Deleted(name string, readAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.opEndedLocked(name, readAt)
@@ -375,7 +406,7 @@ func (p *pacing) deleted(name string, readAt time.Time) {
 
 // opEndedLocked records that an observation read at readAt showed the
 // provider's last write of the instance done, and how long that took at most.
-func (p *pacing) opEndedLocked(name string, readAt time.Time) {
+func (p *Pacing) opEndedLocked(name string, readAt time.Time) {
 	at, ok := p.opAt[name]
 	if !ok || !readAt.After(at) {
 		return
@@ -404,7 +435,7 @@ const opFloorShare = 0.8
 // hurryingLocked are the instances in the middle of something that hurry the
 // listings: those whose change a listing has seen wait for their reconcile,
 // which the listing brought, to look.
-func (p *pacing) hurryingLocked() iter.Seq[string] {
+func (p *Pacing) hurryingLocked() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for name := range p.hurry {
 			if !p.changeSeen[name] && !yield(name) {
@@ -414,7 +445,7 @@ func (p *pacing) hurryingLocked() iter.Seq[string] {
 	}
 }
 
-func (p *pacing) listingHoldLocked() time.Time {
+func (p *Pacing) listingHoldLocked() time.Time {
 	if p.fastestOp == 0 || p.busyPoll <= 0 {
 		return time.Time{}
 	}
@@ -432,8 +463,8 @@ func (p *pacing) listingHoldLocked() time.Time {
 	return hold
 }
 
-// forget drops everything known of an instance whose object is gone.
-func (p *pacing) forget(name string) {
+// Forget drops everything known of an instance whose object is gone.
+func (p *Pacing) Forget(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.busy, name)
@@ -453,13 +484,13 @@ func (p *pacing) forget(name string) {
 	delete(p.objectSeen, name)
 }
 
-func (p *pacing) take(m map[string]bool, name string) bool {
+func (p *Pacing) take(m map[string]bool, name string) bool {
 	v, _ := takeMark(p, m, name)
 	return v
 }
 
 // takeMark removes name's mark from m, one of p's maps, and returns it.
-func takeMark[V any](p *pacing, m map[string]V, name string) (V, bool) {
+func takeMark[V any](p *Pacing, m map[string]V, name string) (V, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v, ok := m[name]
@@ -467,9 +498,9 @@ func takeMark[V any](p *pacing, m map[string]V, name string) (V, bool) {
 	return v, ok
 }
 
-// observing counts the instance in the fleet as its observation begins, before
+// Observing counts the instance in the fleet as its observation begins, before
 // any waits for the budget.
-func (p *pacing) observing(name string) {
+func (p *Pacing) Observing(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.changeSeen, name)
@@ -478,10 +509,10 @@ func (p *pacing) observing(name string) {
 	}
 }
 
-// observed records that the instances of the objects named were read from Cloud
+// Observed records that the instances of the objects named were read from Cloud
 // SQL at readAt (one instances.get, or a listing), and the time since each was
 // last read goes to the gap metric.
-func (p *pacing) observed(readAt time.Time, names ...string) {
+func (p *Pacing) Observed(readAt time.Time, names ...string) {
 	p.mu.Lock()
 	gaps := make([]float64, 0, len(names))
 	for _, n := range names {
@@ -502,7 +533,7 @@ func (p *pacing) observed(readAt time.Time, names ...string) {
 
 // sawChange records that a listing saw the instances of the objects named
 // change: each will be reconciled for it.
-func (p *pacing) sawChange(names ...string) {
+func (p *Pacing) sawChange(names ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, n := range names {
@@ -518,7 +549,7 @@ func (p *pacing) sawChange(names ...string) {
 // per write, and the request budget bounds the writes. Counted again, the
 // visits that make a burst of 100 changes Ready took the slots of the
 // deletes that followed them.
-func (p *pacing) completesWrite(name string) bool {
+func (p *Pacing) completesWrite(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, writing := p.opAt[name]
@@ -529,7 +560,7 @@ func (p *pacing) completesWrite(name string) bool {
 // of the kind given for the metric) was observed from a listing read at
 // readAt, and the time since the listing behind its previous observation goes
 // to the objects' gap metric.
-func (p *pacing) objectObserved(kind, name string, readAt time.Time) {
+func (p *Pacing) objectObserved(kind, name string, readAt time.Time) {
 	p.mu.Lock()
 	last, ok := p.objectSeen[name]
 	if ok && !readAt.After(last) {
@@ -547,8 +578,8 @@ func (p *pacing) objectObserved(kind, name string, readAt time.Time) {
 // that the budget and the reconcile rate allow for the fleet (observing it that
 // often costs pollShare of the budget); zero when they set no bound. It reports
 // the effective interval (at least the poll interval) and prunes instances not
-// observed for a few intervals from the fleet's count.
-func (p *pacing) interval(name string) time.Duration {
+// Observed for a few intervals from the fleet's count.
+func (p *Pacing) interval(name string) time.Duration {
 	p.mu.Lock()
 	now := p.now()
 	if _, ok := p.seen[name]; !ok {
@@ -594,7 +625,7 @@ func (p *pacing) interval(name string) time.Duration {
 
 // effectiveInterval is the interval of the fleet's polls as last computed:
 // the poll interval, or more when the budget or the reconcile rate need it.
-func (p *pacing) effectiveInterval() time.Duration {
+func (p *Pacing) effectiveInterval() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return max(p.poll, p.lastReported)
@@ -612,7 +643,7 @@ func readsPerInterval(n, pages int, listed bool) int {
 	return listingsPerInterval * max(pages, int(math.Ceil(float64(n)/observer.PageSize)))
 }
 
-func (p *pacing) prune(now time.Time, older time.Duration) {
+func (p *Pacing) prune(now time.Time, older time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if now.Sub(p.lastPrune) < pruneEvery {
@@ -633,7 +664,7 @@ func (p *pacing) prune(now time.Time, older time.Duration) {
 
 // report publishes the effective interval and logs when it changes while above
 // the configured one.
-func (p *pacing) report(d time.Duration, n int) {
+func (p *Pacing) report(d time.Duration, n int) {
 	metrics.PollInterval.Set(d.Seconds())
 	metrics.FleetSize.Set(float64(n))
 	p.mu.Lock()
@@ -664,12 +695,12 @@ func (p *pacing) report(d time.Duration, n int) {
 
 // pollIntervalHook shortens the poll interval for busy instances, and spaces the
 // others by the budget, with jitter.
-func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
+func (p *Pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		// Keyed as everything else marks it: a namespaced object's bare name
 		// would never find its marks, so it would never come back soon and
 		// its marks would outlive it.
-		name := objectKey(mg)
+		name := ObjectKey(mg)
 		if p.take(p.busy, name) {
 			return min(busyInterval, poll)
 		}
@@ -684,10 +715,10 @@ func (p *pacing) pollIntervalHook(busyInterval time.Duration) func(resource.Mana
 	}
 }
 
-// maxListingAge is how old a listing may be to serve an observation of name:
+// MaxListingAge is how old a listing may be to serve an observation of name:
 // for an instance in the middle of something, the busy poll interval; else the
 // listing period.
-func (p *pacing) maxListingAge(name string) time.Duration {
+func (p *Pacing) MaxListingAge(name string) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hurry[name] && p.busyPoll > 0 {
@@ -702,7 +733,7 @@ func (p *pacing) maxListingAge(name string) time.Duration {
 // than the budget allows. It does not wait for the reconcile rate: a listing
 // observes every instance of the project at once, and only those that changed
 // are reconciled for it.
-func (p *pacing) listPeriod() time.Duration {
+func (p *Pacing) listPeriod() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if d, busy := p.busyListPeriodLocked(); busy && !p.now().Before(p.listingHoldLocked()) {
@@ -734,10 +765,10 @@ const busyListShare = 0.2
 //
 // Once an operation was seen to end, a listing also comes when the last
 // write under way has run as long as the fastest operation seen, if none
-// began since: a burst of writes of the same kind then ends about together,
+// Began since: a burst of writes of the same kind then ends about together,
 // and that listing sees the last of them end rather than the next one at a
 // fifth of the time they took.
-func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
+func (p *Pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
 	if p.busyPoll <= 0 {
 		return 0, false
 	}
@@ -762,7 +793,7 @@ func (p *pacing) busyListPeriodLocked() (d time.Duration, busy bool) {
 }
 
 // listingBegan records that a listing of a project began at readAt.
-func (p *pacing) listingBegan(readAt time.Time) {
+func (p *Pacing) listingBegan(readAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if readAt.After(p.lastListed) {
@@ -770,13 +801,13 @@ func (p *pacing) listingBegan(readAt time.Time) {
 	}
 }
 
-func (p *pacing) listPeriodLocked() time.Duration {
+func (p *Pacing) listPeriodLocked() time.Duration {
 	return max(p.poll, p.budgetBound) / listingsPerInterval
 }
 
 // watchExpiry is how long an object's watch of its instance lasts unrenewed: a
 // few effective intervals, after which its object is surely gone or moved.
-func (p *pacing) watchExpiry() time.Duration {
+func (p *Pacing) watchExpiry() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return 3 * max(p.poll, p.lastReported)
@@ -819,7 +850,7 @@ func enqueueFollowUp() handler.EventHandler {
 // a reconcile at once.
 type backoffToPoll struct {
 	inner  reconcile.Reconciler
-	pacing *pacing
+	pacing *Pacing
 	poll   time.Duration
 	// key names an object as the pacing's marks do; nil: objectKey.
 	key func(metav1.Object) string
@@ -832,7 +863,7 @@ func (b *backoffToPoll) keyOf(req reconcile.Request) string {
 	if b.key != nil {
 		return b.key(m)
 	}
-	return objectKey(m)
+	return ObjectKey(m)
 }
 
 // Reconcile implements reconcile.Reconciler. A visit to a steady instance comes
