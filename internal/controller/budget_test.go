@@ -75,7 +75,6 @@ func (w *world) startBudgeted(rpm int, one, all float64) {
 		TenantTransport:     budget.NewWindows(func() *budget.Window { return budget.PerMinute(rpm) }, retries).Transport,
 		BusyPollInterval:    200 * time.Millisecond,
 		Timeout:             wait,
-		RequestsPerMinute:   rpm,
 		MaxReconcileRate:    10,
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,

@@ -244,7 +244,6 @@ func (w *world) startManager() {
 		BusyPollInterval:    200 * time.Millisecond,
 		Timeout:             wait,
 		ObserveByList:       false,
-		RequestsPerMinute:   100000,
 		MaxReconcileRate:    1000,
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,

@@ -49,6 +49,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/auth"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
@@ -69,7 +70,11 @@ type Options struct {
 
 	// Transport carries the Cloud SQL requests of the platform's
 	// configurations (cluster-scoped ProviderConfigs, ClusterProviderConfigs),
-	// within the request budget they share.
+	// within the request budget they share. Observations are spaced to fit
+	// that budget's limit (budget.PerMinuteOf; none: not spaced). Each tenant
+	// configuration's budget is as large as the platform's, and observations
+	// are spaced for the whole fleet as if one budget served it: no budget
+	// is overspent, though each may be underused.
 	Transport http.RoundTripper
 	// TenantTransport, when set, carries those of each tenant configuration
 	// (a namespaced ProviderConfig, keyed by its name) within a budget of its
@@ -83,12 +88,6 @@ type Options struct {
 	// ObserveByList serves observations from one shared instances.list per
 	// project (configfile.ObserveList) instead of an instances.get each.
 	ObserveByList bool
-	// RequestsPerMinute is the request budget, which observations are spaced to
-	// fit; zero does not space them. Each tenant configuration's budget is as
-	// large as the platform's, and observations are spaced for the whole
-	// fleet as if one budget served it: no budget is overspent, though
-	// each may be underused.
-	RequestsPerMinute int
 	// MaxReconcileRate is how many reconciles a second the global rate limiter
 	// starts, which observations are also spaced to fit; zero does not.
 	MaxReconcileRate int
@@ -171,7 +170,7 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 		pages = func() int { return c.observer.TotalPages() }
 	}
 	c.pacing = newPacing(pacingConfig{
-		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: o.RequestsPerMinute,
+		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: budget.PerMinuteOf(o.Transport),
 		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: c.fleet.count,
 		others: c.objects.count,
 	})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
@@ -30,11 +31,6 @@ import (
 // The fleet interval: how often each object is observed so that the fleet's
 // polls fit the request budget and the reconcile rate, how old a listing may be
 // to serve an observation, and how the interval is reported.
-
-// pollShare is the share of the request budget that polling may plan for: the
-// rest is headroom for creates, updates, deletes, password changes and the
-// webhook's lookups.
-const pollShare = 0.5
 
 // reconcileShare is the share of max_reconcile_rate that polls of steady
 // instances may plan for.
@@ -130,7 +126,7 @@ func (p *Pacing) interval(name string) time.Duration {
 		if p.lists != nil {
 			reads += p.lists()
 		}
-		d = time.Duration(float64(reads) / (pollShare * float64(p.perMinute)) * float64(time.Minute))
+		d = time.Duration(float64(reads) / (budget.PollShare * float64(p.perMinute)) * float64(time.Minute))
 		p.mu.Lock()
 		p.budgetBound = d
 		p.mu.Unlock()

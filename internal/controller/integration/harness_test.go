@@ -239,11 +239,10 @@ func (h *harness) startManager() {
 		// As cmd/provider: each namespaced ProviderConfig spends a window of its own.
 		TenantTransport: budget.NewWindows(func() *budget.Window { return budget.PerMinute(cfg.rpm) },
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)).Transport,
-		BusyPollInterval:  cfg.busyPoll,
-		Timeout:           30 * time.Second,
-		ObserveByList:     cfg.observe == configfile.ObserveList,
-		RequestsPerMinute: cfg.rpm,
-		MaxReconcileRate:  1000,
+		BusyPollInterval: cfg.busyPoll,
+		Timeout:          30 * time.Second,
+		ObserveByList:    cfg.observe == configfile.ObserveList,
+		MaxReconcileRate: 1000,
 		// Namespaced ProviderConfigs point at the harness's emulator.
 		NamespacedEndpoints: []string{h.srvURL},
 	}
