@@ -97,7 +97,9 @@ type external[T core.Instance] struct {
 
 // Observe implements managed.TypedExternalClient. In the steady state it costs no
 // write, and either a share of one instances.list page (observe = list) or one
-// instances.get.
+// instances.get. It reads the instance, shows its state, settles the postgres
+// password, publishes the connection details and compares the instance with
+// the spec, in that order.
 func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
 	e.pacing.Observing(core.ObjectKey(mg))
@@ -121,7 +123,37 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	e.observed, e.readAt = inst, readAt
 	*mg.Observation() = cloudsql.GenerateObservation(inst)
+	e.showState(mg, inst)
 
+	if err := e.settlePassword(ctx, mg, inst); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: cloudsql.LateInitialize(mg.Parameters(), inst),
+	}
+	if obs.ConnectionDetails, err = e.connectionDetails(ctx, inst); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	// An instance that is being created, deleted or maintained cannot be changed;
+	// asking would only earn 409s.
+	if meta.WasDeleted(mg) || inst.State != core.StateRunnable {
+		return obs, nil
+	}
+	e.diff = cloudsql.Compare(desired(mg), inst)
+	obs.Diff = strings.Join(e.diff.All(), "; ")
+	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.Value != "" && !e.password.Unconfirmed
+	if obs.ResourceUpToDate {
+		// Whatever the provider changed before readAt has taken effect.
+		e.pacing.Settled(core.ObjectKey(mg), readAt)
+	}
+	return obs, nil
+}
+
+// showState sets the object's conditions from the instance's state, and asks
+// for a visit soon while it is being created or deleted.
+func (e *external[T]) showState(mg T, inst *sqladmin.DatabaseInstance) {
 	switch inst.State {
 	case core.StateRunnable:
 		mg.SetConditions(xpv2.Available())
@@ -137,20 +169,22 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	default:
 		mg.SetConditions(xpv2.Unavailable().WithMessage(cloudsql.Truncate(fmt.Sprintf(msgState, inst.State))))
 	}
+}
 
+// settlePassword reads the postgres password from the connection secret into
+// e.password, learns what became of a change of it under way, records one
+// set before fingerprints were kept, and starts a rotation that is due (Update
+// sets it, as it sets an edited one).
+func (e *external[T]) settlePassword(ctx context.Context, mg T, inst *sqladmin.DatabaseInstance) error {
+	var err error
 	if e.password, err = e.secrets.Get(ctx, mg); err != nil {
 		if core.IsUnusablePassword(err) {
 			e.pacing.MarkStalled(core.ObjectKey(mg))
 		}
-		return managed.ExternalObservation{}, err
-	}
-	obs := managed.ExternalObservation{
-		ResourceExists:          true,
-		ResourceUpToDate:        true,
-		ResourceLateInitialized: cloudsql.LateInitialize(mg.Parameters(), inst),
+		return err
 	}
 	if e.password, e.change, err = e.secrets.Settle(ctx, e.svc.Operations, e.project, mg, cloudsql.RootUser, e.password); err != nil {
-		return managed.ExternalObservation{}, err
+		return err
 	}
 	if e.change == core.ChangeRunning {
 		e.pacing.MarkBusy(core.ObjectKey(mg))
@@ -158,44 +192,35 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if e.password.Unrecorded && !e.password.Unconfirmed {
 		// A secret from before fingerprints were kept: its password is the
 		// one set, as far as anyone can tell.
-		if err := e.secrets.Store(ctx, mg, cloudsql.RootUser, e.password.Value, false); err != nil {
-			return managed.ExternalObservation{}, err
+		return e.secrets.Store(ctx, mg, cloudsql.RootUser, e.password.Value, false)
+	}
+	if core.MayChange(mg) && !meta.WasDeleted(mg) && inst.State == core.StateRunnable {
+		// A rotation that is due stores the new password unconfirmed.
+		e.password, err = e.secrets.Rotate(ctx, mg, cloudsql.RootUser, e.password, mg.Parameters().PasswordRotation.Every())
+	}
+	return err
+}
+
+// connectionDetails are what the managed reconciler publishes of the instance,
+// once its password is confirmed: everything but the password and its pgpass
+// entry, which the password store writes alone.
+func (e *external[T]) connectionDetails(ctx context.Context, inst *sqladmin.DatabaseInstance) (managed.ConnectionDetails, error) {
+	if e.password.Value == "" || e.password.Unconfirmed {
+		return nil, nil
+	}
+	cd := cloudsql.ConnectionDetails(inst, e.password.Value)
+	// The password store updates the secret only at the version it read.
+	// Published here too, a password read before a user edited the secret
+	// would overwrite the edit (the publisher writes whatever version is
+	// there), and the edit would be lost.
+	delete(cd, cloudsql.ConnectionKeyPassword)
+	delete(cd, cloudsql.ConnectionKeyPgpass)
+	if sec := e.password.CompleteHere; sec != nil {
+		if err := e.secrets.Complete(ctx, sec, cd); err != nil {
+			return nil, err
 		}
-	} else if core.MayChange(mg) && !meta.WasDeleted(mg) && inst.State == core.StateRunnable {
-		// A rotation that is due stores the new password unconfirmed:
-		// Update sets it, as it sets an edited one.
-		if e.password, err = e.secrets.Rotate(ctx, mg, cloudsql.RootUser, e.password, mg.Parameters().PasswordRotation.Every()); err != nil {
-			return managed.ExternalObservation{}, err
-		}
 	}
-	if e.password.Value != "" && !e.password.Unconfirmed {
-		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.Value)
-		// The password and its pgpass entry are written by e.secrets.store
-		// alone, which updates the secret only at the version it read.
-		// Published here too, a password read before a user edited the
-		// secret would overwrite the edit (the publisher writes whatever
-		// version is there), and the edit would be lost.
-		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPassword)
-		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPgpass)
-		if sec := e.password.CompleteHere; sec != nil {
-			if err := e.secrets.Complete(ctx, sec, obs.ConnectionDetails); err != nil {
-				return managed.ExternalObservation{}, err
-			}
-		}
-	}
-	// An instance that is being created, deleted or maintained cannot be changed;
-	// asking would only earn 409s.
-	if meta.WasDeleted(mg) || inst.State != core.StateRunnable {
-		return obs, nil
-	}
-	e.diff = cloudsql.Compare(desired(mg), inst)
-	obs.Diff = strings.Join(e.diff.All(), "; ")
-	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.Value != "" && !e.password.Unconfirmed
-	if obs.ResourceUpToDate {
-		// Whatever the provider changed before readAt has taken effect.
-		e.pacing.Settled(core.ObjectKey(mg), readAt)
-	}
-	return obs, nil
+	return cd, nil
 }
 
 // read returns the instance, and when what it says was read: from the project's
