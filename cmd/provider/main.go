@@ -80,7 +80,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
@@ -468,7 +468,7 @@ func runProvider(args []string) error {
 		budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
-	o := postgresqlinstance.Options{
+	o := core.Options{
 		Options: controller.Options{
 			Logger:            s.log,
 			GlobalRateLimiter: ratelimiter.NewGlobal(s.cfg.Reconcile.MaxReconcileRate),
@@ -482,13 +482,12 @@ func runProvider(args []string) error {
 			Gate:                    g.gate,
 			MetricOptions:           &controller.MetricOptions{MRMetrics: mrMetrics},
 		},
-		Transport:         keeper.Gate(transport),
-		TenantTransport:   tenants.Transport,
-		BusyPollInterval:  s.cfg.Reconcile.BusyPollInterval.Duration,
-		Timeout:           s.cfg.Reconcile.Timeout.Duration,
-		ObserveByList:     s.cfg.Reconcile.Observe == configfile.ObserveList,
-		RequestsPerMinute: s.cfg.CloudSQL.RequestsPerMinute,
-		MaxReconcileRate:  s.cfg.Reconcile.MaxReconcileRate,
+		Transport:        keeper.Gate(transport),
+		TenantTransport:  tenants.Transport,
+		BusyPollInterval: s.cfg.Reconcile.BusyPollInterval.Duration,
+		Timeout:          s.cfg.Reconcile.Timeout.Duration,
+		ObserveByList:    s.cfg.Reconcile.Observe == configfile.ObserveList,
+		MaxReconcileRate: s.cfg.Reconcile.MaxReconcileRate,
 		// What namespaced ProviderConfigs may name, and what platform keys
 		// may read: the webhooks below obey the same.
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,

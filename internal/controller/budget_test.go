@@ -35,7 +35,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 )
 
 const (
@@ -63,7 +63,7 @@ func (w *world) startBudgeted(rpm int, one, all float64) {
 	if one < 1 || all < 1 {
 		shares = append(shares, budget.WithNamespaceShares(one, all))
 	}
-	o := postgresqlinstance.Options{
+	o := core.Options{
 		Options: controller.Options{
 			Logger:                  testLogger(),
 			GlobalRateLimiter:       ratelimiter.NewGlobal(10),
@@ -75,7 +75,6 @@ func (w *world) startBudgeted(rpm int, one, all float64) {
 		TenantTransport:     budget.NewWindows(func() *budget.Window { return budget.PerMinute(rpm) }, retries).Transport,
 		BusyPollInterval:    200 * time.Millisecond,
 		Timeout:             wait,
-		RequestsPerMinute:   rpm,
 		MaxReconcileRate:    10,
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,

@@ -60,7 +60,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
@@ -228,7 +228,7 @@ func (w *world) listenBlackhole() string {
 
 func (w *world) startManager() {
 	w.t.Helper()
-	o := postgresqlinstance.Options{
+	o := core.Options{
 		Options: controller.Options{
 			Logger:                  testLogger(),
 			GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
@@ -244,7 +244,6 @@ func (w *world) startManager() {
 		BusyPollInterval:    200 * time.Millisecond,
 		Timeout:             wait,
 		ObserveByList:       false,
-		RequestsPerMinute:   100000,
 		MaxReconcileRate:    1000,
 		NamespacedEndpoints: []string{w.url + "/"},
 		KeyTokenURI:         true,
@@ -254,7 +253,7 @@ func (w *world) startManager() {
 
 // run starts a manager with the provider's controllers, configured by o;
 // w.stop stops it.
-func (w *world) run(o postgresqlinstance.Options) {
+func (w *world) run(o core.Options) {
 	w.t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,

@@ -30,6 +30,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/config"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqldatabase"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqluser"
@@ -71,28 +72,23 @@ var ObjectKinds = InstanceKinds
 var NamespacedObjectKinds = NamespacedInstanceKinds
 
 // Setup adds the controllers of every kind to mgr.
-func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
+func Setup(mgr ctrl.Manager, o core.Options) error {
 	if err := config.Setup(mgr, o.Options); err != nil {
 		return err
 	}
 	if err := config.SetupNamespaced(mgr, o.Options); err != nil {
 		return err
 	}
-	core, err := postgresqlinstance.NewCore(mgr, o)
+	c, err := core.New(mgr, o)
 	if err != nil {
 		return err
 	}
-	if err := core.SetupCluster(mgr); err != nil {
-		return err
-	}
-	if err := core.SetupNamespaced(mgr); err != nil {
-		return err
-	}
-	for _, setup := range []func(ctrl.Manager, *postgresqlinstance.Core) error{
+	for _, setup := range []func(ctrl.Manager, *core.Core) error{
+		postgresqlinstance.SetupCluster, postgresqlinstance.SetupNamespaced,
 		postgresqluser.SetupCluster, postgresqluser.SetupNamespaced,
 		postgresqldatabase.SetupCluster, postgresqldatabase.SetupNamespaced,
 	} {
-		if err := setup(mgr, core); err != nil {
+		if err := setup(mgr, c); err != nil {
 			return err
 		}
 	}
@@ -108,25 +104,25 @@ func Setup(mgr ctrl.Manager, o postgresqlinstance.Options) error {
 // fleet's pacing, the request budget's share, the listings), made at once. A
 // setup that fails that late is given to failed. It returns the core, whose
 // listings the admission webhook shares.
-func SetupGated(mgr ctrl.Manager, o postgresqlinstance.Options, failed func(error)) (*postgresqlinstance.Core, error) {
-	core, err := postgresqlinstance.NewCore(mgr, o)
+func SetupGated(mgr ctrl.Manager, o core.Options, failed func(error)) (*core.Core, error) {
+	c, err := core.New(mgr, o)
 	if err != nil {
 		return nil, err
 	}
 	WhenEstablished(mgr, o.Gate, failed, "ProviderConfig", func() error { return config.Setup(mgr, o.Options) }, ConfigKinds...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced ProviderConfig and ClusterProviderConfig", func() error { return config.SetupNamespaced(mgr, o.Options) }, NamespacedConfigKinds...)
-	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return core.SetupCluster(mgr) }, InstanceKinds...)
-	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlInstance", func() error { return core.SetupNamespaced(mgr) }, NamespacedInstanceKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlInstance", func() error { return postgresqlinstance.SetupCluster(mgr, c) }, InstanceKinds...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlInstance", func() error { return postgresqlinstance.SetupNamespaced(mgr, c) }, NamespacedInstanceKinds...)
 	// A user's controller watches the databases that name it as owner.
-	WhenEstablished(mgr, o.Gate, failed, "PostgresqlUser", func() error { return postgresqluser.SetupCluster(mgr, core) },
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlUser", func() error { return postgresqluser.SetupCluster(mgr, c) },
 		append([]schema.GroupVersionKind{v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlDatabaseGroupVersionKind}, ObjectKinds...)...)
-	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlUser", func() error { return postgresqluser.SetupNamespaced(mgr, core) },
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlUser", func() error { return postgresqluser.SetupNamespaced(mgr, c) },
 		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlUserGroupVersionKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind}, NamespacedObjectKinds...)...)
-	WhenEstablished(mgr, o.Gate, failed, "PostgresqlDatabase", func() error { return postgresqldatabase.SetupCluster(mgr, core) },
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlDatabase", func() error { return postgresqldatabase.SetupCluster(mgr, c) },
 		append([]schema.GroupVersionKind{v1alpha1.PostgresqlDatabaseGroupVersionKind, v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
-	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, core) },
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, c) },
 		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlDatabaseGroupVersionKind, nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
-	return core, nil
+	return c, nil
 }
 
 // discoveryWait bounds how long a kind whose CRD is established may take to

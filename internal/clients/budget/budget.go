@@ -129,21 +129,11 @@ func WithBurst(n int) WindowOption {
 	}
 }
 
-// DefaultWriteReserve is the share of a window that reads leave to writes, so that
-// creates, updates, deletes and password changes keep a share of the quota however
-// much there is to poll.
-const DefaultWriteReserve = 0.2
-
 // WithWriteReserve keeps share (0 to 0.9) of every window for writes: reads wait
 // once the rest is spent.
 func WithWriteReserve(share float64) WindowOption {
 	return func(w *Window) { w.reserve = int(float64(w.limit) * min(max(share, 0), 0.9)) }
 }
-
-// DefaultAdmissionReserve is the share of a window that only the admission
-// webhook's lookups may use, so that a check of a new PostgresqlInstance's name
-// finds a request free however busy the controllers are.
-const DefaultAdmissionReserve = 0.05
 
 // WithAdmissionReserve keeps share (0 to 0.5) of every window for admission
 // lookups (WaitAdmission); it is part of the write reserve, which grows to
@@ -154,11 +144,6 @@ func WithAdmissionReserve(share float64) WindowOption {
 		w.reserve = max(w.reserve, w.admission)
 	}
 }
-
-// DefaultAdmissionPerNamespace is the share of the admission reserve that the
-// lookups of one namespace may use, so that one namespace's creates cannot
-// leave every other's unchecked.
-const DefaultAdmissionPerNamespace = 1.0 / 3
 
 // WithAdmissionPerKey lets the admission lookups of one key (WaitAdmissionBy,
 // a namespace) use at most share (0 to 1) of the admission reserve in any
@@ -228,6 +213,14 @@ const (
 func PerMinute(n int, o ...WindowOption) *Window {
 	return NewWindow(n, time.Minute, append([]WindowOption{WithArrivalSkew(minArrivalSkew, maxArrivalSkew), WithWriteReserve(DefaultWriteReserve),
 		WithAdmissionReserve(DefaultAdmissionReserve), WithAdmissionPerKey(DefaultAdmissionPerNamespace), WithBurst(max(1, n/20))}, o...)...)
+}
+
+// PerMinute is the window's limit per minute.
+func (w *Window) PerMinute() int {
+	if w.period <= 0 {
+		return 0
+	}
+	return int(int64(w.limit) * int64(time.Minute) / int64(w.period))
 }
 
 // A class is what a window's request is for: each has its own cap.

@@ -21,6 +21,32 @@ import (
 	"time"
 )
 
+// How a project's request budget is split. Observations are planned to use
+// PollShare of it; reads may take all but the write reserve, so that writes
+// always find DefaultWriteReserve; admission lookups alone may use
+// DefaultAdmissionReserve; and the requests made for namespaced objects on
+// the platform's configurations are capped by the namespace shares below.
+
+// PollShare is the share of the request budget that the fleet's polling
+// plans for: the rest is headroom for creates, updates, deletes, password
+// changes and the webhooks' lookups.
+const PollShare = 0.5
+
+// DefaultWriteReserve is the share of a window that reads leave to writes, so that
+// creates, updates, deletes and password changes keep a share of the quota however
+// much there is to poll.
+const DefaultWriteReserve = 0.2
+
+// DefaultAdmissionReserve is the share of a window that only the admission
+// webhook's lookups may use, so that a check of a new PostgresqlInstance's name
+// finds a request free however busy the controllers are.
+const DefaultAdmissionReserve = 0.05
+
+// DefaultAdmissionPerNamespace is the share of the admission reserve that the
+// lookups of one namespace may use, so that one namespace's creates cannot
+// leave every other's unchecked.
+const DefaultAdmissionPerNamespace = 1.0 / 3
+
 // DefaultNamespaceShare is the share of the platform's window that the
 // requests made for the objects of one namespace may use ([cloudsql]
 // namespace_share), so that a team's burst of creates on a platform

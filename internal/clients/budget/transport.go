@@ -81,6 +81,30 @@ func newTransport(base http.RoundTripper, acquire func() (*Window, func()), o ..
 	return t
 }
 
+// PerMinute is the limit of the window the transport sends within, per
+// minute: what the pacing spaces observations to fit, so that the budget is
+// configured in one place.
+func (t *Transport) PerMinute() int {
+	w, release := t.acquire()
+	defer release()
+	return w.PerMinute()
+}
+
+// Limited is a round tripper that sends within a request budget (a Transport,
+// or one that wraps it and says so).
+type Limited interface {
+	PerMinute() int
+}
+
+// PerMinuteOf is the per-minute limit of the budget rt sends within; 0 when it
+// sends within none.
+func PerMinuteOf(rt http.RoundTripper) int {
+	if l, ok := rt.(Limited); ok {
+		return l.PerMinute()
+	}
+	return 0
+}
+
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()

@@ -174,3 +174,24 @@ func TestAdmissionLookupsGiveTheirReason(t *testing.T) {
 		"instances.get: ",
 	}))
 }
+
+// The pacing reads the budget's limit from the transport it is given, so that
+// the budget is configured once: a transport says its window's limit per
+// minute, and anything else says it sends within none.
+func TestPerMinuteOf(t *testing.T) {
+	cases := map[string]struct {
+		rt   http.RoundTripper
+		want int
+	}{
+		"PerMinute":     {rt: budget.NewTransport(nil, budget.PerMinute(180)), want: 180},
+		"ShorterPeriod": {rt: budget.NewTransport(nil, budget.NewWindow(30, 30*time.Second)), want: 60},
+		"TenantWindow":  {rt: budget.NewWindows(func() *budget.Window { return budget.PerMinute(90) }).Transport("team-a"), want: 90},
+		"NoBudget":      {rt: http.DefaultTransport, want: 0},
+		"AtLeastOne":    {rt: budget.NewTransport(nil, budget.PerMinute(0)), want: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(budget.PerMinuteOf(tc.rt)).To(Equal(tc.want))
+		})
+	}
+}

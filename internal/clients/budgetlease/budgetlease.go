@@ -195,6 +195,9 @@ type gate struct {
 	next http.RoundTripper
 }
 
+// PerMinute is the limit of the budget the gated transport sends within.
+func (g gate) PerMinute() int { return budget.PerMinuteOf(g.next) }
+
 func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-g.k.restored:

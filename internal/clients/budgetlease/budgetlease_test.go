@@ -176,6 +176,7 @@ func TestControllersSendOnlyAfterTheRestore(t *testing.T) {
 	w := budget.NewWindow(30, time.Minute, budget.WithBurst(5))
 	k := keeper(key, w)
 	c := &http.Client{Transport: k.Gate(budget.NewTransport(nil, w))}
+	g.Expect(budget.PerMinuteOf(c.Transport)).To(Equal(30), "the gate says the limit of the budget behind it, which the pacing spaces observations to fit")
 
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()

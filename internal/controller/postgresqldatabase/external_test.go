@@ -40,7 +40,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
@@ -210,7 +210,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 	if state == "" {
 		state = "RUNNABLE"
 	}
-	conn := &postgresqlinstance.InstanceConnection{
+	conn := &core.InstanceConnection{
 		Service: svc, Project: unitProject, Instance: unitInstance, Source: "pc",
 		Observed: v1alpha1.PostgresqlInstanceObservation{State: state, ConnectionName: unitProject + ":europe-west1:" + unitInstance, PublicIP: "127.0.0.2"},
 	}
@@ -226,7 +226,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 		pacer: rec, instance: instance, owner: a.owner,
 		// Objects of these cases are made before the record began (no
 		// creation time): they keep the databases they find, as before.
-		holders: postgresqlinstance.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
+		holders: core.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
 	}
 	var r result
 	switch method {
@@ -509,7 +509,7 @@ func TestConnectWithoutInstance(t *testing.T) {
 }
 
 func TestGone(t *testing.T) {
-	var g postgresqlinstance.Released[*v1alpha1.PostgresqlDatabase]
+	var g core.Released[*v1alpha1.PostgresqlDatabase]
 	ctx := context.Background()
 	o, err := g.Observe(ctx, ordersDB())
 	if err != nil || o.ResourceExists {

@@ -43,7 +43,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
@@ -70,14 +70,14 @@ type database interface {
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlDatabase
 // kind to mgr, through core.
-func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupKind, v1alpha1.PostgresqlDatabaseGroupVersionKind, &v1alpha1.PostgresqlUser{})
+func SetupCluster(mgr ctrl.Manager, c *core.Core) error {
+	return setup(mgr, c, &v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupKind, v1alpha1.PostgresqlDatabaseGroupVersionKind, &v1alpha1.PostgresqlUser{})
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlDatabase
 // kind to mgr, through core.
-func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind, &nsv1alpha1.PostgresqlUser{})
+func SetupNamespaced(mgr ctrl.Manager, c *core.Core) error {
+	return setup(mgr, c, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind, &nsv1alpha1.PostgresqlUser{})
 }
 
 // fieldOwner indexes databases by their owner, a user of their own scope
@@ -87,9 +87,9 @@ const fieldOwner = "cloudsql.travelaudience.com/referrers-owner"
 // setup adds the controller of the databases of obj's kind, whose owners
 // are of owner's kind: a database waiting for its owner to be Ready comes
 // back when it is.
-func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
-	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: core, pacer: core.Pacer(gvk), holders: core.Holders(gvk)}
-	owned, err := postgresqlinstance.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
+func setup[T database](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
+	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: cc, pacer: cc.Pacer(gvk), holders: cc.Holders(gvk)}
+	owned, err := core.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
 		d, ok := o.(database)
 		if !ok {
 			return types.NamespacedName{}
@@ -99,11 +99,11 @@ func setup[T database](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, g
 	if err != nil {
 		return err
 	}
-	return core.SetupKind(mgr, postgresqlinstance.Kind{
+	return cc.SetupKind(mgr, core.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
 		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindDatabases,
-		Watches: []postgresqlinstance.Watch{{Object: owner, Map: owned,
-			Predicates: []predicate.Predicate{postgresqlinstance.ReadinessChanged(postgresqlinstance.ConditionReady)}}},
+		Watches: []core.Watch{{Object: owner, Map: owned,
+			Predicates: []predicate.Predicate{core.ReadinessChanged(core.ConditionReady)}}},
 	})
 }
 
@@ -116,23 +116,23 @@ type ownerUser interface {
 
 // connector connects a PostgresqlDatabase to its instance's Cloud SQL.
 type connector[T database] struct {
-	holders postgresqlinstance.Holders
+	holders core.Holders
 	kube    client.Client
 	secrets client.Reader
-	core    *postgresqlinstance.Core
-	pacer   postgresqlinstance.Pacer
+	core    *core.Core
+	pacer   core.Pacer
 }
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-	goes, err := postgresqlinstance.GoesWithNamespace(ctx, c.secrets, mg)
+	goes, err := core.GoesWithNamespace(ctx, c.secrets, mg)
 	if err != nil {
 		return nil, err
 	}
 	if goes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
 		// Its namespace is being deleted and the guard let it go without
 		// the annotation: the database, with its data, stays.
-		return postgresqlinstance.Released[T]{}, nil
+		return core.Released[T]{}, nil
 	}
 	key := mg.InstanceKey()
 	if key.Name == "" {
@@ -142,7 +142,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
 		// The instance, or its configuration, went first: its databases
 		// went with it, or nothing can reach them any more.
-		return postgresqlinstance.Released[T]{}, nil
+		return core.Released[T]{}, nil
 	}
 	if err != nil {
 		return nil, cloudsql.Truncated(err)
@@ -155,12 +155,12 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 // external manages one PostgresqlDatabase's database during one reconcile.
 type external[T database] struct {
 	kube     client.Client
-	conn     *postgresqlinstance.InstanceConnection
+	conn     *core.InstanceConnection
 	lists    *listcache.Cache
-	pacer    postgresqlinstance.Marks
+	pacer    core.Marks
 	instance types.NamespacedName
 	// holders record which object holds the database.
-	holders postgresqlinstance.Holders
+	holders core.Holders
 
 	// owner is the login the database should belong to ("": none named).
 	owner string
@@ -229,7 +229,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		// Deleting needs no owner, nor SQL.
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	}
-	if !postgresqlinstance.MayChange(mg) {
+	if !core.MayChange(mg) {
 		// An imported database that is only observed is given to no one: its
 		// owner need not be ready, nor even exist, for the listing to show it.
 		mg.SetConditions(xpv2.Available())
@@ -242,7 +242,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	// SQL costs a session and, for a connector without a fresh
 	// certificate, two Admin API requests: it runs until the database is
 	// seen given to its owner, not at every poll.
-	if e.owner != "" && !given(obs, e.owner) && postgresqlinstance.MayChange(mg) {
+	if e.owner != "" && !given(obs, e.owner) && core.MayChange(mg) {
 		sql, err := e.conn.SQL(ctx)
 		if err != nil {
 			return managed.ExternalObservation{}, err
@@ -256,7 +256,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		}
 		obs.Owner, obs.PublicConnect = st.Owner, &st.PublicConnect
 	}
-	upToDate := e.owner == "" || given(obs, e.owner) || !postgresqlinstance.MayChange(mg)
+	upToDate := e.owner == "" || given(obs, e.owner) || !core.MayChange(mg)
 	if upToDate {
 		mg.SetConditions(xpv2.Available())
 	} else {
@@ -297,7 +297,7 @@ func (e *external[T]) ownerLogin(ctx context.Context, mg T) (string, error) {
 	if err := e.kube.Get(ctx, key, u); err != nil {
 		return "", errors.Wrapf(err, errGetOwner, owner)
 	}
-	inst, ready := u.InstanceKey(), postgresqlinstance.ConditionReady(u)
+	inst, ready := u.InstanceKey(), core.ConditionReady(u)
 	if inst != e.instance {
 		return "", errors.Errorf(errOwnerOther, owner, keyName(inst), e.instanceName())
 	}

@@ -38,7 +38,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
@@ -116,7 +116,7 @@ func TestObserveImported(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(owner.DeepCopy()).Build()
 			e := &external[*v1alpha1.PostgresqlDatabase]{
 				kube: kube,
-				conn: &postgresqlinstance.InstanceConnection{
+				conn: &core.InstanceConnection{
 					Service: svc, Project: project, Instance: instance, Source: "default",
 					Observed: v1alpha1.PostgresqlInstanceObservation{State: "RUNNABLE", ConnectionName: project + ":us-east1:" + instance},
 				},
@@ -124,9 +124,9 @@ func TestObserveImported(t *testing.T) {
 				instance: types.NamespacedName{Name: instance},
 				// Made before the record began (no creation time): the
 				// database it finds is the one it managed.
-				holders: postgresqlinstance.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
+				holders: core.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
 				// The zero Pacer marks nothing.
-				pacer: postgresqlinstance.Pacer{},
+				pacer: core.Pacer{},
 			}
 			got, err := e.Observe(context.Background(), tc.mg)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {

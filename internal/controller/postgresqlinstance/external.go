@@ -34,6 +34,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
@@ -62,20 +63,18 @@ const (
 
 // Cloud SQL instance states the controller acts on.
 const (
-	stateRunnable      = "RUNNABLE"
 	statePendingCreate = "PENDING_CREATE"
 	statePendingDelete = "PENDING_DELETE"
-	opDone             = "DONE"
 )
 
 // external manages one PostgresqlInstance's Cloud SQL instance during one
 // reconcile. Observe records what it saw, so that Update and Delete act on it
 // without asking Cloud SQL again.
-type external[T instance] struct {
+type external[T core.Instance] struct {
 	svc     *sqladmin.Service
 	project string
-	secrets *secretStore
-	pacing  *pacing
+	secrets *core.Passwords
+	pacing  *core.Pacing
 	// observer serves observations from a shared listing of the project; nil
 	// reads every instance with instances.get.
 	observer *observer.Observer
@@ -88,24 +87,26 @@ type external[T instance] struct {
 	observed *sqladmin.DatabaseInstance
 	// readAt is when what observed says was read.
 	readAt   time.Time
-	password storedPassword
+	password core.StoredPassword
 	// change is what became of the users.update that sets an unconfirmed
 	// password (settle).
-	change passwordChange
+	change core.PasswordChange
 	// diff is how observed differs from the spec, as Observe reported it.
 	diff cloudsql.Diff
 }
 
 // Observe implements managed.TypedExternalClient. In the steady state it costs no
 // write, and either a share of one instances.list page (observe = list) or one
-// instances.get.
+// instances.get. It reads the instance, shows its state, settles the postgres
+// password, publishes the connection details and compares the instance with
+// the spec, in that order.
 func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
 	name := cloudsql.InstanceName(mg)
-	e.pacing.observing(objectKey(mg))
+	e.pacing.Observing(core.ObjectKey(mg))
 	inst, readAt, err := e.read(ctx, mg, name)
 	if cloudsql.IsNotFound(err) {
 		if meta.WasDeleted(mg) {
-			e.pacing.deleted(objectKey(mg), readAt)
+			e.pacing.Deleted(core.ObjectKey(mg), readAt)
 		}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -117,32 +118,14 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		e.pacing.markStalled(objectKey(mg))
+		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return managed.ExternalObservation{}, err
 	}
 	e.observed, e.readAt = inst, readAt
 	*mg.Observation() = cloudsql.GenerateObservation(inst)
+	e.showState(mg, inst)
 
-	switch inst.State {
-	case stateRunnable:
-		mg.SetConditions(xpv2.Available())
-	case statePendingCreate:
-		mg.SetConditions(xpv2.Creating())
-		e.pacing.markBusy(objectKey(mg))
-	case statePendingDelete:
-		mg.SetConditions(xpv2.Deleting())
-		e.pacing.markBusy(objectKey(mg))
-		if meta.WasDeleted(mg) {
-			e.pacing.markDeleting(objectKey(mg))
-		}
-	default:
-		mg.SetConditions(xpv2.Unavailable().WithMessage(cloudsql.Truncate(fmt.Sprintf(msgState, inst.State))))
-	}
-
-	if e.password, err = e.secrets.password(ctx, mg); err != nil {
-		if isUnusablePassword(err) {
-			e.pacing.markStalled(objectKey(mg))
-		}
+	if err := e.settlePassword(ctx, mg, inst); err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	obs := managed.ExternalObservation{
@@ -150,53 +133,94 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		ResourceUpToDate:        true,
 		ResourceLateInitialized: cloudsql.LateInitialize(mg.Parameters(), inst),
 	}
-	if e.password, e.change, err = e.secrets.settle(ctx, e.svc.Operations, e.project, mg, cloudsql.RootUser, e.password); err != nil {
+	if obs.ConnectionDetails, err = e.connectionDetails(ctx, inst); err != nil {
 		return managed.ExternalObservation{}, err
-	}
-	if e.change == changeRunning {
-		e.pacing.markBusy(objectKey(mg))
-	}
-	if e.password.unrecorded && !e.password.unconfirmed {
-		// A secret from before fingerprints were kept: its password is the
-		// one set, as far as anyone can tell.
-		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, e.password.value, false); err != nil {
-			return managed.ExternalObservation{}, err
-		}
-	} else if MayChange(mg) && !meta.WasDeleted(mg) && inst.State == stateRunnable {
-		// A rotation that is due stores the new password unconfirmed:
-		// Update sets it, as it sets an edited one.
-		if e.password, err = e.secrets.rotate(ctx, mg, cloudsql.RootUser, e.password, mg.Parameters().PasswordRotation.Every()); err != nil {
-			return managed.ExternalObservation{}, err
-		}
-	}
-	if e.password.value != "" && !e.password.unconfirmed {
-		obs.ConnectionDetails = cloudsql.ConnectionDetails(inst, e.password.value)
-		// The password and its pgpass entry are written by e.secrets.store
-		// alone, which updates the secret only at the version it read.
-		// Published here too, a password read before a user edited the
-		// secret would overwrite the edit (the publisher writes whatever
-		// version is there), and the edit would be lost.
-		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPassword)
-		delete(obs.ConnectionDetails, cloudsql.ConnectionKeyPgpass)
-		if sec := e.password.completeHere; sec != nil {
-			if err := e.secrets.complete(ctx, sec, obs.ConnectionDetails); err != nil {
-				return managed.ExternalObservation{}, err
-			}
-		}
 	}
 	// An instance that is being created, deleted or maintained cannot be changed;
 	// asking would only earn 409s.
-	if meta.WasDeleted(mg) || inst.State != stateRunnable {
+	if meta.WasDeleted(mg) || inst.State != core.StateRunnable {
 		return obs, nil
 	}
 	e.diff = cloudsql.Compare(desired(mg), inst)
 	obs.Diff = strings.Join(e.diff.All(), "; ")
-	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.value != "" && !e.password.unconfirmed
+	obs.ResourceUpToDate = e.diff.UpToDate() && e.password.Value != "" && !e.password.Unconfirmed
 	if obs.ResourceUpToDate {
 		// Whatever the provider changed before readAt has taken effect.
-		e.pacing.settled(objectKey(mg), readAt)
+		e.pacing.Settled(core.ObjectKey(mg), readAt)
 	}
 	return obs, nil
+}
+
+// showState sets the object's conditions from the instance's state, and asks
+// for a visit soon while it is being created or deleted.
+func (e *external[T]) showState(mg T, inst *sqladmin.DatabaseInstance) {
+	switch inst.State {
+	case core.StateRunnable:
+		mg.SetConditions(xpv2.Available())
+	case statePendingCreate:
+		mg.SetConditions(xpv2.Creating())
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+	case statePendingDelete:
+		mg.SetConditions(xpv2.Deleting())
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		if meta.WasDeleted(mg) {
+			e.pacing.MarkDeleting(core.ObjectKey(mg))
+		}
+	default:
+		mg.SetConditions(xpv2.Unavailable().WithMessage(cloudsql.Truncate(fmt.Sprintf(msgState, inst.State))))
+	}
+}
+
+// settlePassword reads the postgres password from the connection secret into
+// e.password, learns what became of a change of it under way, records one
+// set before fingerprints were kept, and starts a rotation that is due (Update
+// sets it, as it sets an edited one).
+func (e *external[T]) settlePassword(ctx context.Context, mg T, inst *sqladmin.DatabaseInstance) error {
+	var err error
+	if e.password, err = e.secrets.Get(ctx, mg); err != nil {
+		if core.IsUnusablePassword(err) {
+			e.pacing.MarkStalled(core.ObjectKey(mg))
+		}
+		return err
+	}
+	if e.password, e.change, err = e.secrets.Settle(ctx, e.svc.Operations, e.project, mg, cloudsql.RootUser, e.password); err != nil {
+		return err
+	}
+	if e.change == core.ChangeRunning {
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+	}
+	if e.password.Unrecorded && !e.password.Unconfirmed {
+		// A secret from before fingerprints were kept: its password is the
+		// one set, as far as anyone can tell.
+		return e.secrets.Store(ctx, mg, cloudsql.RootUser, e.password.Value, false)
+	}
+	if core.MayChange(mg) && !meta.WasDeleted(mg) && inst.State == core.StateRunnable {
+		// A rotation that is due stores the new password unconfirmed.
+		e.password, err = e.secrets.Rotate(ctx, mg, cloudsql.RootUser, e.password, mg.Parameters().PasswordRotation.Every())
+	}
+	return err
+}
+
+// connectionDetails are what the managed reconciler publishes of the instance,
+// once its password is confirmed: everything but the password and its pgpass
+// entry, which the password store writes alone.
+func (e *external[T]) connectionDetails(ctx context.Context, inst *sqladmin.DatabaseInstance) (managed.ConnectionDetails, error) {
+	if e.password.Value == "" || e.password.Unconfirmed {
+		return nil, nil
+	}
+	cd := cloudsql.ConnectionDetails(inst, e.password.Value)
+	// The password store updates the secret only at the version it read.
+	// Published here too, a password read before a user edited the secret
+	// would overwrite the edit (the publisher writes whatever version is
+	// there), and the edit would be lost.
+	delete(cd, cloudsql.ConnectionKeyPassword)
+	delete(cd, cloudsql.ConnectionKeyPgpass)
+	if sec := e.password.CompleteHere; sec != nil {
+		if err := e.secrets.Complete(ctx, sec, cd); err != nil {
+			return nil, err
+		}
+	}
+	return cd, nil
 }
 
 // read returns the instance, and when what it says was read: from the project's
@@ -205,13 +229,13 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 // one no older than the busy poll interval), else from instances.get. An absence
 // from such a listing is trusted only where it cannot mislead (see
 // absenceIsProof); otherwise instances.get confirms it.
-func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
+func (e *external[T]) read(ctx context.Context, mg core.Instance, name string) (*sqladmin.DatabaseInstance, time.Time, error) {
 	if e.observer != nil {
 		// Scheduled listings of the project observe this instance from now on,
 		// and bring a reconcile when it changes.
-		e.observer.Watch(e.svc, e.source, e.project, name, objectKey(mg))
-		age := e.pacing.maxListingAge(objectKey(mg))
-		notBefore := e.pacing.lastActive(objectKey(mg))
+		e.observer.Watch(e.svc, e.source, e.project, name, core.ObjectKey(mg))
+		age := e.pacing.MaxListingAge(core.ObjectKey(mg))
+		notBefore := e.pacing.LastActive(core.ObjectKey(mg))
 		switch {
 		case neverSynced(mg) && !observeOnly(mg):
 			// A new object that may create its instance: a recent listing
@@ -220,8 +244,8 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 			// objects shares it. Its own instance cannot exist before its
 			// insert, and a name taken since then meets that insert,
 			// which takes the name-conflict path.
-			if e.pacing.busyPoll > 0 {
-				age = min(age, e.pacing.busyPoll)
+			if e.pacing.BusyPoll() > 0 {
+				age = min(age, e.pacing.BusyPoll())
 			}
 		case neverSynced(mg):
 			// A new import: only a listing that began after it was
@@ -230,7 +254,7 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 				notBefore = c.Add(-time.Second) // the API server's clock counts whole seconds
 			}
 		case specChanged(mg):
-			age = min(age, e.pacing.busyPoll)
+			age = min(age, e.pacing.BusyPoll())
 		}
 		r, err := e.observer.Instance(ctx, e.svc, e.source, e.project, name, notBefore, age)
 		switch {
@@ -239,7 +263,7 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 			// at a time.
 		case err != nil:
 			if d := e.observer.RetryIn(e.source, e.project); d > 0 {
-				e.pacing.markRelist(objectKey(mg), d)
+				e.pacing.MarkRelist(core.ObjectKey(mg), d)
 			}
 			return nil, time.Time{}, err
 		case r.Listed && r.Instance != nil:
@@ -256,21 +280,21 @@ func (e *external[T]) read(ctx context.Context, mg instance, name string) (*sqla
 		return nil, readAt, errors.Wrapf(err, errGetInstance, name, e.project)
 	}
 	metrics.Observations.WithLabelValues(sourceGet).Inc()
-	e.pacing.observed(readAt, objectKey(mg))
+	e.pacing.Observed(readAt, core.ObjectKey(mg))
 	return inst, readAt, err
 }
 
 // absenceIsProof says whether an instance missing from a complete listing that
-// began after the provider's last change of it is surely gone. It is for an
+// Began after the provider's last change of it is surely gone. It is for an
 // object that never had an instance (never observed one, never tried to create
 // one: at worst its first insert meets the name and takes the name-conflict
 // path), and for a deleted object whose instance was seen PENDING_DELETE or
 // whose instances.delete Cloud SQL accepted (this process knows both). In
 // every other case (an insert whose answer was lost, an instance deleted out of
 // band, a listing that skipped it) instances.get decides.
-func (e *external[T]) absenceIsProof(mg instance) bool {
+func (e *external[T]) absenceIsProof(mg core.Instance) bool {
 	if meta.WasDeleted(mg) {
-		return e.pacing.sawDeleting(objectKey(mg))
+		return e.pacing.SawDeleting(core.ObjectKey(mg))
 	}
 	return mg.Observation().SelfLink == "" && meta.GetExternalCreatePending(mg).IsZero()
 }
@@ -289,14 +313,14 @@ var errNotListed = &googleapi.Error{
 
 // neverSynced reports whether the provider never reconciled the object to the
 // end, and never began to create its instance.
-func neverSynced(mg instance) bool {
+func neverSynced(mg core.Instance) bool {
 	return mg.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionUnknown && mg.Observation().SelfLink == "" &&
 		meta.GetExternalCreatePending(mg).IsZero()
 }
 
 // specChanged reports whether the spec changed since the provider last synced
 // the object (or never did).
-func specChanged(mg instance) bool {
+func specChanged(mg core.Instance) bool {
 	c := mg.GetCondition(xpv2.TypeSynced)
 	return c.Status != corev1.ConditionTrue || c.ObservedGeneration != mg.GetGeneration()
 }
@@ -305,41 +329,41 @@ func specChanged(mg instance) bool {
 // instances.insert, and a retried create reuses it.
 func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
 	name := cloudsql.InstanceName(mg)
-	pw, err := e.secrets.password(ctx, mg)
+	pw, err := e.secrets.Get(ctx, mg)
 	if err != nil {
-		if isUnusablePassword(err) {
-			e.pacing.markStalled(objectKey(mg))
+		if core.IsUnusablePassword(err) {
+			e.pacing.MarkStalled(core.ObjectKey(mg))
 		}
 		return managed.ExternalCreation{}, err
 	}
-	if pw.value == "" {
-		if pw.value, err = cloudsql.GeneratePassword(); err != nil {
+	if pw.Value == "" {
+		if pw.Value, err = cloudsql.GeneratePassword(); err != nil {
 			return managed.ExternalCreation{}, errors.Wrap(err, errGeneratePassword)
 		}
 		// Not "unconfirmed": whichever instance this name gets, it gets this password.
-		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw.value, false); err != nil {
+		if err := e.secrets.Store(ctx, mg, cloudsql.RootUser, pw.Value, false); err != nil {
 			return managed.ExternalCreation{}, err
 		}
 	}
 	// Marked before the insert too: whatever its answer (or none), only what is
 	// read after it began can tell whether the instance exists.
-	e.pacing.markChanged(objectKey(mg), true)
-	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, desired(mg), pw.value)).Context(ctx).Do()
+	e.pacing.MarkChanged(core.ObjectKey(mg), true)
+	_, err = e.svc.Instances.Insert(e.project, cloudsql.GenerateInstance(name, e.project, desired(mg), pw.Value)).Context(ctx).Do()
 	if cloudsql.IsAlreadyExists(err) {
 		return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
-	e.pacing.markChanged(objectKey(mg), true)
-	e.pacing.markWritten(objectKey(mg))
-	e.pacing.began(objectKey(mg))
+	e.pacing.MarkChanged(core.ObjectKey(mg), true)
+	e.pacing.MarkWritten(core.ObjectKey(mg))
+	e.pacing.Began(core.ObjectKey(mg))
 	return managed.ExternalCreation{}, nil
 }
 
 // desired are the spec's parameters plus the label that ties the Cloud SQL
 // instance to this PostgresqlInstance.
-func desired(mg instance) v1alpha1.PostgresqlInstanceParameters {
+func desired(mg core.Instance) v1alpha1.PostgresqlInstanceParameters {
 	p := *mg.Parameters().DeepCopy()
 	if p.Labels == nil {
 		p.Labels = map[string]v1alpha1.LabelValue{}
@@ -357,7 +381,7 @@ func desired(mg instance) v1alpha1.PostgresqlInstanceParameters {
 // database), and an instance this object observed before is taken over (an
 // import). A configuration may forbid importing (noImport): a namespace that
 // uses a ClusterProviderConfig then reaches only the instances it created.
-func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) error {
+func (e *external[T]) checkOwner(mg core.Instance, inst *sqladmin.DatabaseInstance) error {
 	owner := ""
 	if inst.Settings != nil {
 		owner = inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]
@@ -383,25 +407,25 @@ func (e *external[T]) checkOwner(mg instance, inst *sqladmin.DatabaseInstance) e
 // nameConflict explains a 409 from instances.insert: the instance may be ours
 // (an earlier insert whose answer was lost), somebody else's, or gone with its
 // name still reserved.
-func (e *external[T]) nameConflict(ctx context.Context, mg instance, name string) error {
+func (e *external[T]) nameConflict(ctx context.Context, mg core.Instance, name string) error {
 	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
 	switch {
 	case cloudsql.IsNotFound(err):
-		e.pacing.markStalled(objectKey(mg))
+		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return errors.Errorf(errNameTaken, name, e.project)
 	case err != nil:
 		return errors.Wrapf(err, errGetInstance, name, e.project)
 	}
 	if err := e.checkOwner(mg, inst); err != nil {
-		e.pacing.markStalled(objectKey(mg))
+		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return err
 	}
 	// Ours: the next Observe finds it.
-	e.pacing.markChanged(objectKey(mg), false)
+	e.pacing.MarkChanged(core.ObjectKey(mg), false)
 	return nil
 }
 
-func observeOnly(mg instance) bool {
+func observeOnly(mg core.Instance) bool {
 	for _, p := range mg.GetManagementPolicies() {
 		if p != xpv2.ManagementActionObserve && p != xpv2.ManagementActionLateInitialize {
 			return false
@@ -418,8 +442,8 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		return managed.ExternalUpdate{}, errors.New(errNotObserved)
 	}
 	name := cloudsql.InstanceName(mg)
-	if e.password.value == "" || e.password.unconfirmed {
-		if e.change == changeRunning {
+	if e.password.Value == "" || e.password.Unconfirmed {
+		if e.change == core.ChangeRunning {
 			// Its users.update is under way: the next observation
 			// confirms the password, or sends it again.
 			return managed.ExternalUpdate{}, nil
@@ -427,11 +451,11 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		return e.setPassword(ctx, mg, name)
 	}
 	if e.diff.NeedsPatch() {
-		if !e.pacing.opsCheckDue(objectKey(mg)) {
+		if !e.pacing.OpsCheckDue(core.ObjectKey(mg)) {
 			// A patch of the provider's is under way, and shows in the
 			// instance when it ends: the project's busy listings see that,
 			// without an operations.list each.
-			e.pacing.markBusy(objectKey(mg))
+			e.pacing.MarkBusy(core.ObjectKey(mg))
 			return managed.ExternalUpdate{}, nil
 		}
 		running, ended, err := e.operationRunning(ctx, mg, name)
@@ -439,31 +463,31 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 			return managed.ExternalUpdate{}, err
 		}
 		if running {
-			e.pacing.markBusy(objectKey(mg))
+			e.pacing.MarkBusy(core.ObjectKey(mg))
 			return managed.ExternalUpdate{}, nil
 		}
 		if ended.After(e.readAt) {
 			// An operation ended after the observation was read: it may
 			// show what that operation changed as it was before, and a
 			// patch made of it would be refused as stale (412).
-			e.pacing.markChanged(objectKey(mg), true)
+			e.pacing.MarkChanged(core.ObjectKey(mg), true)
 			return managed.ExternalUpdate{}, nil
 		}
 		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(desired(mg), e.observed)).Context(ctx).Do()
 		// Another operation started, or someone changed the instance, since it was
 		// observed: observe again soon rather than report an error.
 		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
-			e.pacing.markChanged(objectKey(mg), false)
+			e.pacing.MarkChanged(core.ObjectKey(mg), false)
 			return managed.ExternalUpdate{}, nil
 		}
 		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
 		}
-		e.pacing.markChanged(objectKey(mg), true)
-		e.pacing.began(objectKey(mg))
+		e.pacing.MarkChanged(core.ObjectKey(mg), true)
+		e.pacing.Began(core.ObjectKey(mg))
 	}
 	if err := e.diff.ImmutableError(); err != nil {
-		e.pacing.markStalled(objectKey(mg))
+		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return managed.ExternalUpdate{}, err
 	}
 	return managed.ExternalUpdate{}, nil
@@ -474,31 +498,31 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 // reconcile with the same password; it is confirmed once the operation of
 // users.update is seen done without an error (settle), and sent again if that
 // operation failed.
-func (e *external[T]) setPassword(ctx context.Context, mg instance, name string) (managed.ExternalUpdate, error) {
-	pw := e.password.value
+func (e *external[T]) setPassword(ctx context.Context, mg core.Instance, name string) (managed.ExternalUpdate, error) {
+	pw := e.password.Value
 	if pw == "" {
 		var err error
 		if pw, err = cloudsql.GeneratePassword(); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, errGeneratePassword)
 		}
-		if err := e.secrets.store(ctx, mg, cloudsql.RootUser, pw, true); err != nil {
+		if err := e.secrets.Store(ctx, mg, cloudsql.RootUser, pw, true); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 	}
 	op, err := e.svc.Users.Update(e.project, name, &sqladmin.User{Name: cloudsql.RootUser, Password: pw}).Name(cloudsql.RootUser).Context(ctx).Do()
 	if cloudsql.IsOperationInProgress(err) {
-		e.pacing.markBusy(objectKey(mg))
+		e.pacing.MarkBusy(core.ObjectKey(mg))
 		return managed.ExternalUpdate{}, nil
 	}
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrapf(err, errSetPassword, name, e.project)
 	}
-	if err := e.secrets.storeSending(ctx, mg, cloudsql.RootUser, pw, true, op.Name); err != nil {
+	if err := e.secrets.StoreSending(ctx, mg, cloudsql.RootUser, pw, op.Name); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	// A password change does not show in the instance: its operation tells
 	// when it is over.
-	e.pacing.markChanged(objectKey(mg), false)
+	e.pacing.MarkChanged(core.ObjectKey(mg), false)
 	return managed.ExternalUpdate{}, nil
 }
 
@@ -509,25 +533,25 @@ func (e *external[T]) setPassword(ctx context.Context, mg instance, name string)
 // run (its last change was seen to take effect, or operations.list said so
 // since): another's operation, rarer, then costs a 409 that the caller takes
 // as "busy", where asking every time would cost a request per patch.
-func (e *external[T]) operationRunning(ctx context.Context, mg instance, name string) (bool, time.Time, error) {
-	if e.pacing.isIdle(objectKey(mg)) {
+func (e *external[T]) operationRunning(ctx context.Context, mg core.Instance, name string) (bool, time.Time, error) {
+	if e.pacing.IsIdle(core.ObjectKey(mg)) {
 		return false, time.Time{}, nil
 	}
-	e.pacing.opsChecked(objectKey(mg))
+	e.pacing.OpsChecked(core.ObjectKey(mg))
 	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
 	if err != nil {
 		return false, time.Time{}, errors.Wrapf(err, errListOperations, name, e.project)
 	}
 	var ended time.Time
 	for _, op := range ops.Items {
-		if op.Status != opDone {
+		if op.Status != core.OperationDone {
 			return true, time.Time{}, nil
 		}
 		if t, err := time.Parse(time.RFC3339Nano, op.EndTime); err == nil && t.After(ended) {
 			ended = t
 		}
 	}
-	e.pacing.markIdle(objectKey(mg))
+	e.pacing.MarkIdle(core.ObjectKey(mg))
 	return false, ended, nil
 }
 
@@ -536,24 +560,24 @@ func (e *external[T]) operationRunning(ctx context.Context, mg instance, name st
 // Cloud SQL answers 404, and asks only once.
 func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
 	mg.SetConditions(xpv2.Deleting())
-	e.pacing.markBusy(objectKey(mg))
+	e.pacing.MarkBusy(core.ObjectKey(mg))
 	if e.observed != nil && e.observed.State == statePendingDelete {
-		e.pacing.markWritten(objectKey(mg))
+		e.pacing.MarkWritten(core.ObjectKey(mg))
 		return managed.ExternalDelete{}, nil
 	}
 	name := cloudsql.InstanceName(mg)
 	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
-		e.pacing.markChanged(objectKey(mg), false)
-		e.pacing.markWritten(objectKey(mg))
+		e.pacing.MarkChanged(core.ObjectKey(mg), false)
+		e.pacing.MarkWritten(core.ObjectKey(mg))
 	}
 	if err == nil {
-		e.pacing.began(objectKey(mg))
+		e.pacing.Began(core.ObjectKey(mg))
 		// Cloud SQL took the delete: from now on the instance is listed
 		// PENDING_DELETE until it is gone, so a complete listing begun after
 		// this call that lacks it proves it gone, even if no observation ever
 		// saw it PENDING_DELETE (a delete quicker than the listing period).
-		e.pacing.markDeleting(objectKey(mg))
+		e.pacing.MarkDeleting(core.ObjectKey(mg))
 	}
 	if cloudsql.IsNotFound(err) || cloudsql.IsOperationInProgress(err) {
 		return managed.ExternalDelete{}, nil

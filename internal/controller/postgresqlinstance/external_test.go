@@ -48,6 +48,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
 
@@ -80,6 +81,16 @@ var published = []string{
 	cloudsql.ConnectionKeyPublicIP, cloudsql.ConnectionKeyServerCACert, cloudsql.ConnectionKeyServerCAExpirationTime, cloudsql.ConnectionKeyUsername,
 }
 
+// The password store's messages, as a user reads them.
+const (
+	errCompleteSecret     = "cannot write the connection details into connection secret %s/%s (of type %s)"
+	errNoConnectionSecret = "spec.writeConnectionSecretToRef is not set: a generated password is stored there before Cloud SQL is given it, so that it is never lost; name a secret there"
+	errPasswordUnusable   = "connection secret %s/%s: key password holds a line break or a NUL character, which a .pgpass entry (key pgpass) cannot carry: " +
+		"store a password without them there, or remove the key to have the provider set a new one; this is retried at the poll interval"
+	errSecretNotOurs = "connection secret %s/%s belongs to another object: point spec.writeConnectionSecretToRef at a secret of its own"
+	errWriteSecret   = "cannot store the password of user %s in connection secret %s/%s"
+)
+
 // apiError is how a result shows an error of the Cloud SQL Admin API: its code.
 func apiError(code int) error { return errors.Errorf("googleapi %d", code) }
 
@@ -101,7 +112,7 @@ func unitParams() v1alpha1.PostgresqlInstanceParameters {
 	}
 }
 
-type instanceMod func(mg instance)
+type instanceMod func(mg core.Instance)
 
 // errNoImport is a configuration's refusal to import.
 var errNoImport = errors.New("ClusterProviderConfig \"shared\" does not allow importing")
@@ -133,13 +144,13 @@ func teamDB(mods ...instanceMod) *nsv1alpha1.PostgresqlInstance {
 	return mg
 }
 
-func deleted(mg instance) { mg.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
+func deleted(mg core.Instance) { mg.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
 
-func observeOnlyPolicy(mg instance) {
+func observeOnlyPolicy(mg core.Instance) {
 	mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
 }
 
-func noSecretRef(mg instance) {
+func noSecretRef(mg core.Instance) {
 	switch mg := mg.(type) {
 	case *v1alpha1.PostgresqlInstance:
 		mg.SetWriteConnectionSecretToReference(nil)
@@ -149,22 +160,22 @@ func noSecretRef(mg instance) {
 }
 
 func withParams(fn func(p *v1alpha1.PostgresqlInstanceParameters)) instanceMod {
-	return func(mg instance) { fn(mg.Parameters()) }
+	return func(mg core.Instance) { fn(mg.Parameters()) }
 }
 
 // synced marks the object reconciled to the end at its generation.
-func synced(mg instance) {
+func synced(mg core.Instance) {
 	mg.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(mg.GetGeneration()))
 }
 
 // createdAt sets the object's creation time, d from now.
 func createdAt(d time.Duration) instanceMod {
-	return func(mg instance) { mg.SetCreationTimestamp(metav1.NewTime(time.Now().Add(d))) }
+	return func(mg core.Instance) { mg.SetCreationTimestamp(metav1.NewTime(time.Now().Add(d))) }
 }
 
 // importedFrom records an earlier observation of the instance: its selfLink.
 func importedFrom(selfLink string) instanceMod {
-	return func(mg instance) { mg.Observation().SelfLink = selfLink }
+	return func(mg core.Instance) { mg.Observation().SelfLink = selfLink }
 }
 
 // cloud is what the emulator holds before the call.
@@ -173,7 +184,7 @@ type cloud func(t *testing.T, emu *emulator.Server)
 // seeded stores the instance GenerateInstance makes of mg's spec, labelled with
 // owner (none when empty), with storedPW for postgres, in state (RUNNABLE when
 // empty); mods change it first.
-func seeded(mg instance, owner, state string, mods ...func(*sqladmin.DatabaseInstance)) cloud {
+func seeded(mg core.Instance, owner, state string, mods ...func(*sqladmin.DatabaseInstance)) cloud {
 	return func(t *testing.T, emu *emulator.Server) {
 		t.Helper()
 		p := *mg.Parameters().DeepCopy()
@@ -279,13 +290,13 @@ func unitService(t *testing.T, srv *httptest.Server) *sqladmin.Service {
 
 // connSecret is mg's connection secret, controlled by controller (mg's UID when
 // empty), holding password with its fingerprint unless unconfirmed.
-func connSecret(mg instance, password string, mods ...func(*corev1.Secret)) *corev1.Secret {
+func connSecret(mg core.Instance, password string, mods ...func(*corev1.Secret)) *corev1.Secret {
 	ref := mg.ConnectionSecret()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ref.Namespace, Name: ref.Name,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1alpha1", Kind: "PostgresqlInstance", Name: mg.GetName(), UID: mg.GetUID(), Controller: ptr.To(true)}},
-			Annotations:     map[string]string{v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password)},
+			Annotations:     map[string]string{v1alpha1.AnnotationPasswordSHA256: core.Fingerprint(mg, password)},
 		},
 		Type: resource.SecretTypeConnection,
 		Data: map[string][]byte{cloudsql.ConnectionKeyPassword: []byte(password)},
@@ -310,7 +321,7 @@ func editedTo(pw string) func(*corev1.Secret) {
 
 // args are one case's world before the call.
 type args struct {
-	mg      instance
+	mg      core.Instance
 	cloud   cloud
 	emu     []emulator.Option
 	secrets []client.Object
@@ -321,7 +332,9 @@ type args struct {
 	front func(emu http.Handler) http.Handler
 	// listedBefore lists the project once before the call.
 	listedBefore bool
-	pacing       func(p *pacing, key string)
+	pacing       func(p *core.Pacing, key string)
+	// busyPoll is the pacing's busy poll interval; a second when zero.
+	busyPoll time.Duration
 	// notObserved calls Update or Delete without an Observe first;
 	// observedBefore calls Observe once before an Observe.
 	notObserved, observedBefore bool
@@ -347,11 +360,19 @@ type result struct {
 	Calls      []string
 }
 
+// busyPollOr is the busy poll interval a case asks for, else d.
+func (a args) busyPollOr(d time.Duration) time.Duration {
+	if a.busyPoll != 0 {
+		return a.busyPoll
+	}
+	return d
+}
+
 // world is one case's emulator, fake API server and external client.
 type world struct {
 	emu  *emulator.Server
 	kube client.Client
-	p    *pacing
+	p    *core.Pacing
 	obs  *observer.Observer
 }
 
@@ -373,9 +394,9 @@ func newWorld(t *testing.T, a args) (*world, *sqladmin.Service) {
 		}
 	}
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.secrets...).WithInterceptorFuncs(a.kube).Build()
-	w := &world{emu: emu, kube: kube, p: newPacing(pacingConfig{poll: time.Minute, busyPoll: time.Second})}
+	w := &world{emu: emu, kube: kube, p: core.NewPacing(time.Minute, a.busyPollOr(time.Second))}
 	if a.pacing != nil {
-		a.pacing(w.p, objectKey(a.mg))
+		a.pacing(w.p, core.ObjectKey(a.mg))
 	}
 	if a.listed {
 		w.obs = observer.New()
@@ -391,12 +412,12 @@ func newWorld(t *testing.T, a args) (*world, *sqladmin.Service) {
 }
 
 // newExternal is what Connect makes of a ProviderConfig for kind T.
-func newExternal[T instance](w *world, svc *sqladmin.Service, owner string) *external[T] {
+func newExternal[T core.Instance](w *world, svc *sqladmin.Service, owner string) *external[T] {
 	gvk := v1alpha1.PostgresqlInstanceGroupVersionKind
 	if owner == "namespaced" {
 		gvk = nsv1alpha1.PostgresqlInstanceGroupVersionKind
 	}
-	return &external[T]{svc: svc, project: unitProject, secrets: newSecretStore(w.kube, w.kube, gvk), pacing: w.p, observer: w.obs, source: "pc"}
+	return &external[T]{svc: svc, project: unitProject, secrets: core.NewPasswords(w.kube, w.kube, gvk), pacing: w.p, observer: w.obs, source: "pc"}
 }
 
 // observe, create, update and remove call one method on mg's external client
@@ -413,7 +434,7 @@ func call(t *testing.T, a args, method string) result {
 	return result{}
 }
 
-func callKind[T instance](t *testing.T, a args, mg T, method, kind string) result {
+func callKind[T core.Instance](t *testing.T, a args, mg T, method, kind string) result {
 	t.Helper()
 	ctx := context.Background()
 	w, svc := newWorld(t, a)
@@ -428,9 +449,9 @@ func callKind[T instance](t *testing.T, a args, mg T, method, kind string) resul
 			a.between(t, w.emu)
 		}
 		w.emu.ResetCounts()
-		w.p = newPacing(pacingConfig{poll: time.Minute, busyPoll: time.Second})
+		w.p = core.NewPacing(time.Minute, a.busyPollOr(time.Second))
 		if a.pacing != nil {
-			a.pacing(w.p, objectKey(mg))
+			a.pacing(w.p, core.ObjectKey(mg))
 		}
 		e.pacing = w.p
 	}
@@ -461,7 +482,7 @@ func callKind[T instance](t *testing.T, a args, mg T, method, kind string) resul
 			r.Conditions[0] += ": " + c.Message
 		}
 	}
-	r.Pacing = pacingFlags(w.p, objectKey(mg))
+	r.Pacing = w.p.Flags(core.ObjectKey(mg))
 	r.Secret = secretState(t, w.kube, mg)
 	r.Cloud = cloudState(t, w.emu, w.kube, mg)
 	for _, req := range w.emu.Requests() {
@@ -491,27 +512,9 @@ func shown(err error) error {
 	return err
 }
 
-func pacingFlags(p *pacing, key string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var f []string
-	for _, flag := range []struct {
-		name string
-		set  bool
-	}{
-		{"busy", p.busy[key]}, {"stalled", p.stalled[key]}, {"changed", !p.active[key].IsZero()},
-		{"visible", p.visible[key]}, {"idle", p.idle[key]}, {"deleting", p.deleting[key]}, {"written", p.wrote[key]},
-	} {
-		if flag.set {
-			f = append(f, flag.name)
-		}
-	}
-	return f
-}
-
 // secretState describes the connection secret: absent, or its password (stored,
 // edited or generated) and whether the provider confirmed it set.
-func secretState(t *testing.T, kube client.Client, mg instance) string {
+func secretState(t *testing.T, kube client.Client, mg core.Instance) string {
 	t.Helper()
 	ref := mg.ConnectionSecret()
 	if ref == nil {
@@ -538,7 +541,7 @@ func secretState(t *testing.T, kube client.Client, mg instance) string {
 	switch {
 	case s.Annotations[v1alpha1.AnnotationPasswordUnconfirmed] == "true":
 		state += ", unconfirmed"
-	case s.Annotations[v1alpha1.AnnotationPasswordSHA256] == fingerprint(mg, pw):
+	case s.Annotations[v1alpha1.AnnotationPasswordSHA256] == core.Fingerprint(mg, pw):
 		state += ", confirmed"
 	}
 	if _, ok := s.Data[cloudsql.ConnectionKeyConnectionName]; ok {
@@ -549,7 +552,7 @@ func secretState(t *testing.T, kube client.Client, mg instance) string {
 
 // cloudState describes the Cloud SQL instance: its state, its owner, and whether
 // postgres has the connection secret's password.
-func cloudState(t *testing.T, emu *emulator.Server, kube client.Client, mg instance) string {
+func cloudState(t *testing.T, emu *emulator.Server, kube client.Client, mg core.Instance) string {
 	t.Helper()
 	name := cloudsql.InstanceName(mg)
 	db, err := emu.Instance(unitProject, name)
@@ -694,7 +697,7 @@ func TestObserve(t *testing.T) {
 			args: args{mg: clusterDB(), cloud: seeded(ours, ourUID, ""),
 				secrets: []client.Object{connSecret(ours, storedPW, editedTo("line\nbreak"))}},
 			want: result{
-				Err:        unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
+				Err:        core.UnusablePassword{Message: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
 				Conditions: available, Pacing: []string{"stalled"},
 				Secret: "other", Cloud: "RUNNABLE, owner uid-ours, postgres has another password", Calls: []string{"instances.get"},
 			},
@@ -913,7 +916,7 @@ func TestObserve(t *testing.T) {
 		"ListingAbsenceOfDeletingConfirmsGone": {
 			reason: "observe = list: a deleted object whose instance was seen deleting is gone once a listing lacks it.",
 			args: args{mg: clusterDB(deleted, importedFrom("https://sqladmin.googleapis.com/sql/v1beta4/projects/unit-project/instances/db")), listed: true,
-				pacing: func(p *pacing, key string) { p.markDeleting(key) }},
+				pacing: func(p *core.Pacing, key string) { p.MarkDeleting(key) }},
 			want: result{Pacing: []string{"deleting"}, Secret: "absent", Cloud: "none", Calls: []string{"instances.list"}},
 		},
 		"ListingFails": {
@@ -934,9 +937,9 @@ func TestObserve(t *testing.T) {
 		},
 		"ListingTooOldForChangedSpec": {
 			reason: "observe = list: a spec changed since the last sync wants a listing no older than the busy poll interval; one from before the change does not serve.",
-			args: args{mg: clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {}), synced, func(mg instance) { mg.SetGeneration(2) }),
+			args: args{mg: clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {}), synced, func(mg core.Instance) { mg.SetGeneration(2) }),
 				cloud: seeded(ours, ourUID, ""), secrets: []client.Object{connSecret(ours, storedPW)}, listed: true, listedBefore: true,
-				pacing: func(p *pacing, key string) { p.busyPoll = time.Nanosecond }},
+				busyPoll: time.Nanosecond},
 			want: result{
 				Exists: true, UpToDate: true,
 				Details:    published,
@@ -962,7 +965,7 @@ func TestObserve(t *testing.T) {
 		"NewObjectListsAgainPastTheBusyPoll": {
 			reason: "observe = list: the listing that a new object takes is no older than the busy poll interval.",
 			args: args{mg: clusterDB(createdAt(time.Hour)), secrets: []client.Object{connSecret(ours, storedPW)},
-				listed: true, listedBefore: true, pacing: func(p *pacing, _ string) { p.busyPoll = time.Nanosecond }},
+				listed: true, listedBefore: true, busyPoll: time.Nanosecond},
 			want: result{Secret: "stored, confirmed", Cloud: "none", Calls: []string{"instances.list"}},
 		},
 		"NewImportReadAloneThisSecond": {
@@ -995,7 +998,7 @@ func TestObserve(t *testing.T) {
 		},
 		"SomePoliciesOfAnothers": {
 			reason: "Policies that allow any change are not observe-only: another object's instance is refused.",
-			args: args{mg: clusterDB(func(mg instance) {
+			args: args{mg: clusterDB(func(mg core.Instance) {
 				mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate})
 			}), cloud: seeded(ours, otherUID, "")},
 			want: result{
@@ -1071,7 +1074,7 @@ func TestCreate(t *testing.T) {
 			reason: "A stored password that cannot go into .pgpass: no insert, retried at the poll interval.",
 			args:   args{mg: clusterDB(), secrets: []client.Object{connSecret(ours, "line\nbreak")}},
 			want: result{
-				Err:    unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
+				Err:    core.UnusablePassword{Message: fmt.Sprintf(errPasswordUnusable, unitNamespace, "db-conn")},
 				Pacing: []string{"stalled"}, Secret: "other, confirmed", Cloud: "none",
 			},
 		},
@@ -1142,7 +1145,7 @@ func TestUpdate(t *testing.T) {
 	ours := clusterDB()
 	tierChanged := func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = "db-custom-2-7680" }
 	slowUpdates := []emulator.Option{emulator.WithDelays(0, time.Hour, 0)}
-	idle := func(p *pacing, key string) { p.markIdle(key) }
+	idle := func(p *core.Pacing, key string) { p.MarkIdle(key) }
 	cases := map[string]externalCase{
 		"NotObserved": {
 			reason: "Update without an Observe before it changes nothing.",

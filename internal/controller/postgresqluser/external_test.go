@@ -43,7 +43,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/objecttest"
@@ -146,7 +146,7 @@ type args struct {
 	// when empty).
 	state string
 	// password and role are what Observe saw, for Update and Delete.
-	password postgresqlinstance.StoredPassword
+	password core.StoredPassword
 	role     pgsql.RoleState
 	// unreachable gives the connection a SQL client whose instance is
 	// unreachable; the connection has none otherwise.
@@ -211,7 +211,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 	if state == "" {
 		state = "RUNNABLE"
 	}
-	conn := &postgresqlinstance.InstanceConnection{
+	conn := &core.InstanceConnection{
 		Service: svc, Project: unitProject, Instance: unitInstance, Source: "pc",
 		Observed: v1alpha1.PostgresqlInstanceObservation{State: state, ConnectionName: unitProject + ":europe-west1:" + unitInstance, PublicIP: "127.0.0.2"},
 	}
@@ -223,11 +223,11 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 	}
 	e := &external[*v1alpha1.PostgresqlUser]{
 		kube: w.kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
-		passwords: postgresqlinstance.NewPasswords(w.kube, w.kube, v1alpha1.PostgresqlUserGroupVersionKind),
+		passwords: core.NewPasswords(w.kube, w.kube, v1alpha1.PostgresqlUserGroupVersionKind),
 		pacer:     w.rec, instance: unitInstance, password: a.password, role: a.role,
 		// Objects of these cases are made before the record began (no
 		// creation time): they keep the logins they find, as before.
-		holders: postgresqlinstance.NewHolders(tenancy.NewRecords(w.kube, w.kube, "crossplane-system"), v1alpha1.PostgresqlUserGroupVersionKind),
+		holders: core.NewHolders(tenancy.NewRecords(w.kube, w.kube, "crossplane-system"), v1alpha1.PostgresqlUserGroupVersionKind),
 	}
 	if a.role.Exists && a.mg != nil {
 		// Update reads what Observe recorded of the login's privileges.
@@ -534,7 +534,7 @@ func TestUpdate(t *testing.T) {
 			reason: "A least-privileged login whose password is confirmed needs nothing.",
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", storedPW)}, secrets: []client.Object{secret(storedPW, false, ourUID)},
-				password: postgresqlinstance.StoredPassword{Value: storedPW, Confirmed: true}, role: leastPrivileged,
+				password: core.StoredPassword{Value: storedPW}, role: leastPrivileged,
 			},
 			want: result{Pacing: []string{"busy"}, Secret: "stored", Login: "stored"},
 		},
@@ -542,7 +542,7 @@ func TestUpdate(t *testing.T) {
 			reason: "A stored password not known to be set (a crash after users.insert, or a login made elsewhere) is set, and stays unconfirmed until its operation is seen done.",
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", otherPW)}, secrets: []client.Object{secret(storedPW, true, ourUID)},
-				password: postgresqlinstance.StoredPassword{Value: storedPW}, role: leastPrivileged,
+				password: core.StoredPassword{Value: storedPW, Unconfirmed: true}, role: leastPrivileged,
 			},
 			want: result{Pacing: []string{"busy"}, Secret: "stored unconfirmed", Login: "stored", Calls: []string{emulator.MethodUsersUpdate}},
 		},
@@ -551,7 +551,7 @@ func TestUpdate(t *testing.T) {
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", otherPW), fault(emulator.MethodUsersUpdate, 1)},
 				secrets:  []client.Object{secret(storedPW, true, ourUID)},
-				password: postgresqlinstance.StoredPassword{Value: storedPW}, role: leastPrivileged,
+				password: core.StoredPassword{Value: storedPW, Unconfirmed: true}, role: leastPrivileged,
 			},
 			want: result{
 				Err:    "cannot set the password of login app on Cloud SQL instance shared in project unit-project: googleapi 500",
@@ -570,7 +570,7 @@ func TestUpdate(t *testing.T) {
 			reason: "A login that keeps what Cloud SQL gave it, on an instance SQL cannot reach, is a clear error, retried at the poll interval.",
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", storedPW)}, secrets: []client.Object{secret(storedPW, false, ourUID)},
-				password: postgresqlinstance.StoredPassword{Value: storedPW, Confirmed: true}, role: asCreated, unreachable: true,
+				password: core.StoredPassword{Value: storedPW}, role: asCreated, unreachable: true,
 			},
 			want: result{
 				Err:    `cannot give login app least privilege on Cloud SQL instance shared: cannot take cloudsqlsuperuser, CREATEDB and CREATEROLE from role "app": unreachable`,
@@ -581,7 +581,7 @@ func TestUpdate(t *testing.T) {
 			reason: "A connection that cannot run SQL is an error, not a panic.",
 			args: args{
 				mg: appUser(), cloud: []cloud{login("app", storedPW)}, secrets: []client.Object{secret(storedPW, false, ourUID)},
-				password: postgresqlinstance.StoredPassword{Value: storedPW, Confirmed: true}, role: asCreated,
+				password: core.StoredPassword{Value: storedPW}, role: asCreated,
 			},
 			want: result{
 				Err:    "the provider has no way to run SQL on Cloud SQL instance shared: this is a bug of the provider's, please report it",
@@ -660,7 +660,7 @@ func TestConnectWithoutInstance(t *testing.T) {
 }
 
 func TestGone(t *testing.T) {
-	var g postgresqlinstance.Released[*v1alpha1.PostgresqlUser]
+	var g core.Released[*v1alpha1.PostgresqlUser]
 	ctx := context.Background()
 	o, err := g.Observe(ctx, appUser())
 	if err != nil || o.ResourceExists {

@@ -45,7 +45,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
@@ -72,16 +72,16 @@ type user interface {
 
 // SetupCluster adds the controller of the cluster-scoped PostgresqlUser kind
 // to mgr, through core.
-func SetupCluster(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind,
-		postgresqlinstance.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf})
+func SetupCluster(mgr ctrl.Manager, c *core.Core) error {
+	return setup(mgr, c, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind,
+		core.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf})
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlUser kind
 // to mgr, through core.
-func SetupNamespaced(mgr ctrl.Manager, core *postgresqlinstance.Core) error {
-	return setup(mgr, core, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind,
-		postgresqlinstance.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf})
+func SetupNamespaced(mgr ctrl.Manager, c *core.Core) error {
+	return setup(mgr, c, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind,
+		core.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf})
 }
 
 // ownerOf maps a PostgresqlDatabase to its owner, of its own scope and
@@ -95,16 +95,16 @@ func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: d.OwnerKey()}}
 }
 
-func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...postgresqlinstance.Watch) error {
+func setup[T user](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...core.Watch) error {
 	c := &connector[T]{
-		holders:   core.Holders(gvk),
+		holders:   cc.Holders(gvk),
 		kube:      mgr.GetClient(),
 		secrets:   mgr.GetAPIReader(),
-		core:      core,
-		passwords: postgresqlinstance.NewPasswords(mgr.GetClient(), mgr.GetAPIReader(), gvk),
-		pacer:     core.Pacer(gvk),
+		core:      cc,
+		passwords: core.NewPasswords(mgr.GetClient(), mgr.GetAPIReader(), gvk),
+		pacer:     cc.Pacer(gvk),
 	}
-	return core.SetupKind(mgr, postgresqlinstance.Kind{
+	return cc.SetupKind(mgr, core.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
 		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindUsers,
 		Watches: watches,
@@ -113,12 +113,12 @@ func setup[T user](mgr ctrl.Manager, core *postgresqlinstance.Core, obj T, group
 
 // connector connects a PostgresqlUser to its instance's Cloud SQL.
 type connector[T user] struct {
-	holders   postgresqlinstance.Holders
+	holders   core.Holders
 	kube      client.Client
 	secrets   client.Reader
-	core      *postgresqlinstance.Core
-	passwords postgresqlinstance.Passwords
-	pacer     postgresqlinstance.Pacer
+	core      *core.Core
+	passwords *core.Passwords
+	pacer     core.Pacer
 }
 
 // Connect implements managed.TypedExternalConnector.
@@ -131,7 +131,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
 		// The instance, or its configuration, went first: its logins went
 		// with it, or nothing can reach them any more.
-		return postgresqlinstance.Released[T]{}, nil
+		return core.Released[T]{}, nil
 	}
 	if err != nil {
 		return nil, cloudsql.Truncated(err)
@@ -153,16 +153,16 @@ func instanceName(k types.NamespacedName) string {
 // records what it saw, for Update and Delete.
 type external[T user] struct {
 	kube      client.Reader
-	conn      *postgresqlinstance.InstanceConnection
+	conn      *core.InstanceConnection
 	lists     *listcache.Cache
-	passwords postgresqlinstance.Passwords
-	pacer     postgresqlinstance.Marks
+	passwords *core.Passwords
+	pacer     core.Marks
 	// instance names the PostgresqlInstance, for messages.
 	instance string
 	// holders record which object holds the login.
-	holders postgresqlinstance.Holders
+	holders core.Holders
 
-	password postgresqlinstance.StoredPassword
+	password core.StoredPassword
 	// sending says that the users.update that sets the unconfirmed password
 	// is under way.
 	sending bool
@@ -227,10 +227,12 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		if e.password, err = e.passwords.Get(ctx, mg); err != nil {
 			return managed.ExternalObservation{}, err
 		}
-		if e.password, e.sending, err = e.passwords.Settle(ctx, e.conn.Service.Operations, e.conn.Project, mg, login, e.password); err != nil {
+		var change core.PasswordChange
+		if e.password, change, err = e.passwords.Settle(ctx, e.conn.Service.Operations, e.conn.Project, mg, login, e.password); err != nil {
 			return managed.ExternalObservation{}, err
 		}
-		if postgresqlinstance.MayChange(mg) && !meta.WasDeleted(mg) {
+		e.sending = change == core.ChangeRunning
+		if core.MayChange(mg) && !meta.WasDeleted(mg) {
 			// A rotation that is due stores the new password unconfirmed:
 			// Update sets it, as it sets an edited one.
 			if e.password, err = e.passwords.Rotate(ctx, mg, login, e.password, mg.Settings().PasswordRotation.Every()); err != nil {
@@ -242,7 +244,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	// certificate, two Admin API requests: it runs until the login is seen
 	// least privileged, and while the provider may change it, not at every
 	// poll.
-	if leastPrivileged(obs) || !postgresqlinstance.MayChange(mg) {
+	if leastPrivileged(obs) || !core.MayChange(mg) {
 		e.role = pgsql.RoleState{Exists: true}
 	} else if err := e.inspect(ctx, mg, login); err != nil {
 		return managed.ExternalObservation{}, err
@@ -252,14 +254,14 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	obs.Databases = e.role.Databases
 
-	upToDate := (leastPrivileged(obs) || !postgresqlinstance.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed)
+	upToDate := (leastPrivileged(obs) || !core.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed())
 	if upToDate {
 		mg.SetConditions(xpv2.Available())
 	} else {
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("login %s is being given least privilege", login)))
 	}
 	o := managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}
-	if !builtIn(mg) || e.password.Confirmed {
+	if !builtIn(mg) || e.password.Confirmed() {
 		o.ConnectionDetails = cloudsql.UserConnectionDetails(e.conn.Observed, login, e.password.Value, e.role.Databases)
 	}
 	return o, nil
@@ -405,7 +407,7 @@ func (e *external[T]) storedOrNew(ctx context.Context, mg T, login string) (stri
 func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	e.pacer.Busy(mg)
-	if builtIn(mg) && !e.password.Confirmed && !e.sending {
+	if builtIn(mg) && !e.password.Confirmed() && !e.sending {
 		pw, err := e.storedOrNew(ctx, mg, login)
 		if err != nil {
 			return managed.ExternalUpdate{}, err

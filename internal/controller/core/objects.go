@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	}
 	fin := k.Finalizer
 	if fin == nil {
-		fin = resource.NewAPIFinalizer(mgr.GetClient(), managedFinalizer)
+		fin = resource.NewAPIFinalizer(mgr.GetClient(), ManagedFinalizer)
 	}
 	naming, err := Referrers(mgr, k.Object, k.GVK, fieldInstance, instanceOf)
 	if err != nil {
@@ -194,7 +194,7 @@ func (n *neededListings) count() int {
 // kindKey names an object of another kind than PostgresqlInstance in the
 // pacing's bookkeeping, apart from the instances' keys.
 func kindKey(gvk schema.GroupVersionKind, m metav1.Object) string {
-	return gvk.Kind + "." + gvk.Group + ":" + objectKey(m)
+	return gvk.Kind + "." + gvk.Group + ":" + ObjectKey(m)
 }
 
 // Lists serves the databases and users of Cloud SQL instances, one listing
@@ -213,7 +213,7 @@ type Marks interface {
 // Pacer marks objects of one kind for the core's pacing. The zero Pacer
 // marks nothing, for tests of a kind's external client alone.
 type Pacer struct {
-	p   *pacing
+	p   *Pacing
 	gvk schema.GroupVersionKind
 }
 
@@ -232,7 +232,7 @@ func (p Pacer) Busy(m metav1.Object) {
 // object comes back at the poll interval, not with the error backoff.
 func (p Pacer) Stalled(m metav1.Object) {
 	if p.p != nil {
-		p.p.markStalled(kindKey(p.gvk, m))
+		p.p.MarkStalled(kindKey(p.gvk, m))
 	}
 }
 
@@ -259,14 +259,14 @@ func (p Pacer) Waiting(m metav1.Object) {
 // Forget drops what the pacing knows of a deleted object.
 func (p Pacer) Forget(m metav1.Object) {
 	if p.p != nil {
-		p.p.forget(kindKey(p.gvk, m))
+		p.p.Forget(kindKey(p.gvk, m))
 	}
 }
 
 // objectPollHook is pollIntervalHook for the objects of other kinds: busy
 // ones come back soon, the others at the fleet's interval with jitter. They
 // are not counted as instances.
-func (p *pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
+func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		if p.take(p.busy, key(mg)) {
 			return min(busyInterval, poll)
@@ -302,7 +302,7 @@ type InstanceConnection struct {
 // Ready says whether the instance can take databases and users: Cloud SQL
 // reports it RUNNABLE and its object knows its connection name.
 func (c *InstanceConnection) Ready() bool {
-	return c.Observed.State == stateRunnable && c.Observed.ConnectionName != ""
+	return c.Observed.State == StateRunnable && c.Observed.ConnectionName != ""
 }
 
 // NotReady says that the instance (named instance, for the user) is not
@@ -334,7 +334,7 @@ func (c *InstanceConnection) SQL(ctx context.Context) (*pgsql.Client, error) {
 func (c *Core) Connection(ctx context.Context, kube client.Client, secrets client.Reader, mg client.Object, key types.NamespacedName) (*InstanceConnection, client.Object, error) {
 	namespace, name := key.Namespace, key.Name
 	var (
-		obj instance
+		obj Instance
 		pc  *v1alpha1.ProviderConfig
 		err error
 	)
@@ -372,7 +372,7 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		if err != nil {
 			return nil, pi, err
 		}
-		pc = cfg.pc
+		pc = cfg.ProviderConfig
 	}
 	creds, err := providerconfig.Credentials(ctx, secrets, afero.NewOsFs(), pc)
 	if err != nil {
@@ -388,86 +388,20 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		ImportPolicy: importPolicy(obj),
 	}
 	ic.NewSQL = func(ctx context.Context) (*pgsql.Client, error) {
-		pw, err := newSecretStore(kube, secrets, schema.GroupVersionKind{}).password(ctx, obj)
+		pw, err := NewPasswords(kube, secrets, schema.GroupVersionKind{}).Get(ctx, obj)
 		if err != nil {
 			return nil, err
 		}
-		if pw.value == "" {
-			return nil, errors.Errorf(errNoRootPassword, objectKey(obj))
+		if pw.Value == "" {
+			return nil, errors.Errorf(errNoRootPassword, ObjectKey(obj))
 		}
 		d, err := c.dialers.Get(pc, creds)
 		if err != nil {
 			return nil, err
 		}
-		return pgsql.New(d, ic.Observed.ConnectionName, pw.value, pgsql.WithIPType(pgsql.IPTypeFor(ic.Observed.PublicIP))), nil
+		return pgsql.New(d, ic.Observed.ConnectionName, pw.Value, pgsql.WithIPType(pgsql.IPTypeFor(ic.Observed.PublicIP))), nil
 	}
 	return ic, obj, nil
-}
-
-// SecretHolder is an object whose connection secret holds a login's
-// password: a PostgresqlInstance (postgres's) or a PostgresqlUser.
-type SecretHolder = secretHolder
-
-// Passwords keeps logins' passwords in their objects' connection secrets, as
-// the instances' postgres passwords are kept: written before Cloud SQL is
-// given them, so that no crash loses one.
-type Passwords struct{ s *secretStore }
-
-// NewPasswords returns the password store of the objects of kind owner
-// (the kind that controls their connection secrets). reader should not
-// cache every secret of the cluster.
-func NewPasswords(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) Passwords {
-	return Passwords{s: newSecretStore(kube, reader, owner)}
-}
-
-// StoredPassword is a password in a connection secret.
-type StoredPassword struct {
-	// Value is the password; empty when none is stored.
-	Value string
-	// Confirmed says that it is known to be set on Cloud SQL.
-	Confirmed bool
-
-	stored storedPassword
-}
-
-// Get returns the password stored for h.
-func (p Passwords) Get(ctx context.Context, h SecretHolder) (StoredPassword, error) {
-	pw, err := p.s.password(ctx, h)
-	return storedAs(pw), err
-}
-
-func storedAs(pw storedPassword) StoredPassword {
-	return StoredPassword{Value: pw.value, Confirmed: pw.value != "" && !pw.unconfirmed, stored: pw}
-}
-
-// Settle confirms login's unconfirmed password pw, read by Get, once the
-// users.update that sets it (StoreSending) is done without an error; running
-// says that operation is not done yet (do not send another). A failed one
-// leaves the password unconfirmed, to be sent again.
-func (p Passwords) Settle(ctx context.Context, ops *sqladmin.OperationsService, project string, h SecretHolder, login string, pw StoredPassword) (settled StoredPassword, running bool, err error) {
-	r, change, err := p.s.settle(ctx, ops, project, h, login, pw.stored)
-	return storedAs(r), change == changeRunning, err
-}
-
-// StoreSending records login's unconfirmed password with the operation of
-// the users.update that sets it: Settle confirms it once that operation is
-// done without an error.
-func (p Passwords) StoreSending(ctx context.Context, h SecretHolder, login, password, operation string) error {
-	return p.s.storeSending(ctx, h, login, password, true, operation)
-}
-
-// Rotate replaces login's confirmed password pw, read by Get, with a new
-// generated one, stored unconfirmed, when a rotation of the period given is
-// due (0: none); the caller then sets it as any unconfirmed password.
-func (p Passwords) Rotate(ctx context.Context, h SecretHolder, login string, pw StoredPassword, period time.Duration) (StoredPassword, error) {
-	r, err := p.s.rotate(ctx, h, login, pw.stored, period)
-	return storedAs(r), err
-}
-
-// Store writes login's password into h's connection secret, unconfirmed
-// while it is about to be set.
-func (p Passwords) Store(ctx context.Context, h SecretHolder, login, password string, unconfirmed bool) error {
-	return p.s.store(ctx, h, login, password, unconfirmed)
 }
 
 // MayChange says whether mg's management policies let the provider change

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -110,12 +110,12 @@ func newWakes(log logging.Logger) *wakes {
 		log = logging.NewNopLogger()
 	}
 	return &wakes{log: log, changed: ReadinessChanged(func(o client.Object) bool {
-		i, ok := o.(instance)
+		i, ok := o.(Instance)
 		if !ok {
 			return false
 		}
 		obs := i.Observation()
-		return obs.State == stateRunnable && obs.ConnectionName != ""
+		return obs.State == StateRunnable && obs.ConnectionName != ""
 	})}
 }
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func observesOnly(mg resource.Managed) bool {
 }
 
 // importPolicy is the import policy of instance obj, with its kind's default.
-func importPolicy(obj instance) v1alpha1.ObjectImportPolicy {
+func importPolicy(obj Instance) v1alpha1.ObjectImportPolicy {
 	switch pi := obj.(type) {
 	case *v1alpha1.PostgresqlInstance:
 		return v1alpha1.ImportPolicyOf(pi.Spec.Tenancy)

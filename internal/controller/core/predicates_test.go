@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"testing"
@@ -80,11 +80,11 @@ func TestInstanceChangesThatWakeItsObjects(t *testing.T) {
 		old, new *v1alpha1.PostgresqlInstance
 		want     bool
 	}{
-		"ObservedReady":          {old: obj("", "", 1), new: obj(stateRunnable, conn, 1), want: true},
-		"NoLongerReady":          {old: obj(stateRunnable, conn, 1), new: obj("MAINTENANCE", conn, 1), want: true},
-		"RunnableWithoutAddress": {old: obj("PENDING_CREATE", "", 1), new: obj(stateRunnable, "", 1)},
+		"ObservedReady":          {old: obj("", "", 1), new: obj(StateRunnable, conn, 1), want: true},
+		"NoLongerReady":          {old: obj(StateRunnable, conn, 1), new: obj("MAINTENANCE", conn, 1), want: true},
+		"RunnableWithoutAddress": {old: obj("PENDING_CREATE", "", 1), new: obj(StateRunnable, "", 1)},
 		"OtherStatus":            {old: obj("PENDING_CREATE", "", 1), new: obj("PENDING_CREATE", conn, 1)},
-		"SpecChanged":            {old: obj(stateRunnable, conn, 1), new: obj(stateRunnable, conn, 2), want: true},
+		"SpecChanged":            {old: obj(StateRunnable, conn, 1), new: obj(StateRunnable, conn, 2), want: true},
 	}
 	p := newWakes(logging.NewNopLogger()).changed
 	for name, tc := range cases {
@@ -94,8 +94,8 @@ func TestInstanceChangesThatWakeItsObjects(t *testing.T) {
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(p.Create(event.CreateEvent{Object: obj(stateRunnable, conn, 1)})).To(BeFalse())
-	g.Expect(p.Delete(event.DeleteEvent{Object: obj(stateRunnable, conn, 1)})).To(BeTrue())
+	g.Expect(p.Create(event.CreateEvent{Object: obj(StateRunnable, conn, 1)})).To(BeFalse())
+	g.Expect(p.Delete(event.DeleteEvent{Object: obj(StateRunnable, conn, 1)})).To(BeTrue())
 }
 
 // A controller that does not run (this replica does not lead) never drains

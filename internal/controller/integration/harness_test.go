@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance_test
+package integration_test
 
 import (
 	"cmp"
@@ -52,7 +52,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
@@ -226,7 +226,7 @@ func (h *harness) startManager() {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	h.g.Expect(err).ToNot(HaveOccurred())
-	o := postgresqlinstance.Options{
+	o := core.Options{
 		Options: controller.Options{
 			Logger:                  testLogger(),
 			GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
@@ -239,11 +239,10 @@ func (h *harness) startManager() {
 		// As cmd/provider: each namespaced ProviderConfig spends a window of its own.
 		TenantTransport: budget.NewWindows(func() *budget.Window { return budget.PerMinute(cfg.rpm) },
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)).Transport,
-		BusyPollInterval:  cfg.busyPoll,
-		Timeout:           30 * time.Second,
-		ObserveByList:     cfg.observe == configfile.ObserveList,
-		RequestsPerMinute: cfg.rpm,
-		MaxReconcileRate:  1000,
+		BusyPollInterval: cfg.busyPoll,
+		Timeout:          30 * time.Second,
+		ObserveByList:    cfg.observe == configfile.ObserveList,
+		MaxReconcileRate: 1000,
 		// Namespaced ProviderConfigs point at the harness's emulator.
 		NamespacedEndpoints: []string{h.srvURL},
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -23,21 +23,31 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
-// instance is a PostgresqlInstance of either kind: the cluster-scoped
+// Instance is a PostgresqlInstance of either kind: the cluster-scoped
 // cloudsql.travelaudience.com one, or the namespaced cloudsql.m one. Both share
 // the instance's settings and observation types; the controller reads them, and
 // where the connection secret is, through this.
-type instance interface {
+type Instance interface {
 	resource.Managed
 	Parameters() *v1alpha1.PostgresqlInstanceParameters
 	Observation() *v1alpha1.PostgresqlInstanceObservation
 	ConnectionSecret() *xpv2.SecretReference
 }
 
-// objectKey names an object in the controller's own bookkeeping (pacing,
+// The Cloud SQL states and operation status that the core reads, besides
+// those of the instances' external client.
+const (
+	// StateRunnable is the state of an instance that serves.
+	StateRunnable = "RUNNABLE"
+	// OperationDone is the status of an operation that ended, with or
+	// without an error.
+	OperationDone = "DONE"
+)
+
+// ObjectKey names an object in the controller's own bookkeeping (pacing,
 // listings): its name, prefixed by its namespace when it has one. A cluster-scoped
 // name holds no "/", so the keys of the two kinds never meet.
-func objectKey(mg interface {
+func ObjectKey(mg interface {
 	GetNamespace() string
 	GetName() string
 }) string {

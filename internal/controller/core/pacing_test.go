@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"cmp"
@@ -98,7 +98,7 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 				got = max(5*time.Minute, p.interval(fmt.Sprintf("i-%d", i)))
 			}
 			g.Expect(got).To(Equal(tc.want))
-			g.Expect(p.maxListingAge("i-0")).To(Equal(cmp.Or(tc.listEvery, 150*time.Second)))
+			g.Expect(p.MaxListingAge("i-0")).To(Equal(cmp.Or(tc.listEvery, 150*time.Second)))
 			g.Expect(p.listPeriod()).To(Equal(cmp.Or(tc.listEvery, 150*time.Second)))
 		})
 	}
@@ -111,12 +111,12 @@ func TestPacingHook(t *testing.T) {
 	mg := &v1alpha1.PostgresqlInstance{}
 	mg.SetName("a")
 
-	p.markBusy("a")
+	p.MarkBusy("a")
 	g.Expect(hook(mg, time.Minute)).To(Equal(2*time.Second), "busy instances come back soon")
 	ns := &nsv1alpha1.PostgresqlInstance{}
 	ns.SetNamespace("team-a")
 	ns.SetName("a")
-	p.markBusy(objectKey(ns))
+	p.MarkBusy(ObjectKey(ns))
 	g.Expect(hook(mg, time.Minute)).To(BeNumerically(">=", 54*time.Second), "a namespaced instance's marks are not the cluster-scoped one's")
 	g.Expect(hook(ns, time.Minute)).To(Equal(2*time.Second), "busy namespaced instances come back soon")
 	for range 100 {
@@ -132,25 +132,25 @@ func TestPacingRemembersActivityUntilAListingShowsIt(t *testing.T) {
 	p := newPacing(pacingConfig{poll: time.Minute})
 	p.now = func() time.Time { return now }
 
-	g.Expect(p.lastActive("a")).To(BeZero(), "nothing done since the start: any listing serves")
+	g.Expect(p.LastActive("a")).To(BeZero(), "nothing done since the start: any listing serves")
 	p.busyPoll = 15 * time.Second
-	p.markBusy("a")
-	g.Expect(p.lastActive("a")).To(BeZero(), "an operation seen is not a change of the provider's")
-	g.Expect(p.maxListingAge("a")).To(Equal(15*time.Second), "in the middle of something: a recent listing only")
+	p.MarkBusy("a")
+	g.Expect(p.LastActive("a")).To(BeZero(), "an operation seen is not a change of the provider's")
+	g.Expect(p.MaxListingAge("a")).To(Equal(15*time.Second), "in the middle of something: a recent listing only")
 	g.Expect(p.listPeriod()).To(Equal(15*time.Second), "while one is, projects are listed every busy poll interval")
-	p.markChanged("a", true)
-	g.Expect(p.lastActive("a")).To(Equal(now))
-	p.settled("a", now.Add(-time.Second))
-	g.Expect(p.lastActive("a")).To(Equal(now), "a listing older than the change does not settle it")
-	p.settled("a", now.Add(time.Second))
-	g.Expect(p.lastActive("a")).To(BeZero())
-	g.Expect(p.maxListingAge("a")).To(Equal(30*time.Second), "steady again: half the poll interval")
+	p.MarkChanged("a", true)
+	g.Expect(p.LastActive("a")).To(Equal(now))
+	p.Settled("a", now.Add(-time.Second))
+	g.Expect(p.LastActive("a")).To(Equal(now), "a listing older than the change does not settle it")
+	p.Settled("a", now.Add(time.Second))
+	g.Expect(p.LastActive("a")).To(BeZero())
+	g.Expect(p.MaxListingAge("a")).To(Equal(30*time.Second), "steady again: half the poll interval")
 	g.Expect(p.listPeriod()).To(Equal(30 * time.Second))
 
-	p.markChanged("b", false)
-	p.markStalled("b")
+	p.MarkChanged("b", false)
+	p.MarkStalled("b")
 	p.interval("b")
-	p.forget("b")
+	p.Forget("b")
 	g.Expect(p.active).NotTo(HaveKey("b"))
 	g.Expect(p.busy).NotTo(HaveKey("b"))
 	g.Expect(p.stalled).NotTo(HaveKey("b"))
@@ -193,7 +193,7 @@ func TestSteadyVisitsComeBackAtLowPriority(t *testing.T) {
 			p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
 			req := types.NamespacedName{Namespace: tc.namespace, Name: "a"}
 			if tc.stalled {
-				p.markStalled(objectKey(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}))
+				p.MarkStalled(ObjectKey(&metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}))
 			}
 			b := &backoffToPoll{inner: tc.inner, pacing: p, poll: 5 * time.Minute}
 			res, _ := b.Reconcile(context.Background(), reconcile.Request{NamespacedName: req})
@@ -257,7 +257,7 @@ func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
 	obj.SetName("a")
 
 	// An instance named a is busy: an object named a is not.
-	p.markBusy("a")
+	p.MarkBusy("a")
 	g.Expect(hook(obj, time.Minute)).To(BeNumerically(">=", 54*time.Second))
 	pacer.Busy(obj)
 	g.Expect(hook(obj, time.Minute)).To(Equal(2*time.Second), "a busy object comes back soon")
@@ -307,7 +307,7 @@ func TestObjectObservedMeasuresGapsBetweenListings(t *testing.T) {
 	p.objectObserved("PostgresqlUser", "PostgresqlUser.x:app", t0.Add(5*time.Minute))
 	g.Expect(count()).To(Equal(before + 1))
 	g.Expect(p.seen).To(BeEmpty(), "objects do not size the fleet of instances")
-	p.forget("PostgresqlUser.x:app")
+	p.Forget("PostgresqlUser.x:app")
 	g.Expect(p.objectSeen).To(BeEmpty())
 }
 
@@ -355,19 +355,19 @@ func TestBusyListingsFollowTheLongestOperation(t *testing.T) {
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
 	p.now = func() time.Time { return now }
 
-	p.markChanged("a", true)
+	p.MarkChanged("a", true)
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "an operation just begun")
 	now = now.Add(20 * time.Second)
-	p.markChanged("b", true)
+	p.MarkChanged("b", true)
 	g.Expect(p.listPeriod()).To(Equal(4*time.Second), "a's 20 s")
 	now = now.Add(10 * time.Minute)
 	g.Expect(p.listPeriod()).To(Equal(15*time.Second), "never less often than the busy poll interval")
-	p.settled("a", now)
-	p.settled("b", now)
+	p.Settled("a", now)
+	p.Settled("b", now)
 	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "steady again")
 
-	p.markChanged("c", true)
-	p.markBusy("d") // seen PENDING_CREATE: an import being created
+	p.MarkChanged("c", true)
+	p.MarkBusy("d") // seen PENDING_CREATE: an import being created
 	g.Expect(p.listPeriod()).To(Equal(15 * time.Second))
 }
 
@@ -380,11 +380,11 @@ func TestASeenChangeDoesNotHurryListings(t *testing.T) {
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
 	p.now = func() time.Time { return now }
 
-	p.markChanged("a", true)
+	p.MarkChanged("a", true)
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor))
 	p.sawChange("a")
 	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "nothing else is in the middle of something")
-	p.observing("a")
+	p.Observing("a")
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "its reconcile looked, and it still runs")
 }
 
@@ -394,12 +394,12 @@ func TestASeenChangeDoesNotHurryListings(t *testing.T) {
 func TestAVisitThatCompletesAWriteTakesNoSlot(t *testing.T) {
 	g := NewWithT(t)
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second, listed: true})
-	p.began("a")
+	p.Began("a")
 	g.Expect(p.completesWrite("a")).To(BeFalse(), "no listing saw it change yet")
 	p.sawChange("a", "b")
 	g.Expect(p.completesWrite("a")).To(BeTrue())
 	g.Expect(p.completesWrite("b")).To(BeFalse(), "b changed out of band: no write of the provider's runs")
-	p.observing("a")
+	p.Observing("a")
 	g.Expect(p.completesWrite("a")).To(BeFalse(), "its reconcile has looked")
 }
 
@@ -418,34 +418,34 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 		return p.listingHoldLocked()
 	}
 
-	p.markChanged("a", true)
-	p.began("a")
+	p.MarkChanged("a", true)
+	p.Began("a")
 	g.Expect(hold()).To(BeZero(), "no operation seen to end yet")
 	now = now.Add(10 * time.Second)
-	p.settled("a", now)
+	p.Settled("a", now)
 	g.Expect(p.fastestOp).To(Equal(10 * time.Second))
 
 	start := now
-	p.markChanged("b", true)
-	p.began("b")
+	p.MarkChanged("b", true)
+	p.Began("b")
 	now = now.Add(time.Second)
-	p.markChanged("c", true)
-	p.began("c")
+	p.MarkChanged("c", true)
+	p.Began("c")
 	g.Expect(hold()).To(Equal(start.Add(8*time.Second)), "b began first: 0.8 of 10 s after it")
 	g.Expect(p.listPeriod()).To(Equal(150*time.Second), "held: listed at the steady period")
 	now = start.Add(8 * time.Second)
 	g.Expect(p.listPeriod()).To(Equal(busyListFloor), "the hold is over")
 	now = start.Add(time.Second)
 
-	p.markBusy("d") // seen PENDING_CREATE: an import being created
+	p.MarkBusy("d") // seen PENDING_CREATE: an import being created
 	g.Expect(hold()).To(BeZero(), "d's end may come any time")
-	p.settled("d", now)
+	p.Settled("d", now)
 	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
 	g.Expect(hold()).To(Equal(start.Add(8 * time.Second)))
 
 	// Past the hold, a listing comes when c, the last write, has run 10 s
 	// if none began since, though a fifth of b's 12 s would be later.
-	p.settled("d", now)
+	p.Settled("d", now)
 	p.pollIntervalHook(15*time.Second)(&v1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, time.Minute)
 	now = start.Add(12 * time.Second)
 	p.listingBegan(start.Add(10 * time.Second))
@@ -455,11 +455,11 @@ func TestListingsWaitForTheFastestOperationSeen(t *testing.T) {
 	now = start.Add(time.Second)
 
 	// The instance of a deleted object, gone 5 s after its delete.
-	p.deleted("b", start.Add(5*time.Second))
+	p.Deleted("b", start.Add(5*time.Second))
 	g.Expect(p.fastestOp).To(Equal(5 * time.Second))
 	g.Expect(hold()).To(Equal(start.Add(5*time.Second)), "c began 1 s after b: 0.8 of 5 s after it")
 
-	p.deleted("c", start.Add(time.Hour))
+	p.Deleted("c", start.Add(time.Hour))
 	g.Expect(p.fastestOp).To(Equal(5*time.Second), "the fastest is kept")
 }
 
@@ -474,14 +474,14 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 	b := &backoffToPoll{inner: fixedResult{res: again}, pacing: p, poll: 5 * time.Minute}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "a"}}
 
-	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.MarkWritten(ObjectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	res, err := b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(reconcile.Result{RequeueAfter: 15 * time.Second, Priority: ptr.To(followUpPriority)}), "ahead of new objects")
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "once: a conflict's requeue still comes at once")
 
-	p.markWritten(objectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
+	p.MarkWritten(ObjectKey(&metav1.ObjectMeta{Namespace: "team-a", Name: "a"}))
 	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res).To(Equal(again), "an error keeps its backoff")
@@ -512,7 +512,7 @@ func TestFollowUpsGoBeforeNewObjects(t *testing.T) {
 	q.Add(req("created-1")) // its visit after the insert, still waiting to be due
 	enqueueFollowUp().Generic(context.Background(), ctrlevent.GenericEvent{Object: obj("created-1")}, q)
 	b := &backoffToPoll{inner: fixedResult{}, pacing: newPacing(pacingConfig{busyPoll: time.Millisecond}), poll: time.Minute}
-	b.pacing.markWritten(objectKey(obj("created-2")))
+	b.pacing.MarkWritten(ObjectKey(obj("created-2")))
 	res, err := b.Reconcile(context.Background(), req("created-2"))
 	g.Expect(err).NotTo(HaveOccurred())
 	q.AddWithOpts(priorityqueue.AddOpts{After: res.RequeueAfter, Priority: res.Priority}, req("created-2"))
@@ -536,21 +536,21 @@ func TestOperationsAreListedLessOftenAsAChangeTakesLonger(t *testing.T) {
 	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
 	p.now = func() time.Time { return now }
 
-	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "nothing under way")
-	p.markChanged("a", false)
-	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "a password change does not show in the instance")
-	p.markChanged("a", true)
+	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "nothing under way")
+	p.MarkChanged("a", false)
+	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "a password change does not show in the instance")
+	p.MarkChanged("a", true)
 	now = now.Add(29 * time.Second)
-	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "a patch of 29 s: its end shows in a listing")
+	g.Expect(p.OpsCheckDue("a")).To(BeFalse(), "a patch of 29 s: its end shows in a listing")
 	now = now.Add(time.Second)
-	g.Expect(p.opsCheckDue("a")).To(BeTrue())
-	p.opsChecked("a")
+	g.Expect(p.OpsCheckDue("a")).To(BeTrue())
+	p.OpsChecked("a")
 	now = now.Add(14 * time.Second)
-	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "asked 14 s ago, of 44 s")
+	g.Expect(p.OpsCheckDue("a")).To(BeFalse(), "asked 14 s ago, of 44 s")
 	now = now.Add(15 * time.Second)
-	g.Expect(p.opsCheckDue("a")).To(BeFalse(), "asked 29 s ago, of 59 s")
+	g.Expect(p.OpsCheckDue("a")).To(BeFalse(), "asked 29 s ago, of 59 s")
 	now = now.Add(time.Second)
-	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "asked 30 s ago, of 60 s")
-	p.settled("a", now.Add(time.Second))
-	g.Expect(p.opsCheckDue("a")).To(BeTrue(), "over")
+	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "asked 30 s ago, of 60 s")
+	p.Settled("a", now.Add(time.Second))
+	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "over")
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -24,8 +24,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
 
-// managedFinalizer is the managed reconciler's finalizer on every kind.
-const managedFinalizer = "finalizer.managedresource.crossplane.io"
+// ManagedFinalizer is the managed reconciler's finalizer on every kind; a
+// kind's own finalizer embeds one of this name.
+const ManagedFinalizer = "finalizer.managedresource.crossplane.io"
 
 // statusKeeper adds the finalizer without losing what the observation before
 // it wrote in the status. The managed reconciler adds its finalizer after the

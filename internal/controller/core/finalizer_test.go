@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestAddingTheFinalizerKeepsTheObservation(t *testing.T) {
 	g.Expect(v1alpha1.SchemeBuilder.AddToScheme(scheme)).To(Succeed())
 	stored := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: "app"}}
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(stored).WithStatusSubresource(stored).Build()
-	k := statusKeeper{Finalizer: resource.NewAPIFinalizer(kube, managedFinalizer), name: managedFinalizer}
+	k := statusKeeper{Finalizer: resource.NewAPIFinalizer(kube, ManagedFinalizer), name: ManagedFinalizer}
 
 	u := &v1alpha1.PostgresqlUser{}
 	g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(stored), u)).To(Succeed())
@@ -49,7 +49,7 @@ func TestAddingTheFinalizerKeepsTheObservation(t *testing.T) {
 	u.Status.AtProvider.Name = "app"
 	u.SetConditions(xpv2.Available())
 	g.Expect(k.AddFinalizer(ctx, u)).To(Succeed())
-	g.Expect(u.GetFinalizers()).To(ConsistOf(managedFinalizer))
+	g.Expect(u.GetFinalizers()).To(ConsistOf(ManagedFinalizer))
 	g.Expect(u.Status.AtProvider.Name).To(Equal("app"))
 	g.Expect(u.GetCondition(xpv2.TypeReady).Reason).To(Equal(xpv2.ReasonAvailable))
 
@@ -58,7 +58,7 @@ func TestAddingTheFinalizerKeepsTheObservation(t *testing.T) {
 	got := &v1alpha1.PostgresqlUser{}
 	g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(stored), got)).To(Succeed())
 	g.Expect(got.Status.AtProvider.Name).To(Equal("app"))
-	g.Expect(got.GetFinalizers()).To(ConsistOf(managedFinalizer))
+	g.Expect(got.GetFinalizers()).To(ConsistOf(ManagedFinalizer))
 
 	// Once it is there, nothing is written.
 	u.Status.AtProvider.Name = "changed"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package postgresqlinstance
+package core
 
 import (
 	"bytes"
@@ -53,29 +53,30 @@ const (
 		"store a password without them there, or remove the key to have the provider set a new one; this is retried at the poll interval"
 )
 
-// unusablePassword is a stored password that cannot be published: only an edit
-// of the secret fixes it.
-type unusablePassword struct{ msg string }
+// UnusablePassword is a stored password that cannot be published: only an
+// edit of the secret fixes it.
+type UnusablePassword struct{ Message string }
 
-func (e unusablePassword) Error() string { return e.msg }
+func (e UnusablePassword) Error() string { return e.Message }
 
-// isUnusablePassword says whether err is, or wraps, an unusablePassword.
-func isUnusablePassword(err error) bool {
-	var u unusablePassword
+// IsUnusablePassword says whether err is, or wraps, an UnusablePassword.
+func IsUnusablePassword(err error) bool {
+	var u UnusablePassword
 	return errors.As(err, &u)
 }
 
-// secretHolder is an object whose connection secret holds a password: a
-// PostgresqlInstance (postgres's), or a PostgresqlUser (its own).
-type secretHolder interface {
+// SecretHolder is an object whose connection secret holds a login's
+// Get: a PostgresqlInstance (postgres's), or a PostgresqlUser (its own).
+type SecretHolder interface {
 	resource.Object
 	ConnectionSecret() *xpv2.SecretReference
 }
 
-// A secretStore keeps the postgres password in the connection secret. The password
-// is written there before Cloud SQL is told about it, so that no crash can leave an
-// instance whose password nobody knows.
-type secretStore struct {
+// Passwords keeps logins' passwords in their objects' connection secrets (an
+// instance's postgres password, a user's own). A password is written there
+// before Cloud SQL is told about it, so that no crash can leave a login whose
+// Get nobody knows.
+type Passwords struct {
 	kube   client.Client
 	reader client.Reader
 	// now is the clock of the password-set-at records and rotations.
@@ -85,78 +86,85 @@ type secretStore struct {
 	owner schema.GroupVersionKind
 }
 
-func newSecretStore(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) *secretStore {
-	return &secretStore{kube: kube, reader: reader, owner: owner, now: time.Now}
+// NewPasswords returns the password store of the objects of kind owner (the
+// kind that controls their connection secrets). reader should not cache
+// every secret of the cluster.
+func NewPasswords(kube client.Client, reader client.Reader, owner schema.GroupVersionKind) *Passwords {
+	return &Passwords{kube: kube, reader: reader, owner: owner, now: time.Now}
 }
 
-// A storedPassword is the password in the connection secret, and whether it is
-// known to be set on the instance.
-type storedPassword struct {
-	value string
-	// unconfirmed is true when the password is not known to be set on the
+// A StoredPassword is the password in the connection secret, and whether it is
+// known to be set on Cloud SQL.
+type StoredPassword struct {
+	// Value is the password; empty when none is stored.
+	Value string
+	// Unconfirmed is true when the password is not known to be set on the
 	// instance: generated and not yet set, or edited in the secret since the
 	// provider set it.
-	unconfirmed bool
-	// unrecorded is true for a secret written before fingerprints were kept:
+	Unconfirmed bool
+	// Unrecorded is true for a secret written before fingerprints were kept:
 	// its password is taken as set, and its fingerprint recorded.
-	unrecorded bool
+	Unrecorded bool
 	// setAt is when the provider last set the password (zero: unknown).
 	setAt time.Time
 	// operation is the users.update operation that sets an unconfirmed
 	// password (empty: none sent, or not known).
 	operation string
-	// completeHere holds the connection secret when this object controls it
+	// CompleteHere holds the connection secret when this object controls it
 	// but it is not of crossplane's connection-secret type (Opaque, say):
 	// crossplane-runtime publishes nothing into such a secret, and a secret's
 	// type cannot change, so Observe completes it.
-	completeHere *corev1.Secret
+	CompleteHere *corev1.Secret
 }
 
-// password returns the stored password; an empty value when there is no secret or
+// Confirmed says whether the password is known to be set on Cloud SQL.
+func (pw StoredPassword) Confirmed() bool { return pw.Value != "" && !pw.Unconfirmed }
+
+// Get returns the stored password; an empty value when there is no secret or
 // no password in it.
-func (s *secretStore) password(ctx context.Context, mg secretHolder) (storedPassword, error) {
+func (s *Passwords) Get(ctx context.Context, mg SecretHolder) (StoredPassword, error) {
 	ref := mg.ConnectionSecret()
 	if ref == nil {
-		return storedPassword{}, nil
+		return StoredPassword{}, nil
 	}
 	sec := &corev1.Secret{}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
 	if kerrors.IsNotFound(err) {
-		return storedPassword{}, nil
+		return StoredPassword{}, nil
 	}
 	if err != nil {
-		return storedPassword{}, errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
+		return StoredPassword{}, errors.Wrapf(err, errReadSecret, ref.Namespace, ref.Name)
 	}
 	// Another object's password is neither ours to use nor to overwrite.
 	if c := metav1.GetControllerOf(sec); c != nil && c.UID != mg.GetUID() {
-		return storedPassword{}, errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
+		return StoredPassword{}, errors.Errorf(errSecretNotOurs, ref.Namespace, ref.Name)
 	}
 	value := string(sec.Data[cloudsql.ConnectionKeyPassword])
 	if strings.ContainsAny(value, "\n\r\x00") {
-		return storedPassword{}, unusablePassword{msg: fmt.Sprintf(errPasswordUnusable, ref.Namespace, ref.Name)}
+		return StoredPassword{}, UnusablePassword{Message: fmt.Sprintf(errPasswordUnusable, ref.Namespace, ref.Name)}
 	}
 	fp, recorded := sec.GetAnnotations()[v1alpha1.AnnotationPasswordSHA256]
-	pw := storedPassword{
-		value:       value,
-		unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || (recorded && value != "" && fp != fingerprint(mg, value)),
-		unrecorded:  !recorded && value != "",
+	pw := StoredPassword{
+		Value:       value,
+		Unconfirmed: sec.GetAnnotations()[v1alpha1.AnnotationPasswordUnconfirmed] == "true" || (recorded && value != "" && fp != Fingerprint(mg, value)),
+		Unrecorded:  !recorded && value != "",
 	}
 	if t, err := time.Parse(time.RFC3339, sec.GetAnnotations()[v1alpha1.AnnotationPasswordSetAt]); err == nil {
 		pw.setAt = t
 	}
-	if pw.unconfirmed {
+	if pw.Unconfirmed {
 		pw.operation = sec.GetAnnotations()[v1alpha1.AnnotationPasswordOperation]
 	}
 	if c := metav1.GetControllerOf(sec); c != nil && sec.Type != resource.SecretTypeConnection {
-		pw.completeHere = sec
+		pw.CompleteHere = sec
 	}
 	return pw, nil
 }
 
-// complete writes the connection details into a connection secret that
-// crossplane-runtime does not publish into (see storedPassword.completeHere),
+// Complete writes the connection details into a connection secret that
+// crossplane-runtime does not publish into (see StoredPassword.completeHere),
 // when any differs.
-func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details map[string][]byte) error {
+func (s *Passwords) Complete(ctx context.Context, sec *corev1.Secret, details map[string][]byte) error {
 	changed := false
 	if sec.Data == nil {
 		sec.Data = map[string][]byte{}
@@ -173,16 +181,22 @@ func (s *secretStore) complete(ctx context.Context, sec *corev1.Secret, details 
 	return errors.Wrapf(s.kube.Update(ctx, sec), errCompleteSecret, sec.Namespace, sec.Name, sec.Type)
 }
 
-// store writes the password of login (with the username and pgpass entries
+// Store writes the password of login (with the username and pgpass entries
 // derived from it) into the connection secret, creating the secret when needed.
 // unconfirmed marks a password that is about to be set on an existing instance.
-func (s *secretStore) store(ctx context.Context, mg secretHolder, login, password string, unconfirmed bool) error {
-	return s.storeSending(ctx, mg, login, password, unconfirmed, "")
+func (s *Passwords) Store(ctx context.Context, mg SecretHolder, login, password string, unconfirmed bool) error {
+	return s.write(ctx, mg, login, password, unconfirmed, "")
 }
 
-// storeSending is store of an unconfirmed password with the users.update
+// StoreSending is Store of an unconfirmed password with the users.update
 // operation that sets it (see AnnotationPasswordOperation).
-func (s *secretStore) storeSending(ctx context.Context, mg secretHolder, login, password string, unconfirmed bool, operation string) error {
+func (s *Passwords) StoreSending(ctx context.Context, mg SecretHolder, login, password, operation string) error {
+	return s.write(ctx, mg, login, password, true, operation)
+}
+
+// write stores login's password in mg's connection secret, with the
+// users.update operation that sets it when one was sent.
+func (s *Passwords) write(ctx context.Context, mg SecretHolder, login, password string, unconfirmed bool, operation string) error {
 	ref := mg.ConnectionSecret()
 	if ref == nil {
 		return errors.New(errNoConnectionSecret)
@@ -209,7 +223,7 @@ func (s *secretStore) storeSending(ctx context.Context, mg secretHolder, login, 
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordUnconfirmed: "true"})
 		} else {
 			meta.AddAnnotations(sec, map[string]string{
-				v1alpha1.AnnotationPasswordSHA256: fingerprint(mg, password),
+				v1alpha1.AnnotationPasswordSHA256: Fingerprint(mg, password),
 				v1alpha1.AnnotationPasswordSetAt:  s.now().UTC().Format(time.RFC3339),
 			})
 		}
@@ -233,7 +247,7 @@ func (s *secretStore) storeSending(ctx context.Context, mg secretHolder, login, 
 			meta.AddAnnotations(sec, map[string]string{v1alpha1.AnnotationPasswordOperation: operation})
 		}
 	} else {
-		fp := fingerprint(mg, password)
+		fp := Fingerprint(mg, password)
 		a := sec.GetAnnotations()
 		if a[v1alpha1.AnnotationPasswordSHA256] != fp || a[v1alpha1.AnnotationPasswordSetAt] == "" {
 			// A password set now (or first recorded): rotation counts from here.
@@ -245,19 +259,19 @@ func (s *secretStore) storeSending(ctx context.Context, mg secretHolder, login, 
 	return errors.Wrapf(s.kube.Update(ctx, sec), errWriteSecret, login, ref.Namespace, ref.Name)
 }
 
-// rotate replaces a confirmed password whose rotation is due (rotationDue)
+// Rotate replaces a confirmed password whose rotation is due (rotationDue)
 // with a new generated one, stored unconfirmed before Cloud SQL is given it:
 // the caller sets it as it sets a lost or edited password, and a crash in
 // between leaves the new password in the secret, to be set by the next
 // reconcile. A confirmed password with no record of when it was set gets one
 // (now), so that a rotation added to a fleet starts its period rather than
 // rotating everything at once. period 0: no rotation.
-func (s *secretStore) rotate(ctx context.Context, mg secretHolder, login string, pw storedPassword, period time.Duration) (storedPassword, error) {
-	if period <= 0 || pw.value == "" || pw.unconfirmed {
+func (s *Passwords) Rotate(ctx context.Context, mg SecretHolder, login string, pw StoredPassword, period time.Duration) (StoredPassword, error) {
+	if period <= 0 || pw.Value == "" || pw.Unconfirmed {
 		return pw, nil
 	}
 	if pw.setAt.IsZero() {
-		return pw, s.store(ctx, mg, login, pw.value, false)
+		return pw, s.Store(ctx, mg, login, pw.Value, false)
 	}
 	if !rotationDue(pw.setAt, period, string(mg.GetUID()), s.now()) {
 		return pw, nil
@@ -266,10 +280,10 @@ func (s *secretStore) rotate(ctx context.Context, mg secretHolder, login string,
 	if err != nil {
 		return pw, errors.Wrapf(err, errGenerate, login)
 	}
-	if err := s.store(ctx, mg, login, gen, true); err != nil {
+	if err := s.Store(ctx, mg, login, gen, true); err != nil {
 		return pw, err
 	}
-	return storedPassword{value: gen, unconfirmed: true}, nil
+	return StoredPassword{Value: gen, Unconfirmed: true}, nil
 }
 
 // rotationSpread is the share of a rotation period, at its end, over which
@@ -293,57 +307,57 @@ func rotationDue(setAt time.Time, period time.Duration, key string, now time.Tim
 	return !now.Before(setAt.Add(period - early))
 }
 
-// fingerprint identifies a password set on mg's instance without revealing it to
+// Fingerprint identifies a password set on mg's instance without revealing it to
 // whoever may read the secret's annotations but not its data: the password is
 // 190 random bits unless someone chose it.
-func fingerprint(mg secretHolder, password string) string {
+func Fingerprint(mg SecretHolder, password string) string {
 	sum := sha256.Sum256([]byte("cloudsql-postgres\x00" + string(mg.GetUID()) + "\x00" + password))
 	return hex.EncodeToString(sum[:])
 }
 
-// A passwordChange is what became of the users.update that sets an
+// A PasswordChange is what became of the users.update that sets an
 // unconfirmed password.
-type passwordChange int
+type PasswordChange int
 
 const (
-	// changeUnsent: no users.update is known to have been sent (or the one
+	// ChangeUnsent: no users.update is known to have been sent (or the one
 	// sent failed): send one.
-	changeUnsent passwordChange = iota
-	// changeRunning: its operation is not done yet: wait.
-	changeRunning
-	// changeDone: its operation is done without an error: the password is
+	ChangeUnsent PasswordChange = iota
+	// ChangeRunning: its operation is not done yet: wait.
+	ChangeRunning
+	// ChangeDone: its operation is done without an error: the password is
 	// confirmed.
-	changeDone
+	ChangeDone
 )
 
 const errGetPasswordOperation = "cannot read operation %s, which sets the password of login %s"
 
-// settle confirms an unconfirmed password whose users.update operation is
+// Settle confirms an unconfirmed password whose users.update operation is
 // done without an error. Cloud SQL answers users.update with an operation,
 // and the password changes only if that operation succeeds: confirming it on
 // the answer alone would record as set a password that a failed operation
 // never set, and lose it. A failed operation, or one Cloud SQL no longer
 // knows, is sent again.
-func (s *secretStore) settle(ctx context.Context, ops *sqladmin.OperationsService, project string, mg secretHolder, login string, pw storedPassword) (storedPassword, passwordChange, error) {
-	if !pw.unconfirmed || pw.value == "" || pw.operation == "" {
-		return pw, changeUnsent, nil
+func (s *Passwords) Settle(ctx context.Context, ops *sqladmin.OperationsService, project string, mg SecretHolder, login string, pw StoredPassword) (StoredPassword, PasswordChange, error) {
+	if !pw.Unconfirmed || pw.Value == "" || pw.operation == "" {
+		return pw, ChangeUnsent, nil
 	}
 	op, err := ops.Get(project, pw.operation).Context(ctx).Do()
 	switch {
 	case cloudsql.IsNotFound(err):
-		return pw, changeUnsent, nil
+		return pw, ChangeUnsent, nil
 	case err != nil:
-		return pw, changeRunning, errors.Wrapf(err, errGetPasswordOperation, pw.operation, login)
-	case op.Status != opDone:
-		return pw, changeRunning, nil
+		return pw, ChangeRunning, errors.Wrapf(err, errGetPasswordOperation, pw.operation, login)
+	case op.Status != OperationDone:
+		return pw, ChangeRunning, nil
 	case op.Error != nil && len(op.Error.Errors) > 0:
-		return pw, changeUnsent, nil
+		return pw, ChangeUnsent, nil
 	}
-	if err := s.store(ctx, mg, login, pw.value, false); err != nil {
-		return pw, changeDone, err
+	if err := s.Store(ctx, mg, login, pw.Value, false); err != nil {
+		return pw, ChangeDone, err
 	}
 	// Read back: the record of when it was set is new too, and a rotation
 	// must not count from the one before.
-	pw, err = s.password(ctx, mg)
-	return pw, changeDone, err
+	pw, err = s.Get(ctx, mg)
+	return pw, ChangeDone, err
 }
