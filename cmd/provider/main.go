@@ -83,6 +83,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
@@ -498,7 +499,7 @@ func runProvider(args []string) error {
 		RecordNamespace: c.ownNamespace(),
 		// The webhook's rule, checked again where references resolve.
 		AdmitsNamespace: func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
-			return postgresqlobject.CheckClusterInstance(ctx, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+			return postgresqlobject.CheckClusterInstance(ctx, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 				mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
 		},
 	}
@@ -526,7 +527,7 @@ func runProvider(args []string) error {
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 		// Which namespaces a cluster-scoped instance admits is decided as the
 		// pod injector decides it, with the same default.
-		postgresqlobject.Setup(mgr, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+		postgresqlobject.Setup(mgr, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 			postgresqlobject.WithLogger(s.log.WithValues("webhook", "postgresqlobjects")))
 		s.log.Info("Serving the PostgresqlDatabase and PostgresqlUser webhook", "paths", []string{postgresqlobject.DatabasePath, postgresqlobject.UserPath})
 	}

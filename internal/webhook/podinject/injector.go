@@ -45,6 +45,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // Path is where the injector is served; package/webhookconfigurations names it.
@@ -102,7 +103,7 @@ type Config struct {
 	// ProxyResources are the proxy container's requests and limits.
 	ProxyResources corev1.ResourceRequirements
 	// Policy decides which namespaces may request which instances.
-	Policy Policy
+	Policy tenancy.Policy
 }
 
 // ConfigFrom takes the injector's settings from the provider's configuration;
@@ -136,7 +137,7 @@ func ConfigFrom(c configfile.Config, native bool) (Config, error) {
 		WriterImage:    c.Injection.PgpassWriterImage,
 		Native:         native,
 		ProxyResources: res,
-		Policy:         Policy{DefaultAllowedNamespaces: c.Injection.DefaultAllowedNamespaces},
+		Policy:         tenancy.Policy{DefaultAllowedNamespaces: c.Injection.DefaultAllowedNamespaces},
 	}, nil
 }
 
@@ -379,7 +380,7 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 		if forUser {
 			allows, explain = i.cfg.Policy.AdmitsObjects, i.cfg.Policy.ExplainObjects
 		}
-		ok, err := allows(ctx, t.cluster, ns, namespaceGetter(r))
+		ok, err := allows(ctx, t.cluster, ns, tenancy.NamespaceGetter(r))
 		if err != nil {
 			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name())))
 		}
@@ -388,7 +389,7 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 			if !forUser {
 				// A tenant of the instance gets its own logins, never
 				// the administrator's: say so rather than only "no".
-				if tenant, err := i.cfg.Policy.AdmitsObjects(ctx, t.cluster, ns, namespaceGetter(r)); err == nil && tenant {
+				if tenant, err := i.cfg.Policy.AdmitsObjects(ctx, t.cluster, ns, tenancy.NamespaceGetter(r)); err == nil && tenant {
 					why = fmt.Sprintf(errTenantOnly, ns, v1alpha1.AnnotationUserName, ns)
 				}
 			}
@@ -404,9 +405,9 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 	if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
 		pcRef := npi.GetProviderConfigReference()
 		lent = pcRef != nil && pcRef.Kind == nsv1alpha1.ClusterProviderConfigKind
-		err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
+		err := tenancy.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
 		switch {
-		case providerconfig.IsNotLent(err):
+		case tenancy.IsNotLent(err):
 			return fail(admission.Denied(fmt.Sprintf(errNotLent, ref, t, err)))
 		case err != nil:
 			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errLendCheck, ref, pcRef.Name, t, ns)))

@@ -35,6 +35,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // Denials of pods that name a PostgresqlUser. Each names the pod and the user,
@@ -111,7 +112,7 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 	}
 	ut := res.value
 	if ut.cluster != nil && !userAllows(ut.cluster, ns) {
-		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, quoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
+		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, tenancy.QuoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
 	}
 	if why := notReadyCondition(ut.u); why != "" {
 		return fail(admission.Denied(fmt.Sprintf(errNotReady, ref, ut, why, ut.kubectlGet())))

@@ -32,6 +32,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // RefresherName is the name of the Refresher's controller.
@@ -71,7 +72,7 @@ type Refresher struct {
 	// secrets are never cached whole).
 	copies client.Reader
 	kube   client.Writer
-	policy Policy
+	policy tenancy.Policy
 	log    logging.Logger
 }
 
@@ -88,7 +89,7 @@ const (
 // secret concerns through cache indexes: connection secrets by
 // spec.writeConnectionSecretToRef, proxy keys by the ProviderConfigs that name
 // them, copies by their label.
-func SetupRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
+func SetupRefresher(mgr ctrl.Manager, policy tenancy.Policy, o ...Option) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.PostgresqlInstance{}, indexConnectionSecret, func(o client.Object) []string {
@@ -246,7 +247,7 @@ func (r *Refresher) desired(ctx context.Context, src *sources, gone bool, ns, ki
 	if kind == ReplicaProxyCredentials {
 		allows = r.policy.AdmitsObjects
 	}
-	ok, err := allows(ctx, pi, ns, namespaceGetter(r.cached))
+	ok, err := allows(ctx, pi, ns, tenancy.NamespaceGetter(r.cached))
 	if err != nil {
 		return false, nil, errors.Wrapf(err, errPolicyR, ns, pi.Name)
 	}

@@ -32,6 +32,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // NamespacedRefresherName is the name of the NamespacedRefresher's controller.
@@ -204,8 +205,8 @@ func (r *NamespacedRefresher) desired(ctx context.Context, t target, gone bool, 
 	// copy of the platform's key (decided live: deleting must not follow a
 	// stale cache, and keeping one must not either).
 	if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
-		err := providerconfig.CheckNamespacedRef(ctx, r.live, r.live, ns, npi.GetProviderConfigReference())
-		if providerconfig.IsNotLent(err) {
+		err := tenancy.CheckNamespacedRef(ctx, r.live, r.live, ns, npi.GetProviderConfigReference())
+		if tenancy.IsNotLent(err) {
 			r.log.Debug("Removing the proxy key copy of a namespace that its ClusterProviderConfig no longer admits",
 				"namespace", ns, "postgresqlinstance", ns+"/"+t.name(), "reason", err.Error())
 			return nil, false, nil

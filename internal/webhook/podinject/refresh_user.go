@@ -32,6 +32,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // UserRefresherName is the name of the UserRefresher's controller.
@@ -79,14 +80,14 @@ type UserRefresher struct {
 	live   client.Reader
 	copies client.Reader // the cache of secrets' metadata
 	kube   client.Writer
-	policy Policy
+	policy tenancy.Policy
 	log    logging.Logger
 }
 
 // SetupUserRefresher adds a UserRefresher to mgr. It watches cluster-scoped
 // PostgresqlUsers and PostgresqlInstances, namespaces (whose labels may stop
 // matching an instance's namespaceSelector) and the metadata of secrets.
-func SetupUserRefresher(mgr ctrl.Manager, policy Policy, o ...Option) error {
+func SetupUserRefresher(mgr ctrl.Manager, policy tenancy.Policy, o ...Option) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.PostgresqlUser{}, indexUserSecret, func(o client.Object) []string {
@@ -229,7 +230,7 @@ func (r *UserRefresher) desired(ctx context.Context, src *userSources, gone bool
 		// instance (any more) takes it away.
 		return err != nil, nil, err
 	}
-	ok, err := r.policy.AdmitsObjects(ctx, pi, ns, namespaceGetter(r.cached))
+	ok, err := r.policy.AdmitsObjects(ctx, pi, ns, tenancy.NamespaceGetter(r.cached))
 	if err != nil {
 		return true, nil, errors.Wrapf(err, errPolicyUserR, ns, pi.Name, src.u.Name)
 	}
