@@ -28,6 +28,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const errNoTypedProviderConfig = "spec.providerConfigRef is not set: name a ProviderConfig of this namespace, or a ClusterProviderConfig that the platform team lends to this namespace, that holds the project and credentials; no configuration is used implicitly"
@@ -78,13 +79,13 @@ func namespacedConfig(kube client.Client, live client.Reader, o ...providerconfi
 // says whether it may import, or a ProviderConfig of ns, which may.
 func tenantConfig(ctx context.Context, kube client.Client, live client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...providerconfig.ResolveOption) (configuration, error) {
 	if ref.Kind == nsv1alpha1.ClusterProviderConfigKind {
-		cpc, err := providerconfig.LentClusterConfig(ctx, kube, live, ns, ref.Name)
+		cpc, err := tenancy.LentClusterConfig(ctx, kube, live, ns, ref.Name)
 		if err != nil {
 			return configuration{}, err
 		}
 		cfg := configuration{pc: providerconfig.FromClusterConfig(cpc)}
-		if !providerconfig.ImportAllowed(cpc) {
-			cfg.noImport = providerconfig.ImportDenied(cpc)
+		if !tenancy.ImportAllowed(cpc) {
+			cfg.noImport = tenancy.ImportDenied(cpc)
 		}
 		return cfg, nil
 	}
