@@ -277,7 +277,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 			ByObject: map[client.Object]cache.ByObject{
 				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
 				// Only secrets' metadata is cached (for the injector's
-				// refreshers): without the last applied configuration, which
+				// copy reconcilers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
 				&corev1.Secret{}: podinject.SecretCacheOptions(),
 				// Only injected pods, which the rollout compares, and of
@@ -369,8 +369,7 @@ func (g *gated) start(mgr ctrl.Manager) error {
 
 // setupInjector serves the pod injector on mgr, with the proxy's sidecar mode
 // decided once, from the API server's version when the mode is auto; the
-// refresher of each PostgresqlInstance kind starts once that kind and its
-// configurations are served.
+// copy reconciler of each source starts once the kinds it reads are served.
 func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.restConfig)
 	if err != nil {
@@ -394,15 +393,14 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	if err := podinject.Serve(mgr, ic, log, endpoints); err != nil {
 		return err
 	}
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
-		return podinject.SetupRefresher(mgr, ic.Policy, log)
-	}, xpcontroller.InstanceKinds...)
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
-		return podinject.SetupNamespacedRefresher(mgr, log, endpoints)
-	}, xpcontroller.NamespacedInstanceKinds...)
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.UserRefresherName, func() error {
-		return podinject.SetupUserRefresher(mgr, ic.Policy, log)
-	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
+	copies := func(src podinject.Source, kinds ...schema.GroupVersionKind) {
+		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, src.Name(), func() error {
+			return podinject.SetupCopies(mgr, src, ic.Policy, log, endpoints)
+		}, kinds...)
+	}
+	copies(podinject.InstanceCopies, xpcontroller.InstanceKinds...)
+	copies(podinject.NamespacedInstanceCopies, xpcontroller.NamespacedInstanceKinds...)
+	copies(podinject.UserCopies, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
 	if n := s.cfg.Injection.RolloutsPerMinute; n > 0 {
 		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RolloutName, func() error {
 			return podinject.SetupRollout(mgr, ic, n, podinject.WithRolloutLogger(s.log.WithValues("controller", podinject.RolloutName)),

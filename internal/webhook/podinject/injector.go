@@ -157,7 +157,7 @@ type Injector struct {
 	resolve []providerconfig.ResolveOption
 }
 
-// An Option configures an Injector or a Refresher.
+// An Option configures an Injector or a copy reconciler.
 type Option func(*options)
 
 type options struct {
@@ -172,7 +172,7 @@ func WithNamespacedEndpoints(urls []string) Option {
 	return func(o *options) { o.resolve = append(o.resolve, providerconfig.WithNamespacedEndpoints(urls)) }
 }
 
-// WithLogger logs what the injector or refresher does at debug level.
+// WithLogger logs what the injector or a copy reconciler does at debug level.
 func WithLogger(l logging.Logger) Option {
 	return func(o *options) { o.log = l }
 }
@@ -642,9 +642,9 @@ func podRef(ns string, pod *corev1.Pod) string {
 }
 
 // Serve serves an Injector at Path on mgr's webhook server, and indexes the
-// cache of secrets' metadata for the refreshers, which must happen before mgr
-// starts. The refreshers are added apart (SetupRefresher,
-// SetupNamespacedRefresher), once the kinds they watch are served: the
+// cache of secrets' metadata for the copy reconcilers, which must happen before
+// mgr starts. The copy reconcilers are added apart (SetupCopies), once the
+// kinds they watch are served: the
 // injector answers from the start, and denies pods while PostgresqlInstances
 // are not served.
 func Serve(mgr ctrl.Manager, cfg Config, o ...Option) error {

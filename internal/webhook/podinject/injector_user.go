@@ -152,7 +152,7 @@ func instanceString(key types.NamespacedName) string {
 // login, the database, the user's password (never the instance's), and the
 // proxy's key. A namespaced user's connection secret is in the pod's
 // namespace, and is mounted as it is; a cluster-scoped user's password is
-// always copied there, so that the refresher can take it away from a
+// always copied there, so that the copy reconciler can take it away from a
 // namespace that may no longer use the user. A user of an IAM type has no
 // password: the proxy logs in as the identity it authenticates with.
 func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarget, t target, annotations map[string]string) (prepared, *admission.Response) {

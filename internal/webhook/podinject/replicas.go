@@ -57,7 +57,7 @@ const (
 	ReplicaProxyCredentials = "proxy-credentials"
 )
 
-// AnnotationDataHash on a copy is the SHA-256 of what it holds: the refresher
+// AnnotationDataHash on a copy is the SHA-256 of what it holds: the copy reconciler
 // reads copies from a cache of secrets' metadata, and tells from it alone
 // whether a copy is current.
 const AnnotationDataHash = v1alpha1.Group + "/data-sha256"
@@ -154,7 +154,7 @@ func current(have, want *corev1.Secret) bool {
 }
 
 // currentMeta reports whether the metadata of have is want's: the same labels,
-// owner and hash of the data. The refresher, which sees only metadata, takes a
+// owner and hash of the data. The copy reconciler, which sees only metadata, takes a
 // copy with want's hash for one that holds want's data.
 func currentMeta(have metav1.Object, want *corev1.Secret) bool {
 	for k, v := range want.Labels {
@@ -171,7 +171,7 @@ func currentMeta(have metav1.Object, want *corev1.Secret) bool {
 // owner reference, and with owner's UID unless anyUID. The injector sets that
 // reference on every copy it makes; a secret that someone else made with a
 // copy's name and labels has none to the instance's UID, which they cannot
-// choose, and is neither written nor deleted by the refreshers.
+// choose, and is neither written nor deleted by the copy reconcilers.
 func ownedBy(s metav1.Object, owner metav1.OwnerReference, anyUID bool) bool {
 	want, err := schema.ParseGroupVersion(owner.APIVersion)
 	if err != nil {
@@ -272,7 +272,7 @@ func namespacedCopyKey(instance string) string { return "namespaced/" + instance
 func userCopyKey(user string) string           { return "user/" + user }
 
 // copyKeys are the index values of a secret: what it may be a copy of, judged
-// by its labels and name only (the refreshers check its owner).
+// by its labels and name only (the copy reconcilers check its owner).
 func copyKeys(o client.Object) []string {
 	var keys []string
 	if n := o.GetLabels()[v1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, ReplicaName) != "" {
@@ -341,7 +341,7 @@ func indexCopies(mgr ctrl.Manager) error {
 }
 
 // SecretCacheOptions is how the manager's cache must hold secrets, which only
-// the refreshers read from it (metadata): without the managed fields and the
+// the copy reconcilers read from it (metadata): without the managed fields and the
 // last applied configuration, which holds the whole data of a secret applied
 // with kubectl and should not sit in the provider's memory. The provider and
 // its tests take it from here, so that they cannot differ.
