@@ -69,7 +69,7 @@ func (s Source) Name() string { return copySources[s].controller }
 // A copySource says what a copy reconciler needs to know of one Source.
 type copySource struct {
 	// controller is the controller's name, which metrics show: the names
-	// predate the copy reconciler and stay.
+	// (with their word "replicas") predate the copy reconciler and stay.
 	controller string
 	// apiVersion and kind are those of the objects copied from.
 	apiVersion, kind string

@@ -59,7 +59,7 @@ var instanceCopies = copySource{
 	logKey:     "postgresqlinstance",
 	object:     func() client.Object { return &v1alpha1.PostgresqlInstance{} },
 	copyKey:    clusterCopyKey,
-	copyKind:   func(secret, name string) string { return copyKind(secret, name, ReplicaName) },
+	copyKind:   func(secret, name string) string { return copyKind(secret, name, CopyName) },
 	watch:      watchInstances,
 	desired:    instanceDesired,
 }
@@ -183,7 +183,7 @@ func instanceDesired(r *CopyReconciler, obj client.Object) desiredFunc {
 	key := &lazy[[]byte]{read: func(ctx context.Context) ([]byte, error) { return r.proxyKey(ctx, pi) }}
 	return func(ctx context.Context, ns, kind string) (bool, *corev1.Secret, error) {
 		allows := r.policy.Allows
-		if kind == ReplicaProxyCredentials {
+		if kind == CopyProxyCredentials {
 			allows = r.policy.AdmitsObjects
 		}
 		ok, err := allows(ctx, pi, ns, tenancy.NamespaceGetter(r.cached))
@@ -193,12 +193,12 @@ func instanceDesired(r *CopyReconciler, obj client.Object) desiredFunc {
 		if !ok {
 			return false, nil, nil
 		}
-		if kind == ReplicaPgpass {
+		if kind == CopyPgpass {
 			v, err := pgpass.get(ctx)
 			if err != nil || v == nil {
 				return true, nil, err
 			}
-			return true, pgpassReplica(clusterTarget(pi), ns, v), nil
+			return true, pgpassCopy(clusterTarget(pi), ns, v), nil
 		}
 		v, err := key.get(ctx)
 		if err != nil || v == nil {
@@ -206,7 +206,7 @@ func instanceDesired(r *CopyReconciler, obj client.Object) desiredFunc {
 			// it back, and the namespace keeps no copy of the old one.
 			return err != nil, nil, err
 		}
-		return true, proxyCredentialsReplica(clusterTarget(pi), ns, v), nil
+		return true, proxyKeyCopy(clusterTarget(pi), ns, v), nil
 	}
 }
 

@@ -56,7 +56,7 @@ var namespacedInstanceCopies = copySource{
 	copyKey:    namespacedCopyKey,
 	// Only the proxy key is ever copied for a namespaced instance.
 	copyKind: func(secret, name string) string {
-		if k := copyKind(secret, name, NamespacedReplicaName); k == ReplicaProxyCredentials {
+		if k := copyKind(secret, name, NamespacedCopyName); k == CopyProxyCredentials {
 			return k
 		}
 		return ""
@@ -183,6 +183,6 @@ func namespacedDesired(r *CopyReconciler, obj client.Object) desiredFunc {
 			// A key taken back leaves no copy of the old one.
 			return err != nil, nil, errors.Wrapf(err, errSourceSecret, sel.Namespace, sel.Name, name)
 		}
-		return true, proxyCredentialsReplica(t, ns, v), nil
+		return true, proxyKeyCopy(t, ns, v), nil
 	}
 }

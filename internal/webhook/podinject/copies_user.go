@@ -61,8 +61,8 @@ var userCopies = copySource{
 	object:     func() client.Object { return &v1alpha1.PostgresqlUser{} },
 	copyKey:    userCopyKey,
 	copyKind: func(secret, name string) string {
-		if secret == UserReplicaName(name) {
-			return ReplicaPgpass
+		if secret == UserCopyName(name) {
+			return CopyPgpass
 		}
 		return ""
 	},
@@ -184,6 +184,6 @@ func userDesired(r *CopyReconciler, obj client.Object) desiredFunc {
 		if err != nil || v == nil {
 			return true, nil, err
 		}
-		return true, userPgpassReplica(ut, ns, v), nil
+		return true, userPgpassCopy(ut, ns, v), nil
 	}
 }

@@ -279,8 +279,8 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		out.Labels[LabelInjected] = injectedValue
 	}
 	if req.DryRun == nil || !*req.DryRun {
-		for _, s := range x.replicas {
-			if err := ensureReplica(ctx, i.live, i.writer, s); err != nil {
+		for _, s := range x.copies {
+			if err := ensureCopy(ctx, i.live, i.writer, s); err != nil {
 				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, what, req.Namespace))
 			}
 		}
@@ -452,7 +452,7 @@ func notReadyCondition(o interface {
 // prepared are Mutate's inputs for a pod in ns, and the secrets to copy there.
 type prepared struct {
 	Inputs
-	replicas []*corev1.Secret
+	copies []*corev1.Secret
 	// target is the PostgresqlInstance the pod connects to.
 	target target
 }
@@ -489,8 +489,8 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target, annota
 		if resp := copyable(ref, t); resp != nil {
 			return fail(*resp)
 		}
-		x.PgpassSecret = t.replicaName(ReplicaPgpass)
-		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
+		x.PgpassSecret = t.copyName(CopyPgpass)
+		x.copies = append(x.copies, pgpassCopy(t, ns, pgpass))
 	}
 	if resp := i.prepareProxy(ctx, ref, ns, t, &x, annotations); resp != nil {
 		return fail(*resp)
@@ -536,8 +536,8 @@ func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x
 		if resp := copyable(ref, t); resp != nil {
 			return resp
 		}
-		x.ProxyCredentialsSecret, x.ProxyCredentialsHash = t.replicaName(ReplicaProxyCredentials), KeyHash(key)
-		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
+		x.ProxyCredentialsSecret, x.ProxyCredentialsHash = t.copyName(CopyProxyCredentials), KeyHash(key)
+		x.copies = append(x.copies, proxyKeyCopy(t, ns, key))
 	}
 	return nil
 }

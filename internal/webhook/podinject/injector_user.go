@@ -206,8 +206,8 @@ func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarge
 		if len(validation.IsValidLabelValue(ut.name())) > 0 {
 			return fail(admission.Denied(fmt.Sprintf(errUserLongName, ref, ut, ut.label())))
 		}
-		x.PgpassSecret = UserReplicaName(ut.name())
-		x.replicas = append(x.replicas, userPgpassReplica(ut, ns, pgpass))
+		x.PgpassSecret = UserCopyName(ut.name())
+		x.copies = append(x.copies, userPgpassCopy(ut, ns, pgpass))
 	default:
 		x.PgpassSecret = sr.Name
 	}
