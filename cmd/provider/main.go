@@ -83,6 +83,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
@@ -276,7 +277,7 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 			ByObject: map[client.Object]cache.ByObject{
 				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
 				// Only secrets' metadata is cached (for the injector's
-				// refreshers): without the last applied configuration, which
+				// copy reconcilers): without the last applied configuration, which
 				// holds the whole data of a secret applied with kubectl.
 				&corev1.Secret{}: podinject.SecretCacheOptions(),
 				// Only injected pods, which the rollout compares, and of
@@ -368,8 +369,7 @@ func (g *gated) start(mgr ctrl.Manager) error {
 
 // setupInjector serves the pod injector on mgr, with the proxy's sidecar mode
 // decided once, from the API server's version when the mode is auto; the
-// refresher of each PostgresqlInstance kind starts once that kind and its
-// configurations are served.
+// copy reconciler of each source starts once the kinds it reads are served.
 func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.restConfig)
 	if err != nil {
@@ -393,15 +393,14 @@ func setupInjector(mgr ctrl.Manager, s *setup, g *gated) error {
 	if err := podinject.Serve(mgr, ic, log, endpoints); err != nil {
 		return err
 	}
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RefresherName, func() error {
-		return podinject.SetupRefresher(mgr, ic.Policy, log)
-	}, xpcontroller.InstanceKinds...)
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.NamespacedRefresherName, func() error {
-		return podinject.SetupNamespacedRefresher(mgr, log, endpoints)
-	}, xpcontroller.NamespacedInstanceKinds...)
-	xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.UserRefresherName, func() error {
-		return podinject.SetupUserRefresher(mgr, ic.Policy, log)
-	}, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
+	copies := func(src podinject.Source, kinds ...schema.GroupVersionKind) {
+		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, src.Name(), func() error {
+			return podinject.SetupCopies(mgr, src, ic.Policy, log, endpoints)
+		}, kinds...)
+	}
+	copies(podinject.InstanceCopies, xpcontroller.InstanceKinds...)
+	copies(podinject.NamespacedInstanceCopies, xpcontroller.NamespacedInstanceKinds...)
+	copies(podinject.UserCopies, v1alpha1.PostgresqlUserGroupVersionKind, v1alpha1.PostgresqlInstanceGroupVersionKind)
 	if n := s.cfg.Injection.RolloutsPerMinute; n > 0 {
 		xpcontroller.WhenEstablished(mgr, g.gate, g.failed, podinject.RolloutName, func() error {
 			return podinject.SetupRollout(mgr, ic, n, podinject.WithRolloutLogger(s.log.WithValues("controller", podinject.RolloutName)),
@@ -497,7 +496,7 @@ func runProvider(args []string) error {
 		RecordNamespace: c.ownNamespace(),
 		// The webhook's rule, checked again where references resolve.
 		AdmitsNamespace: func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
-			return postgresqlobject.CheckClusterInstance(ctx, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+			return postgresqlobject.CheckClusterInstance(ctx, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 				mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
 		},
 	}
@@ -525,7 +524,7 @@ func runProvider(args []string) error {
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 		// Which namespaces a cluster-scoped instance admits is decided as the
 		// pod injector decides it, with the same default.
-		postgresqlobject.Setup(mgr, podinject.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+		postgresqlobject.Setup(mgr, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 			postgresqlobject.WithLogger(s.log.WithValues("webhook", "postgresqlobjects")))
 		s.log.Info("Serving the PostgresqlDatabase and PostgresqlUser webhook", "paths", []string{postgresqlobject.DatabasePath, postgresqlobject.UserPath})
 	}

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package tenancy holds who may use what between the teams of one cluster:
-// which object holds a login or a database of a Cloud SQL instance, recorded
-// where no team can write and where it survives restarts.
 package tenancy
 
 import (

@@ -154,7 +154,7 @@ func NamedRef(ns string, ref xpv2.ProviderConfigReference) string {
 // returns it as the cluster-scoped kind's, named uniquely, with the secrets of a
 // ProviderConfig named in its own namespace and no other. A ProviderConfig
 // whose spec.endpoint the options do not allow is refused (see IsRefused). It
-// does not check whether a ClusterProviderConfig admits ns: see CheckLent.
+// does not check whether a ClusterProviderConfig admits ns: see tenancy.CheckLent.
 func ForNamespaced(ctx context.Context, kube client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...ResolveOption) (*v1alpha1.ProviderConfig, error) {
 	if ref.Name == "" {
 		return nil, errors.New(errNoConfigRef)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 const (
@@ -117,13 +118,13 @@ func (c *Core) NamespacedConfig(kube client.Client, live client.Reader) func(con
 // says whether it may import, or a ProviderConfig of ns, which may.
 func tenantConfig(ctx context.Context, kube client.Client, live client.Reader, ns string, ref xpv2.ProviderConfigReference, o ...providerconfig.ResolveOption) (Configuration, error) {
 	if ref.Kind == nsv1alpha1.ClusterProviderConfigKind {
-		cpc, err := providerconfig.LentClusterConfig(ctx, kube, live, ns, ref.Name)
+		cpc, err := tenancy.LentClusterConfig(ctx, kube, live, ns, ref.Name)
 		if err != nil {
 			return Configuration{}, err
 		}
 		cfg := Configuration{ProviderConfig: providerconfig.FromClusterConfig(cpc)}
-		if !providerconfig.ImportAllowed(cpc) {
-			cfg.NoImport = providerconfig.ImportDenied(cpc)
+		if !tenancy.ImportAllowed(cpc) {
+			cfg.NoImport = tenancy.ImportDenied(cpc)
 		}
 		return cfg, nil
 	}

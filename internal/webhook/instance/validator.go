@@ -95,6 +95,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // Path is where the validator is served; package/webhookconfigurations names it.
@@ -324,21 +325,21 @@ func (v *Validator) access(ctx context.Context, s *subject, pi *nsv1alpha1.Postg
 	if ref.Kind != nsv1alpha1.ClusterProviderConfigKind {
 		return nil
 	}
-	cpc, err := providerconfig.LentClusterConfig(ctx, v.pcs, v.secrets, pi.Namespace, ref.Name)
-	if kerrors.IsNotFound(errors.Cause(err)) || providerconfig.IsNotLent(err) {
+	cpc, err := tenancy.LentClusterConfig(ctx, v.pcs, v.secrets, pi.Namespace, ref.Name)
+	if kerrors.IsNotFound(errors.Cause(err)) || tenancy.IsNotLent(err) {
 		// The cache may lag a configuration just created or changed.
-		cpc, err = providerconfig.LentClusterConfig(ctx, v.secrets, v.secrets, pi.Namespace, ref.Name)
+		cpc, err = tenancy.LentClusterConfig(ctx, v.secrets, v.secrets, pi.Namespace, ref.Name)
 	}
 	switch {
-	case providerconfig.IsNotLent(err):
+	case tenancy.IsNotLent(err):
 		return deny(fmt.Sprintf(errNotLent, s.ref, err))
 	case err != nil:
 		// Missing or unreadable: create warns, and the controller, which
 		// enforces the same rules, reports it on the instance.
 		return nil
 	}
-	if !mayCreate(s) && !providerconfig.ImportAllowed(cpc) {
-		return deny(fmt.Sprintf(errNoImport, s.ref, s.policies, providerconfig.ImportDenied(cpc)))
+	if !mayCreate(s) && !tenancy.ImportAllowed(cpc) {
+		return deny(fmt.Sprintf(errNoImport, s.ref, s.policies, tenancy.ImportDenied(cpc)))
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ limitations under the License.
 //
 // Mutate is the pure change of the pod; Injector is the admission handler that
 // looks up the instance (or the user and its instance), decides whether the
-// pod's namespace may use it, copies the secrets and calls Mutate; Refresher,
-// NamespacedRefresher and UserRefresher keep the copies equal to their sources
-// and remove those that may no longer exist.
+// pod's namespace may use it, copies the secrets and calls Mutate; a CopyReconciler for each Source
+// (instances of either scope, cluster-scoped users) keeps the copies equal to
+// their sources and removes those that may no longer exist.
 package podinject

@@ -45,6 +45,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // Path is where the injector is served; package/webhookconfigurations names it.
@@ -102,7 +103,7 @@ type Config struct {
 	// ProxyResources are the proxy container's requests and limits.
 	ProxyResources corev1.ResourceRequirements
 	// Policy decides which namespaces may request which instances.
-	Policy Policy
+	Policy tenancy.Policy
 }
 
 // ConfigFrom takes the injector's settings from the provider's configuration;
@@ -136,7 +137,7 @@ func ConfigFrom(c configfile.Config, native bool) (Config, error) {
 		WriterImage:    c.Injection.PgpassWriterImage,
 		Native:         native,
 		ProxyResources: res,
-		Policy:         Policy{DefaultAllowedNamespaces: c.Injection.DefaultAllowedNamespaces},
+		Policy:         tenancy.Policy{DefaultAllowedNamespaces: c.Injection.DefaultAllowedNamespaces},
 	}, nil
 }
 
@@ -156,7 +157,7 @@ type Injector struct {
 	resolve []providerconfig.ResolveOption
 }
 
-// An Option configures an Injector or a Refresher.
+// An Option configures an Injector or a copy reconciler.
 type Option func(*options)
 
 type options struct {
@@ -171,7 +172,7 @@ func WithNamespacedEndpoints(urls []string) Option {
 	return func(o *options) { o.resolve = append(o.resolve, providerconfig.WithNamespacedEndpoints(urls)) }
 }
 
-// WithLogger logs what the injector or refresher does at debug level.
+// WithLogger logs what the injector or a copy reconciler does at debug level.
 func WithLogger(l logging.Logger) Option {
 	return func(o *options) { o.log = l }
 }
@@ -278,8 +279,8 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 		out.Labels[LabelInjected] = injectedValue
 	}
 	if req.DryRun == nil || !*req.DryRun {
-		for _, s := range x.replicas {
-			if err := ensureReplica(ctx, i.live, i.writer, s); err != nil {
+		for _, s := range x.copies {
+			if err := ensureCopy(ctx, i.live, i.writer, s); err != nil {
 				return admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errCopy, ref, what, req.Namespace))
 			}
 		}
@@ -379,7 +380,7 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 		if forUser {
 			allows, explain = i.cfg.Policy.AdmitsObjects, i.cfg.Policy.ExplainObjects
 		}
-		ok, err := allows(ctx, t.cluster, ns, namespaceGetter(r))
+		ok, err := allows(ctx, t.cluster, ns, tenancy.NamespaceGetter(r))
 		if err != nil {
 			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errPolicy, ref, ns, t.name())))
 		}
@@ -388,7 +389,7 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 			if !forUser {
 				// A tenant of the instance gets its own logins, never
 				// the administrator's: say so rather than only "no".
-				if tenant, err := i.cfg.Policy.AdmitsObjects(ctx, t.cluster, ns, namespaceGetter(r)); err == nil && tenant {
+				if tenant, err := i.cfg.Policy.AdmitsObjects(ctx, t.cluster, ns, tenancy.NamespaceGetter(r)); err == nil && tenant {
 					why = fmt.Sprintf(errTenantOnly, ns, v1alpha1.AnnotationUserName, ns)
 				}
 			}
@@ -404,9 +405,9 @@ func (i *Injector) admitInstance(ctx context.Context, r client.Reader, ref, ns s
 	if npi, ok := t.pi.(*nsv1alpha1.PostgresqlInstance); ok {
 		pcRef := npi.GetProviderConfigReference()
 		lent = pcRef != nil && pcRef.Kind == nsv1alpha1.ClusterProviderConfigKind
-		err := providerconfig.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
+		err := tenancy.CheckNamespacedRef(ctx, r, i.live, ns, pcRef)
 		switch {
-		case providerconfig.IsNotLent(err):
+		case tenancy.IsNotLent(err):
 			return fail(admission.Denied(fmt.Sprintf(errNotLent, ref, t, err)))
 		case err != nil:
 			return fail(admission.Errored(http.StatusInternalServerError, errors.Wrapf(err, errLendCheck, ref, pcRef.Name, t, ns)))
@@ -451,7 +452,7 @@ func notReadyCondition(o interface {
 // prepared are Mutate's inputs for a pod in ns, and the secrets to copy there.
 type prepared struct {
 	Inputs
-	replicas []*corev1.Secret
+	copies []*corev1.Secret
 	// target is the PostgresqlInstance the pod connects to.
 	target target
 }
@@ -488,8 +489,8 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target, annota
 		if resp := copyable(ref, t); resp != nil {
 			return fail(*resp)
 		}
-		x.PgpassSecret = t.replicaName(ReplicaPgpass)
-		x.replicas = append(x.replicas, pgpassReplica(t, ns, pgpass))
+		x.PgpassSecret = t.copyName(CopyPgpass)
+		x.copies = append(x.copies, pgpassCopy(t, ns, pgpass))
 	}
 	if resp := i.prepareProxy(ctx, ref, ns, t, &x, annotations); resp != nil {
 		return fail(*resp)
@@ -535,8 +536,8 @@ func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x
 		if resp := copyable(ref, t); resp != nil {
 			return resp
 		}
-		x.ProxyCredentialsSecret, x.ProxyCredentialsHash = t.replicaName(ReplicaProxyCredentials), KeyHash(key)
-		x.replicas = append(x.replicas, proxyCredentialsReplica(t, ns, key))
+		x.ProxyCredentialsSecret, x.ProxyCredentialsHash = t.copyName(CopyProxyCredentials), KeyHash(key)
+		x.copies = append(x.copies, proxyKeyCopy(t, ns, key))
 	}
 	return nil
 }
@@ -641,9 +642,9 @@ func podRef(ns string, pod *corev1.Pod) string {
 }
 
 // Serve serves an Injector at Path on mgr's webhook server, and indexes the
-// cache of secrets' metadata for the refreshers, which must happen before mgr
-// starts. The refreshers are added apart (SetupRefresher,
-// SetupNamespacedRefresher), once the kinds they watch are served: the
+// cache of secrets' metadata for the copy reconcilers, which must happen before
+// mgr starts. The copy reconcilers are added apart (SetupCopies), once the
+// kinds they watch are served: the
 // injector answers from the start, and denies pods while PostgresqlInstances
 // are not served.
 func Serve(mgr ctrl.Manager, cfg Config, o ...Option) error {

@@ -35,6 +35,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
 // Denials of pods that name a PostgresqlUser. Each names the pod and the user,
@@ -111,7 +112,7 @@ func (i *Injector) admitUser(ctx context.Context, r client.Reader, ref, ns, valu
 	}
 	ut := res.value
 	if ut.cluster != nil && !userAllows(ut.cluster, ns) {
-		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, quoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
+		return fail(admission.Denied(fmt.Sprintf(errUserNotAllowed, ref, ut, ns, tenancy.QuoteList(ut.cluster.Spec.ForProvider.Injection.AllowedNamespaces), ns)))
 	}
 	if why := notReadyCondition(ut.u); why != "" {
 		return fail(admission.Denied(fmt.Sprintf(errNotReady, ref, ut, why, ut.kubectlGet())))
@@ -151,7 +152,7 @@ func instanceString(key types.NamespacedName) string {
 // login, the database, the user's password (never the instance's), and the
 // proxy's key. A namespaced user's connection secret is in the pod's
 // namespace, and is mounted as it is; a cluster-scoped user's password is
-// always copied there, so that the refresher can take it away from a
+// always copied there, so that the copy reconciler can take it away from a
 // namespace that may no longer use the user. A user of an IAM type has no
 // password: the proxy logs in as the identity it authenticates with.
 func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarget, t target, annotations map[string]string) (prepared, *admission.Response) {
@@ -205,8 +206,8 @@ func (i *Injector) prepareUser(ctx context.Context, ref, ns string, ut userTarge
 		if len(validation.IsValidLabelValue(ut.name())) > 0 {
 			return fail(admission.Denied(fmt.Sprintf(errUserLongName, ref, ut, ut.label())))
 		}
-		x.PgpassSecret = UserReplicaName(ut.name())
-		x.replicas = append(x.replicas, userPgpassReplica(ut, ns, pgpass))
+		x.PgpassSecret = UserCopyName(ut.name())
+		x.copies = append(x.copies, userPgpassCopy(ut, ns, pgpass))
 	default:
 		x.PgpassSecret = sr.Name
 	}

@@ -169,12 +169,12 @@ func namespacedTarget(pi *nsv1alpha1.PostgresqlInstance) target {
 	return target{scoped: scoped{obj: pi, names: instanceNames}, pi: pi}
 }
 
-// replicaName is the name of the copy of a kind for the instance.
-func (t target) replicaName(kind string) string {
+// copyName is the name of the copy of a kind for the instance.
+func (t target) copyName(kind string) string {
 	if t.cluster != nil {
-		return ReplicaName(kind, t.name())
+		return CopyName(kind, t.name())
 	}
-	return NamespacedReplicaName(kind, t.name())
+	return NamespacedCopyName(kind, t.name())
 }
 
 // proxyConfig is what the proxy takes from the configuration of an instance.

@@ -119,23 +119,23 @@ func (ut userTarget) databases(cs *corev1.Secret) []string {
 	return slices.Compact(dbs)
 }
 
-// UserReplicaName is the name of the copy of a cluster-scoped PostgresqlUser's
+// UserCopyName is the name of the copy of a cluster-scoped PostgresqlUser's
 // password in application namespaces: cloudsql-user-pgpass-<user>, shortened
 // with a hash when the user's name is too long for that. No copy of an
 // instance has that prefix, so a user and an instance of one name never claim
 // the same secret.
-func UserReplicaName(user string) string {
-	return replicaName("cloudsql-user-"+ReplicaPgpass+"-", user)
+func UserCopyName(user string) string {
+	return copyName("cloudsql-user-"+CopyPgpass+"-", user)
 }
 
-// userPgpassReplica is the copy of the password file of ut in ns.
-func userPgpassReplica(ut userTarget, ns string, pgpass []byte) *corev1.Secret {
+// userPgpassCopy is the copy of the password file of ut in ns.
+func userPgpassCopy(ut userTarget, ns string, pgpass []byte) *corev1.Secret {
 	data := map[string][]byte{cloudsql.ConnectionKeyPgpass: pgpass}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   ns,
-			Name:        UserReplicaName(ut.name()),
-			Labels:      map[string]string{ut.label(): ut.name(), LabelReplica: ReplicaPgpass},
+			Name:        UserCopyName(ut.name()),
+			Labels:      map[string]string{ut.label(): ut.name(), LabelCopyKind: CopyPgpass},
 			Annotations: map[string]string{AnnotationDataHash: dataHash(data)},
 			// The garbage collector removes the copies with the user even
 			// when the provider does not run.

@@ -155,16 +155,16 @@ func TestUserAllows(t *testing.T) {
 func TestUserCopiesHaveNamesOfTheirOwn(t *testing.T) {
 	g := NewWithT(t)
 	for _, n := range []string{"app", "user-pgpass-app", "m-pgpass-app", strings.Repeat("a", 300)} {
-		name := UserReplicaName(n)
+		name := UserCopyName(n)
 		g.Expect(len(name)).To(BeNumerically("<=", maxNameLength))
 		for _, other := range []string{n, "user-" + n, "user-pgpass-" + n} {
-			g.Expect(copyKind(name, other, ReplicaName)).To(BeEmpty(), "user %s, instance %s", n, other)
-			g.Expect(copyKind(name, other, NamespacedReplicaName)).To(BeEmpty(), "user %s, namespaced instance %s", n, other)
+			g.Expect(copyKind(name, other, CopyName)).To(BeEmpty(), "user %s, instance %s", n, other)
+			g.Expect(copyKind(name, other, NamespacedCopyName)).To(BeEmpty(), "user %s, namespaced instance %s", n, other)
 		}
 	}
-	s := userPgpassReplica(clusterUser(&v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "uid-1"}}), "team-a", []byte("line"))
+	s := userPgpassCopy(clusterUser(&v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "uid-1"}}), "team-a", []byte("line"))
 	g.Expect(copyKeys(s)).To(Equal([]string{userCopyKey("app")}))
-	g.Expect(s.Labels).To(Equal(map[string]string{v1alpha1.LabelUser: "app", LabelReplica: ReplicaPgpass}))
+	g.Expect(s.Labels).To(Equal(map[string]string{v1alpha1.LabelUser: "app", LabelCopyKind: CopyPgpass}))
 	g.Expect(s.OwnerReferences).To(Equal([]metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PostgresqlUser", Name: "app", UID: "uid-1"}}))
 	g.Expect(copyLabel(s)).To(Equal(v1alpha1.LabelUser))
 	g.Expect(namespacedUser(&nsv1alpha1.PostgresqlUser{}).label()).To(Equal(nsv1alpha1.LabelUser))

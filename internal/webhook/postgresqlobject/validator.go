@@ -76,8 +76,8 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/instance"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
 // Paths where the validator is served; package/webhookconfigurations names
@@ -120,7 +120,7 @@ const (
 // PostgresqlUsers.
 type Validator struct {
 	reader  client.Reader
-	policy  podinject.Policy
+	policy  tenancy.Policy
 	decoder admission.Decoder
 	log     logging.Logger
 }
@@ -139,7 +139,7 @@ func WithLogger(l logging.Logger) Option { return func(v *Validator) { v.log = l
 // reader should not be a cache: these admissions are rare, a cache would lag
 // an instance or user applied together with the object, and it would start
 // informers for kinds whose CRDs may not be installed.
-func New(reader client.Reader, scheme *runtime.Scheme, policy podinject.Policy, o ...Option) *Validator {
+func New(reader client.Reader, scheme *runtime.Scheme, policy tenancy.Policy, o ...Option) *Validator {
 	v := &Validator{reader: reader, policy: policy, decoder: admission.NewDecoder(scheme), log: logging.NewNopLogger()}
 	for _, fn := range o {
 		fn(v)
@@ -149,7 +149,7 @@ func New(reader client.Reader, scheme *runtime.Scheme, policy podinject.Policy, 
 
 // Setup serves a Validator at DatabasePath and UserPath on mgr's webhook
 // server, reading through mgr's API reader.
-func Setup(mgr ctrl.Manager, policy podinject.Policy, o ...Option) {
+func Setup(mgr ctrl.Manager, policy tenancy.Policy, o ...Option) {
 	v := New(mgr.GetAPIReader(), mgr.GetScheme(), policy, o...)
 	mgr.GetWebhookServer().Register(DatabasePath, &webhook.Admission{Handler: v})
 	mgr.GetWebhookServer().Register(UserPath, &webhook.Admission{Handler: v})
@@ -642,7 +642,7 @@ func IsNotAdmitted(err error) bool {
 // spec.forProvider.clusterInstance, whenever it uses the instance: a
 // clusterInstanceSelector is resolved only there, and the instance's
 // allow-list may shrink after admission.
-func CheckClusterInstance(ctx context.Context, policy podinject.Policy, namespaces client.Reader, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces client.Reader, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
 	ns := mg.GetNamespace()
 	ok, err := policy.AdmitsObjects(ctx, pi, ns, func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		n := &corev1.Namespace{}

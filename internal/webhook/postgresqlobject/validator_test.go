@@ -39,7 +39,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/postgresqlobject"
 )
 
@@ -53,7 +53,7 @@ const (
 var (
 	errBoom = errors.New("boom")
 	// policy admits team-d to instances without spec.injection.
-	policy = podinject.Policy{DefaultAllowedNamespaces: []string{"team-d"}}
+	policy = tenancy.Policy{DefaultAllowedNamespaces: []string{"team-d"}}
 )
 
 func scheme(t *testing.T) *runtime.Scheme {

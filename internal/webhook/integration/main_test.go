@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -250,13 +250,13 @@ func run(m *testing.M) (int, error) {
 	pods.current = pods.native
 	cached = mgr.GetCache()
 	mgr.GetWebhookServer().Register(podinject.Path, &crwebhook.Admission{Handler: pods})
-	if err := podinject.SetupRefresher(mgr, cfg.Policy); err != nil {
+	if err := podinject.SetupCopies(mgr, podinject.InstanceCopies, cfg.Policy); err != nil {
 		return 0, err
 	}
-	if err := podinject.SetupNamespacedRefresher(mgr, podinject.WithNamespacedEndpoints(endpoints)); err != nil {
+	if err := podinject.SetupCopies(mgr, podinject.NamespacedInstanceCopies, cfg.Policy, podinject.WithNamespacedEndpoints(endpoints)); err != nil {
 		return 0, err
 	}
-	if err := podinject.SetupUserRefresher(mgr, cfg.Policy); err != nil {
+	if err := podinject.SetupCopies(mgr, podinject.UserCopies, cfg.Policy); err != nil {
 		return 0, err
 	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package providerconfig
+package tenancy
 
 import (
 	"context"
@@ -32,14 +32,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 )
 
 const (
 	errNotLent = "%s does not admit namespace %s: %s. Ask the platform team to add %s to the ClusterProviderConfig's " +
 		"spec.namespaces.names%s, or name a ProviderConfig of namespace %s in spec.providerConfigRef"
-	errBadLendSelector = "%s: spec.namespaces.selector is invalid (%v), so it admits no namespace by label; the platform team must fix it"
-	errGetNamespace    = "cannot read the labels of namespace %s to match them against spec.namespaces.selector of %s: check that the provider may get namespaces (cluster/deploy/provider.yaml and examples/install/provider.yaml grant it)"
-	errImportDenied    = "%s does not allow importing a Cloud SQL instance that no PostgresqlInstance created " +
+	errBadLendSelector  = "%s: spec.namespaces.selector is invalid (%v), so it admits no namespace by label; the platform team must fix it"
+	errGetNamespace     = "cannot read the labels of namespace %s to match them against spec.namespaces.selector of %s: check that the provider may get namespaces (cluster/deploy/provider.yaml and examples/install/provider.yaml grant it)"
+	errGetClusterConfig = "cannot get ClusterProviderConfig %q named by spec.providerConfigRef"
+	errImportDenied     = "%s does not allow importing a Cloud SQL instance that no PostgresqlInstance created " +
 		"(its spec.importPolicy is %s): give this PostgresqlInstance a name that is not taken (spec.forProvider.name or metadata.name), " +
 		"or ask the platform team to set spec.importPolicy: Allow on the ClusterProviderConfig"
 )
@@ -73,7 +75,7 @@ func NeedsLabels(cpc *nsv1alpha1.ClusterProviderConfig, ns string) bool {
 // spec.namespaces.selector matches its labels; without spec.namespaces none
 // is. It returns nil, or a *NotLentError naming cpc, ns and what to add.
 func Admits(cpc *nsv1alpha1.ClusterProviderConfig, ns string, nsLabels map[string]string) error {
-	name := Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, "")
+	name := providerconfig.Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, "")
 	n := cpc.Spec.Namespaces
 	if n == nil || (len(n.Names) == 0 && n.Selector == nil) {
 		return &NotLentError{msg: fmt.Sprintf(errNotLent, name, ns, "its spec.namespaces admits no namespace", ns, "", ns)}
@@ -113,7 +115,7 @@ func ImportDenied(cpc *nsv1alpha1.ClusterProviderConfig) error {
 	if p == "" {
 		p = nsv1alpha1.ImportDeny
 	}
-	return errors.Errorf(errImportDenied, Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, ""), p)
+	return errors.Errorf(errImportDenied, providerconfig.Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, ""), p)
 }
 
 // CheckLent returns a *NotLentError when cpc does not admit namespace ns,
@@ -124,7 +126,7 @@ func CheckLent(ctx context.Context, namespaces client.Reader, cpc *nsv1alpha1.Cl
 	if NeedsLabels(cpc, ns) {
 		n := &corev1.Namespace{}
 		if err := namespaces.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
-			return errors.Wrapf(err, errGetNamespace, ns, Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, ""))
+			return errors.Wrapf(err, errGetNamespace, ns, providerconfig.Named(nsv1alpha1.ClusterProviderConfigKind, cpc.Name, ""))
 		}
 		l = n.Labels
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func TestTenantsGetTheirOwnLoginsNotPostgres(t *testing.T) {
 		ContainSubstring("its pods never receive the instance's postgres password"),
 		ContainSubstring("name a PostgresqlUser of this namespace with the annotation "+v1alpha1.AnnotationUserName),
 	)))
-	g.Expect(absent("tenant-app", podinject.ReplicaName(podinject.ReplicaPgpass, "tenant-pg"))()).To(BeTrue(), "no copy of postgres's password")
+	g.Expect(absent("tenant-app", podinject.CopyName(podinject.CopyPgpass, "tenant-pg"))()).To(BeTrue(), "no copy of postgres's password")
 
 	readyNamespacedUser(t, "tenant-app", "app", onCluster("tenant-pg"), "app")
 	p := userPod("tenant-app", "web", "app", "")
@@ -141,7 +141,7 @@ func TestTenantsKeepTheProxyKey(t *testing.T) {
 	namespace(t, "tenant-keyed-app", nil)
 	readyNamespacedUser(t, "tenant-keyed-app", "app", onCluster("tenant-keyed"), "app")
 	g.Expect(env.Client.Create(ctx, userPod("tenant-keyed-app", "web", "app", ""))).To(Succeed())
-	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "tenant-keyed")
+	key := podinject.CopyName(podinject.CopyProxyCredentials, "tenant-keyed")
 	secret(g, "tenant-keyed-app", key)
 
 	// The instance changes, and the refresher looks at every copy again:
@@ -150,7 +150,7 @@ func TestTenantsKeepTheProxyKey(t *testing.T) {
 	pi.Labels = map[string]string{"touched": "true"}
 	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
 	g.Consistently(absent("tenant-keyed-app", key), "5s", poll).Should(BeFalse(), "the proxy key's copy stays")
-	g.Expect(absent("tenant-keyed-app", podinject.ReplicaName(podinject.ReplicaPgpass, "tenant-keyed"))()).To(BeTrue())
+	g.Expect(absent("tenant-keyed-app", podinject.CopyName(podinject.CopyPgpass, "tenant-keyed"))()).To(BeTrue())
 
 	// Out of spec.tenancy, the copy goes.
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())

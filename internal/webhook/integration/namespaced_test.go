@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -137,8 +137,8 @@ func TestNamespacedInstanceServesItsOwnNamespace(t *testing.T) {
 			HaveField("Args", ContainElement("--sqladmin-api-endpoint="+endpoint)))), "the endpoint of ClusterProviderConfig default")
 	}
 	for _, name := range []string{
-		podinject.ReplicaName(podinject.ReplicaPgpass, "db"),
-		podinject.NamespacedReplicaName(podinject.ReplicaPgpass, "db"),
+		podinject.CopyName(podinject.CopyPgpass, "db"),
+		podinject.NamespacedCopyName(podinject.CopyPgpass, "db"),
 	} {
 		g.Expect(absent("team-a", name)()).To(BeTrue(), "no copy of a secret that is in the namespace already: %s", name)
 	}
@@ -178,7 +178,7 @@ func TestNamespacedInstanceProxyKeys(t *testing.T) {
 		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "rotating"}
 	})
 	g.Expect(env.Client.Create(ctx, annotatedPod("keys", "web", "shared-key"))).To(Succeed())
-	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "shared-key")
+	name := podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "shared-key")
 	g.Expect(secret(g, "keys", name).Data).To(Equal(map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"v":1}`)}))
 
 	src := secret(g, secretNS, "rotating-key")
@@ -214,7 +214,7 @@ func TestNamespacedInstanceProxyKeys(t *testing.T) {
 	g.Expect(v.Items).To(Equal([]corev1.KeyToPath{{Key: "k.json", Path: podinject.ProxyCredentialsKey}}))
 	g.Expect(p.Spec.InitContainers).To(ContainElement(And(HaveField("Name", podinject.ProxyContainerName),
 		HaveField("Args", ContainElement("--sqladmin-api-endpoint="+strings.TrimSuffix(endpoint, "/"))))), "the endpoint of the namespaced ProviderConfig, as written")
-	g.Expect(absent("keys", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "local-key-db"))()).To(BeTrue())
+	g.Expect(absent("keys", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "local-key-db"))()).To(BeTrue())
 }
 
 // A namespaced instance that is not ready is denied with the command that
@@ -271,10 +271,10 @@ func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace(t, "key-follows", nil)
-	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")
+	name := podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "db")
 	copied := func(instance string) {
 		g.Expect(env.Client.Create(ctx, annotatedPod("key-follows", "web-"+instance, instance))).To(Succeed())
-		g.Expect(secret(g, "key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, instance)).Data).To(HaveKey(podinject.ProxyCredentialsKey))
+		g.Expect(secret(g, "key-follows", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, instance)).Data).To(HaveKey(podinject.ProxyCredentialsKey))
 	}
 	keyed := func(pi *nsv1alpha1.PostgresqlInstance) {
 		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcProxyKey}
@@ -291,7 +291,7 @@ func TestNamespacedInstanceKeyCopyFollowsItsInstance(t *testing.T) {
 	gone := readyNamespacedInstance(t, "key-follows", "gone", keyed)
 	copied("gone")
 	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
-	g.Eventually(absent("key-follows", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "gone")), eventually, poll).Should(BeTrue(), "the copy goes with its instance")
+	g.Eventually(absent("key-follows", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "gone")), eventually, poll).Should(BeTrue(), "the copy goes with its instance")
 }
 
 // A pod gets nothing (no proxy key copy, no password) of a namespaced instance
@@ -319,7 +319,7 @@ func TestNamespacedInstanceOfAConfigNotLentGivesNothing(t *testing.T) {
 		ContainSubstring(`ClusterProviderConfig "revoked" does not admit namespace unlent`),
 		ContainSubstring("Ask the platform team to add unlent to the ClusterProviderConfig's spec.namespaces.names"),
 	)))
-	g.Expect(absent("unlent", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
+	g.Expect(absent("unlent", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
 
 	cpc.Spec.Namespaces.Names = []string{"someone-else", "unlent"}
 	g.Expect(env.Client.Update(ctx, cpc)).To(Succeed())
@@ -356,7 +356,7 @@ func TestStaleLendingIsConfirmedLive(t *testing.T) {
 	resp := admit(g, injector(g, stale), "stale-lent", annotatedPod("", "web", "db"))
 	g.Expect(resp.Allowed).To(BeFalse(), "a namespace no longer named gets nothing")
 	g.Expect(resp.Result.Message).To(ContainSubstring(`ClusterProviderConfig "stale-lending" does not admit namespace stale-lent`))
-	g.Expect(absent("stale-lent", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
+	g.Expect(absent("stale-lent", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "db"))()).To(BeTrue(), "no copy of the proxy key")
 
 	// Neither the cache nor the API server can be read: an error, which
 	// says what could not be read, not a denial.
@@ -400,7 +400,7 @@ func TestNamespacedInstanceKeyCopyGoesWithTheLending(t *testing.T) {
 	readyNamespacedInstance(t, "lent-key", "db", func(pi *nsv1alpha1.PostgresqlInstance) {
 		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: "withdrawn"}
 	})
-	name := podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")
+	name := podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "db")
 	copied := func(pod string) {
 		g.Expect(env.Client.Create(ctx, annotatedPod("lent-key", pod, "db"))).To(Succeed())
 		g.Expect(secret(g, "lent-key", name).Data).To(HaveKey(podinject.ProxyCredentialsKey))

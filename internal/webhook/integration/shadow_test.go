@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -57,9 +57,9 @@ func TestBareNameOfBothScopesIsDenied(t *testing.T) {
 		ContainSubstring(`set the annotation to "shadow-ns/shadowed" for the one of namespace shadow-ns, or to "/shadowed" for the cluster-scoped one`),
 	)))
 	for _, name := range []string{
-		podinject.ReplicaName(podinject.ReplicaPgpass, "shadowed"),
-		podinject.ReplicaName(podinject.ReplicaProxyCredentials, "shadowed"),
-		podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "shadowed"),
+		podinject.CopyName(podinject.CopyPgpass, "shadowed"),
+		podinject.CopyName(podinject.CopyProxyCredentials, "shadowed"),
+		podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "shadowed"),
 	} {
 		g.Expect(absent("shadow-ns", name)()).To(BeTrue(), "a denied pod copies nothing: %s", name)
 	}
@@ -68,7 +68,7 @@ func TestBareNameOfBothScopesIsDenied(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, own)).To(Succeed())
 	g.Expect(own.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.m.travelaudience.com/shadowed"))
 	g.Expect(own.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:shadow-ns-shadowed"))))
-	key := secret(g, "shadow-ns", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "shadowed"))
+	key := secret(g, "shadow-ns", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "shadowed"))
 	g.Expect(key.Labels).To(HaveKeyWithValue(nsv1alpha1.LabelInstance, "shadowed"))
 	g.Expect(key.Labels).ToNot(HaveKey(v1alpha1.LabelInstance))
 	g.Expect(key.OwnerReferences).To(ConsistOf(HaveField("APIVersion", nsv1alpha1.SchemeGroupVersion.String())))
@@ -79,7 +79,7 @@ func TestBareNameOfBothScopesIsDenied(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, shared)).To(Succeed())
 	g.Expect(shared.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.travelaudience.com/shadowed"))
 	g.Expect(shared.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:shadowed"))))
-	pgpass := secret(g, "shadow-ns", podinject.ReplicaName(podinject.ReplicaPgpass, "shadowed"))
+	pgpass := secret(g, "shadow-ns", podinject.CopyName(podinject.CopyPgpass, "shadowed"))
 	g.Expect(pgpass.Labels).To(HaveKeyWithValue(v1alpha1.LabelInstance, "shadowed"))
 	g.Expect(pgpass.OwnerReferences).To(ConsistOf(HaveField("APIVersion", v1alpha1.SchemeGroupVersion.String())))
 	g.Expect(secretVolume(g, shared, podinject.PgpassSecretVolumeName).SecretName).To(Equal(pgpass.Name))
@@ -87,7 +87,7 @@ func TestBareNameOfBothScopesIsDenied(t *testing.T) {
 	other := annotatedPod("shadow-other", "web", "shadowed")
 	g.Expect(env.Client.Create(ctx, other)).To(Succeed(), "only the cluster-scoped one exists for this namespace")
 	g.Expect(other.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.travelaudience.com/shadowed"))
-	g.Expect(absent("shadow-other", podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "shadowed"))()).To(BeTrue())
+	g.Expect(absent("shadow-other", podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "shadowed"))()).To(BeTrue())
 
 	err = env.Client.Create(ctx, annotatedPod("shadow-other", "web-2", "/shadow-ns-only"))
 	g.Expect(err).To(MatchError(ContainSubstring(
@@ -141,7 +141,7 @@ func TestBareUserNameOfBothScopesIsDenied(t *testing.T) {
 			`PostgresqlUser "shadowed-login" of namespace shadow-users (cloudsql.m.travelaudience.com) and the cluster-scoped PostgresqlUser "shadowed-login" (cloudsql.travelaudience.com)`),
 		ContainSubstring(`set the annotation to "shadow-users/shadowed-login" for the one of namespace shadow-users, or to "/shadowed-login" for the cluster-scoped one`),
 	)))
-	g.Expect(absent("shadow-users", podinject.UserReplicaName("shadowed-login"))()).To(BeTrue(), "a denied pod copies no password")
+	g.Expect(absent("shadow-users", podinject.UserCopyName("shadowed-login"))()).To(BeTrue(), "a denied pod copies no password")
 
 	own := userPod("shadow-users", "own", "shadow-users/shadowed-login", "")
 	g.Expect(env.Client.Create(ctx, own)).To(Succeed())
@@ -153,5 +153,5 @@ func TestBareUserNameOfBothScopesIsDenied(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, shared)).To(Succeed())
 	g.Expect(shared.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationInjectedInstance, "postgresqlinstances.cloudsql.travelaudience.com/shadow-pg"))
 	g.Expect(envOf(shared.Spec.Containers[0])).To(HaveKeyWithValue(podinject.EnvDatabase, "shared_app"))
-	g.Expect(secretVolume(g, shared, podinject.PgpassSecretVolumeName).SecretName).To(Equal(podinject.UserReplicaName("shadowed-login")))
+	g.Expect(secretVolume(g, shared, podinject.PgpassSecretVolumeName).SecretName).To(Equal(podinject.UserCopyName("shadowed-login")))
 }

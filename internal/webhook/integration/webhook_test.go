@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -113,12 +113,12 @@ func TestAnnotatedPodIsStoredInjected(t *testing.T) {
 	g.Expect(e["PGPORT"]).To(MatchRegexp(`^\d{5}$`))
 
 	// The password came along, alone, labelled with the instance.
-	s := secret(g, "stored-app", podinject.ReplicaName(podinject.ReplicaPgpass, "stored"))
+	s := secret(g, "stored-app", podinject.CopyName(podinject.CopyPgpass, "stored"))
 	g.Expect(s.Labels).To(HaveKeyWithValue(v1alpha1.LabelInstance, "stored"))
 	g.Expect(s.Data).To(Equal(map[string][]byte{cloudsql.ConnectionKeyPgpass: []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "pw-stored"))}))
 	g.Expect(s.OwnerReferences).To(HaveLen(1))
 	g.Expect(s.OwnerReferences[0].Kind).To(Equal(v1alpha1.PostgresqlInstanceKind))
-	g.Expect(absent("stored-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "stored"))()).To(BeTrue(), "ProviderConfig default has no proxy key")
+	g.Expect(absent("stored-app", podinject.CopyName(podinject.CopyProxyCredentials, "stored"))()).To(BeTrue(), "ProviderConfig default has no proxy key")
 	g.Expect(testutil.ToFloat64(metrics.Injections.WithLabelValues("stored-app", metrics.OutcomeInjected))).To(Equal(1.0))
 }
 
@@ -216,7 +216,7 @@ func TestDisallowedNamespaceIsDenied(t *testing.T) {
 		ContainSubstring("spec.injection.allowedNamespaces [guarded-a]"),
 		ContainSubstring("team=payments"),
 	)))
-	g.Expect(absent("guarded-b", podinject.ReplicaName(podinject.ReplicaPgpass, "guarded"))()).To(BeTrue(), "a denied namespace must not get the password")
+	g.Expect(absent("guarded-b", podinject.CopyName(podinject.CopyPgpass, "guarded"))()).To(BeTrue(), "a denied namespace must not get the password")
 
 	g.Expect(env.Client.Create(ctx, annotatedPod("guarded-a", "web", "guarded"))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, annotatedPod("guarded-c", "web", "guarded"))).To(Succeed(), "the label selector allows guarded-c")
@@ -255,7 +255,7 @@ func TestDryRunCreatesNoSecret(t *testing.T) {
 	p := annotatedPod("dry-app", "web", "dry")
 	g.Expect(env.Client.Create(context.Background(), p, client.DryRunAll)).To(Succeed())
 	g.Expect(p.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"), "a dry run shows the injected pod")
-	g.Expect(absent("dry-app", podinject.ReplicaName(podinject.ReplicaPgpass, "dry"))()).To(BeTrue())
+	g.Expect(absent("dry-app", podinject.CopyName(podinject.CopyPgpass, "dry"))()).To(BeTrue())
 }
 
 func TestProxyKeyGoesToTheProxyOnly(t *testing.T) {
@@ -269,7 +269,7 @@ func TestProxyKeyGoesToTheProxyOnly(t *testing.T) {
 	p := annotatedPod("keyed-app", "web", "keyed")
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
 
-	s := secret(g, "keyed-app", podinject.ReplicaName(podinject.ReplicaProxyCredentials, "keyed"))
+	s := secret(g, "keyed-app", podinject.CopyName(podinject.CopyProxyCredentials, "keyed"))
 	g.Expect(s.Data).To(Equal(map[string][]byte{podinject.ProxyCredentialsKey: []byte(`{"type":"service_account"}`)}))
 	for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
 		mounted := false
@@ -288,7 +288,7 @@ func TestCopiesFollowTheInstance(t *testing.T) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"followed-a", "followed-b"}}
 		pi.Annotations = map[string]string{v1alpha1.AnnotationAllowDeletion: "true"}
 	})
-	name := podinject.ReplicaName(podinject.ReplicaPgpass, "followed")
+	name := podinject.CopyName(podinject.CopyPgpass, "followed")
 	for _, ns := range []string{"followed-a", "followed-b"} {
 		namespace(t, ns, nil)
 		g.Expect(env.Client.Create(ctx, annotatedPod(ns, "web", "followed"))).To(Succeed())
@@ -326,7 +326,7 @@ func TestNamespaceThatStopsMatchingLosesItsCopy(t *testing.T) {
 	})
 	namespace(t, "selected-app", map[string]string{"db": "selected"})
 	g.Expect(env.Client.Create(ctx, annotatedPod("selected-app", "web", "selected"))).To(Succeed())
-	name := podinject.ReplicaName(podinject.ReplicaPgpass, "selected")
+	name := podinject.CopyName(podinject.CopyPgpass, "selected")
 	secret(g, "selected-app", name)
 
 	ns := &corev1.Namespace{}
@@ -351,7 +351,7 @@ func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
 	})
 	namespace(t, "dropped-app", nil)
 	g.Expect(env.Client.Create(ctx, annotatedPod("dropped-app", "web", "dropped"))).To(Succeed())
-	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "dropped")
+	key := podinject.CopyName(podinject.CopyProxyCredentials, "dropped")
 	// Let the reconciles that the new copies started finish, so that only the
 	// change of the ProviderConfig can remove the key.
 	g.Consistently(absent("dropped-app", key), time.Second, poll).Should(BeFalse())
@@ -361,7 +361,7 @@ func TestProxyKeyCopiesGoWhenTheProviderConfigDropsTheKey(t *testing.T) {
 	pc.Spec.ProxyCredentials = nil
 	g.Expect(env.Client.Update(ctx, pc)).To(Succeed())
 	g.Eventually(absent("dropped-app", key), eventually, poll).Should(BeTrue())
-	g.Consistently(absent("dropped-app", podinject.ReplicaName(podinject.ReplicaPgpass, "dropped")), time.Second, poll).Should(BeFalse(), "the password stays")
+	g.Consistently(absent("dropped-app", podinject.CopyName(podinject.CopyPgpass, "dropped")), time.Second, poll).Should(BeFalse(), "the password stays")
 }
 
 // seedInstance puts an instance named name in the test project, as if created
@@ -568,5 +568,5 @@ func TestUnconfirmedPasswordIsNotHandedOut(t *testing.T) {
 
 	err := env.Client.Create(ctx, annotatedPod("repairing-app", "web", "repairing"))
 	g.Expect(err).To(MatchError(ContainSubstring(`the provider is setting a new password for PostgresqlInstance "repairing"`)))
-	g.Expect(absent("repairing-app", podinject.ReplicaName(podinject.ReplicaPgpass, "repairing"))()).To(BeTrue())
+	g.Expect(absent("repairing-app", podinject.CopyName(podinject.CopyPgpass, "repairing"))()).To(BeTrue())
 }

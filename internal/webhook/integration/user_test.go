@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"bytes"
@@ -180,7 +180,7 @@ func TestNamespacedUserPodGetsItsLoginOnly(t *testing.T) {
 		g.Expect(v.Items).To(Equal([]corev1.KeyToPath{{Key: cloudsql.ConnectionKeyPgpass, Path: cloudsql.ConnectionKeyPgpass}}))
 		holdsNowhere(g, "shop-a", "pw-shared-pg", p)
 	}
-	g.Expect(absent("shop-a", podinject.ReplicaName(podinject.ReplicaPgpass, "shared-pg"))()).To(BeTrue(), "no copy of the instance's password")
+	g.Expect(absent("shop-a", podinject.CopyName(podinject.CopyPgpass, "shared-pg"))()).To(BeTrue(), "no copy of the instance's password")
 
 	err := env.Client.Create(ctx, userPod("shop-a", "other-db", "orders", "billing"))
 	g.Expect(err).To(MatchError(And(
@@ -225,7 +225,7 @@ func TestNamespacedUserOfANamespacedInstance(t *testing.T) {
 	g.Expect(envOf(p.Spec.Containers[0])).To(And(HaveKeyWithValue(podinject.EnvUser, "cart"), HaveKeyWithValue(podinject.EnvDatabase, "cart")))
 	g.Expect(p.Spec.InitContainers).To(ContainElement(HaveField("Args", ContainElement(project+":europe-west1:local-shop-db"))))
 	g.Expect(secretVolume(g, p, podinject.PgpassSecretVolumeName).SecretName).To(Equal("cart-login"))
-	g.Expect(secretVolume(g, p, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal(podinject.NamespacedReplicaName(podinject.ReplicaProxyCredentials, "db")))
+	g.Expect(secretVolume(g, p, podinject.ProxyCredentialsVolumeName).SecretName).To(Equal(podinject.NamespacedCopyName(podinject.CopyProxyCredentials, "db")))
 	g.Expect(env.Client.Create(ctx, userPod("local-shop", "not-its-db", "cart", "local-shop-db"))).To(MatchError(
 		ContainSubstring(`is "local-shop-db", which is not a database that PostgresqlUser "cart" of namespace local-shop (cloudsql.m.travelaudience.com) owns: it may name only cart`)))
 }
@@ -247,7 +247,7 @@ func TestClusterUserCopiesFollowTheUser(t *testing.T) {
 	for _, ns := range []string{"pool-a", "pool-b", "pool-c", "pool-d"} {
 		namespace(t, ns, nil)
 	}
-	name := podinject.UserReplicaName("pool-app")
+	name := podinject.UserCopyName("pool-app")
 	for _, ns := range []string{"pool-a", "pool-b"} {
 		p := userPod(ns, "web", "pool-app", "")
 		g.Expect(env.Client.Create(ctx, p)).To(Succeed(), ns)
@@ -305,7 +305,7 @@ func TestClusterUserFollowsItsInstancesAllowList(t *testing.T) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"wide-a", "wide-b"}}
 	})
 	readyClusterUser(t, "wide-app", "wide", []string{"app"})
-	name := podinject.UserReplicaName("wide-app")
+	name := podinject.UserCopyName("wide-app")
 	for _, ns := range []string{"wide-a", "wide-b"} {
 		namespace(t, ns, nil)
 		g.Expect(env.Client.Create(ctx, userPod(ns, "web", "wide-app", ""))).To(Succeed(), ns)
@@ -391,7 +391,7 @@ func TestInjectorReadsUsersWithTheShippedRBAC(t *testing.T) {
 		g.Expect(resp.Allowed).To(BeTrue(), "user %s: %v", user, resp.Result)
 		g.Expect(resp.Patches).ToNot(BeEmpty(), "user %s", user)
 	}
-	secret(g, "rbac-app", podinject.UserReplicaName("shared"))
+	secret(g, "rbac-app", podinject.UserCopyName("shared"))
 
 	// And the rollout may watch pods, but restart nothing in rbac-app, which
 	// binds no role; a user without the rules may not watch either, and is

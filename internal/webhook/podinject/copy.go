@@ -43,52 +43,53 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
-// LabelReplica tells the two kinds of secret that the injector copies into
+// LabelCopyKind tells the two kinds of secret that the injector copies into
 // application namespaces apart. Both also carry v1alpha1.LabelInstance, with the
 // name of the instance, and an owner reference to it, so that they go with it.
-const LabelReplica = v1alpha1.Group + "/replica"
+// The label's key keeps the word "replica" that copies on clusters carry.
+const LabelCopyKind = v1alpha1.Group + "/replica"
 
-// Kinds of copied secret: the value of LabelReplica.
+// Kinds of copied secret: the value of LabelCopyKind.
 const (
-	// ReplicaPgpass holds only the pgpass entry of the connection secret.
-	ReplicaPgpass = "pgpass"
-	// ReplicaProxyCredentials holds only the proxy's service-account key, under
+	// CopyPgpass holds only the pgpass entry of the connection secret.
+	CopyPgpass = "pgpass"
+	// CopyProxyCredentials holds only the proxy's service-account key, under
 	// ProxyCredentialsKey.
-	ReplicaProxyCredentials = "proxy-credentials"
+	CopyProxyCredentials = "proxy-credentials"
 )
 
-// AnnotationDataHash on a copy is the SHA-256 of what it holds: the refresher
+// AnnotationDataHash on a copy is the SHA-256 of what it holds: the copy reconciler
 // reads copies from a cache of secrets' metadata, and tells from it alone
 // whether a copy is current.
 const AnnotationDataHash = v1alpha1.Group + "/data-sha256"
 
 const (
-	errGetReplica    = "cannot read secret %s/%s"
-	errWriteReplica  = "cannot write secret %s/%s"
-	errDeleteReplica = "cannot delete secret %s/%s"
-	errNotOurReplica = "secret %s/%s already exists and was not copied for %s (it lacks label %s=%s or an owner reference to the instance): delete or rename it so that the injector can use the name"
-	errListCopies    = "cannot list the secrets labelled %s=%s"
+	errGetCopy    = "cannot read secret %s/%s"
+	errWriteCopy  = "cannot write secret %s/%s"
+	errDeleteCopy = "cannot delete secret %s/%s"
+	errNotOurCopy = "secret %s/%s already exists and was not copied for %s (it lacks label %s=%s or an owner reference to the instance): delete or rename it so that the injector can use the name"
+	errListCopies = "cannot list the secrets labelled %s=%s"
 )
 
 // maxNameLength is the longest name of a secret (a DNS subdomain).
 const maxNameLength = 253
 
-// ReplicaName is the name of the copied secret of a kind for a cluster-scoped
+// CopyName is the name of the copied secret of a kind for a cluster-scoped
 // instance: cloudsql-pgpass-<instance> or cloudsql-proxy-credentials-<instance>,
 // shortened with a hash when the instance's name is too long for that.
-func ReplicaName(kind, instance string) string {
-	return replicaName("cloudsql-"+kind+"-", instance)
+func CopyName(kind, instance string) string {
+	return copyName("cloudsql-"+kind+"-", instance)
 }
 
-// NamespacedReplicaName is the name of the copied secret of a kind for a
+// NamespacedCopyName is the name of the copied secret of a kind for a
 // namespaced instance, cloudsql-m-<kind>-<instance>: no copy of a cluster-scoped
 // instance has that prefix, so a namespaced instance and a cluster-scoped one of
 // the same name never claim the same secret.
-func NamespacedReplicaName(kind, instance string) string {
-	return replicaName("cloudsql-m-"+kind+"-", instance)
+func NamespacedCopyName(kind, instance string) string {
+	return copyName("cloudsql-m-"+kind+"-", instance)
 }
 
-func replicaName(prefix, instance string) string {
+func copyName(prefix, instance string) string {
 	name := prefix + instance
 	if len(name) <= maxNameLength {
 		return name
@@ -98,15 +99,15 @@ func replicaName(prefix, instance string) string {
 	return name[:maxNameLength-len(suffix)] + suffix
 }
 
-// replica is the secret of a kind that the injector keeps in namespace ns for t,
+// copySecret is the secret of a kind that the injector keeps in namespace ns for t,
 // holding value under key.
-func replica(t target, ns, kind, key string, value []byte) *corev1.Secret {
+func copySecret(t target, ns, kind, key string, value []byte) *corev1.Secret {
 	data := map[string][]byte{key: value}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   ns,
-			Name:        t.replicaName(kind),
-			Labels:      map[string]string{t.label(): t.name(), LabelReplica: kind},
+			Name:        t.copyName(kind),
+			Labels:      map[string]string{t.label(): t.name(), LabelCopyKind: kind},
 			Annotations: map[string]string{AnnotationDataHash: dataHash(data)},
 			// A namespaced object may be owned by a cluster-scoped one: the
 			// garbage collector removes the copies with the instance even when
@@ -129,14 +130,14 @@ func dataHash(data map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// pgpassReplica is the copy of the password file of t in ns.
-func pgpassReplica(t target, ns string, pgpass []byte) *corev1.Secret {
-	return replica(t, ns, ReplicaPgpass, cloudsql.ConnectionKeyPgpass, pgpass)
+// pgpassCopy is the copy of the password file of t in ns.
+func pgpassCopy(t target, ns string, pgpass []byte) *corev1.Secret {
+	return copySecret(t, ns, CopyPgpass, cloudsql.ConnectionKeyPgpass, pgpass)
 }
 
-// proxyCredentialsReplica is the copy of the proxy's key for t in ns.
-func proxyCredentialsReplica(t target, ns string, key []byte) *corev1.Secret {
-	return replica(t, ns, ReplicaProxyCredentials, ProxyCredentialsKey, key)
+// proxyKeyCopy is the copy of the proxy's key for t in ns.
+func proxyKeyCopy(t target, ns string, key []byte) *corev1.Secret {
+	return copySecret(t, ns, CopyProxyCredentials, ProxyCredentialsKey, key)
 }
 
 // current reports whether have already is want: same data, labels, annotation
@@ -154,7 +155,7 @@ func current(have, want *corev1.Secret) bool {
 }
 
 // currentMeta reports whether the metadata of have is want's: the same labels,
-// owner and hash of the data. The refresher, which sees only metadata, takes a
+// owner and hash of the data. The copy reconciler, which sees only metadata, takes a
 // copy with want's hash for one that holds want's data.
 func currentMeta(have metav1.Object, want *corev1.Secret) bool {
 	for k, v := range want.Labels {
@@ -171,7 +172,7 @@ func currentMeta(have metav1.Object, want *corev1.Secret) bool {
 // owner reference, and with owner's UID unless anyUID. The injector sets that
 // reference on every copy it makes; a secret that someone else made with a
 // copy's name and labels has none to the instance's UID, which they cannot
-// choose, and is neither written nor deleted by the refreshers.
+// choose, and is neither written nor deleted by the copy reconcilers.
 func ownedBy(s metav1.Object, owner metav1.OwnerReference, anyUID bool) bool {
 	want, err := schema.ParseGroupVersion(owner.APIVersion)
 	if err != nil {
@@ -186,10 +187,10 @@ func ownedBy(s metav1.Object, owner metav1.OwnerReference, anyUID bool) bool {
 	return false
 }
 
-// ensureReplica creates want, or updates the secret of its name to it. It reads
+// ensureCopy creates want, or updates the secret of its name to it. It reads
 // through live (uncached) so that it never acts on a stale copy, and refuses to
 // take over a secret that it did not create.
-func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, want *corev1.Secret) error {
+func ensureCopy(ctx context.Context, live client.Reader, w client.Writer, want *corev1.Secret) error {
 	return retry.OnError(retry.DefaultRetry, func(err error) bool {
 		// Two pods admitted at once may both create, or both update.
 		return kerrors.IsAlreadyExists(err) || kerrors.IsConflict(err)
@@ -197,17 +198,17 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		have := &corev1.Secret{}
 		err := live.Get(ctx, types.NamespacedName{Namespace: want.Namespace, Name: want.Name}, have)
 		if kerrors.IsNotFound(err) {
-			return errors.Wrapf(w.Create(ctx, want.DeepCopy()), errWriteReplica, want.Namespace, want.Name)
+			return errors.Wrapf(w.Create(ctx, want.DeepCopy()), errWriteCopy, want.Namespace, want.Name)
 		}
 		if err != nil {
-			return errors.Wrapf(err, errGetReplica, want.Namespace, want.Name)
+			return errors.Wrapf(err, errGetCopy, want.Namespace, want.Name)
 		}
 		// A copy of an instance that was deleted and created again names the
 		// old one's UID: the name and kind are enough to take it over here,
 		// where the pod's namespace has just been allowed the new one.
 		label := copyLabel(want)
 		if have.Labels[label] != want.Labels[label] || !ownedBy(have, want.OwnerReferences[0], true) {
-			return errors.Errorf(errNotOurReplica, want.Namespace, want.Name, ownerString(want.OwnerReferences[0]), label, want.Labels[label])
+			return errors.Errorf(errNotOurCopy, want.Namespace, want.Name, ownerString(want.OwnerReferences[0]), label, want.Labels[label])
 		}
 		if current(have, want) {
 			return nil
@@ -222,7 +223,7 @@ func ensureReplica(ctx context.Context, live client.Reader, w client.Writer, wan
 		}
 		maps.Copy(have.Annotations, want.Annotations)
 		have.OwnerReferences = want.OwnerReferences
-		return errors.Wrapf(w.Update(ctx, have), errWriteReplica, want.Namespace, want.Name)
+		return errors.Wrapf(w.Update(ctx, have), errWriteCopy, want.Namespace, want.Name)
 	})
 }
 
@@ -242,11 +243,11 @@ func settle(ctx context.Context, live client.Reader, w client.Writer, log loggin
 		// since has another UID.
 		del := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}}
 		if err := w.Delete(ctx, del, client.Preconditions{UID: &s.UID}); err != nil && !kerrors.IsNotFound(err) && !kerrors.IsConflict(err) {
-			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
+			return errors.Wrapf(err, errDeleteCopy, s.Namespace, s.Name)
 		}
 	case want != nil && !currentMeta(s, want):
 		log.Debug("Refreshing copied secret", "secret", s.Namespace+"/"+s.Name)
-		return ensureReplica(ctx, live, w, want)
+		return ensureCopy(ctx, live, w, want)
 	}
 	return nil
 }
@@ -272,27 +273,27 @@ func namespacedCopyKey(instance string) string { return "namespaced/" + instance
 func userCopyKey(user string) string           { return "user/" + user }
 
 // copyKeys are the index values of a secret: what it may be a copy of, judged
-// by its labels and name only (the refreshers check its owner).
+// by its labels and name only (the copy reconcilers check its owner).
 func copyKeys(o client.Object) []string {
 	var keys []string
-	if n := o.GetLabels()[v1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, ReplicaName) != "" {
+	if n := o.GetLabels()[v1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, CopyName) != "" {
 		keys = append(keys, clusterCopyKey(n))
 	}
-	if n := o.GetLabels()[nsv1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, NamespacedReplicaName) != "" {
+	if n := o.GetLabels()[nsv1alpha1.LabelInstance]; n != "" && copyKind(o.GetName(), n, NamespacedCopyName) != "" {
 		keys = append(keys, namespacedCopyKey(n))
 	}
-	if n := o.GetLabels()[v1alpha1.LabelUser]; n != "" && o.GetName() == UserReplicaName(n) {
+	if n := o.GetLabels()[v1alpha1.LabelUser]; n != "" && o.GetName() == UserCopyName(n) {
 		keys = append(keys, userCopyKey(n))
 	}
 	return keys
 }
 
-// copyKind is the kind of copy (ReplicaPgpass or ReplicaProxyCredentials) that
+// copyKind is the kind of copy (CopyPgpass or CopyProxyCredentials) that
 // a secret of this name is for instance, or "" when the name is no copy's.
 // The name decides, never a label: anyone who can write a secret can label it.
-func copyKind(name, instance string, replicaName func(kind, instance string) string) string {
-	for _, kind := range []string{ReplicaPgpass, ReplicaProxyCredentials} {
-		if name == replicaName(kind, instance) {
+func copyKind(name, instance string, copyName func(kind, instance string) string) string {
+	for _, kind := range []string{CopyPgpass, CopyProxyCredentials} {
+		if name == copyName(kind, instance) {
 			return kind
 		}
 	}
@@ -341,7 +342,7 @@ func indexCopies(mgr ctrl.Manager) error {
 }
 
 // SecretCacheOptions is how the manager's cache must hold secrets, which only
-// the refreshers read from it (metadata): without the managed fields and the
+// the copy reconcilers read from it (metadata): without the managed fields and the
 // last applied configuration, which holds the whole data of a secret applied
 // with kubectl and should not sit in the provider's memory. The provider and
 // its tests take it from here, so that they cannot differ.

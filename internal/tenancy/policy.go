@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package podinject
+package tenancy
 
 import (
 	"context"
@@ -37,7 +37,7 @@ const AllNamespaces = "*"
 
 const (
 	errBadSelector  = "PostgresqlInstance %s: %s.namespaceSelector is invalid: fix it"
-	errGetNamespace = "cannot read namespace %s to match it against %s.namespaceSelector of PostgresqlInstance %s"
+	errReadSelected = "cannot read namespace %s to match it against %s.namespaceSelector of PostgresqlInstance %s"
 )
 
 // A Policy decides which namespaces may request which instances: an instance's
@@ -91,7 +91,7 @@ func selects(ctx context.Context, name, field string, names []string, selector *
 	}
 	n, err := namespace(ctx, ns)
 	if err != nil {
-		return false, errors.Wrapf(err, errGetNamespace, ns, field, name)
+		return false, errors.Wrapf(err, errReadSelected, ns, field, name)
 	}
 	return sel.Matches(labels.Set(n.Labels)), nil
 }
@@ -102,7 +102,7 @@ func (p Policy) ExplainObjects(pi *v1alpha1.PostgresqlInstance, ns string) strin
 	var admits []string
 	if t := pi.Spec.Tenancy; t != nil {
 		if len(t.AllowedNamespaces) > 0 {
-			admits = append(admits, "spec.tenancy.allowedNamespaces "+quoteList(t.AllowedNamespaces))
+			admits = append(admits, "spec.tenancy.allowedNamespaces "+QuoteList(t.AllowedNamespaces))
 		}
 		if t.NamespaceSelector != nil {
 			admits = append(admits, "spec.tenancy.namespaceSelector "+metav1.FormatLabelSelector(t.NamespaceSelector))
@@ -110,13 +110,13 @@ func (p Policy) ExplainObjects(pi *v1alpha1.PostgresqlInstance, ns string) strin
 	}
 	if inj := pi.Spec.Injection; inj != nil {
 		if len(inj.AllowedNamespaces) > 0 {
-			admits = append(admits, "spec.injection.allowedNamespaces "+quoteList(inj.AllowedNamespaces))
+			admits = append(admits, "spec.injection.allowedNamespaces "+QuoteList(inj.AllowedNamespaces))
 		}
 		if inj.NamespaceSelector != nil {
 			admits = append(admits, "spec.injection.namespaceSelector "+metav1.FormatLabelSelector(inj.NamespaceSelector))
 		}
 	} else if len(p.DefaultAllowedNamespaces) > 0 {
-		admits = append(admits, "the provider's [injection] default_allowed_namespaces "+quoteList(p.DefaultAllowedNamespaces))
+		admits = append(admits, "the provider's [injection] default_allowed_namespaces "+QuoteList(p.DefaultAllowedNamespaces))
 	}
 	how := "ask the instance's owner to add " + ns + " to spec.tenancy.allowedNamespaces (its users and databases, without the postgres password)"
 	switch {
@@ -136,11 +136,11 @@ func (p Policy) Explain(pi *v1alpha1.PostgresqlInstance, ns string) string {
 	inj := pi.Spec.Injection
 	if inj == nil {
 		return fmt.Sprintf("it has no spec.injection, so the provider's [injection] default_allowed_namespaces (%s) applies; "+
-			"ask the instance's owner to set spec.injection.allowedNamespaces to include %s", quoteList(p.DefaultAllowedNamespaces), ns)
+			"ask the instance's owner to set spec.injection.allowedNamespaces to include %s", QuoteList(p.DefaultAllowedNamespaces), ns)
 	}
 	var allows []string
 	if len(inj.AllowedNamespaces) > 0 {
-		allows = append(allows, "spec.injection.allowedNamespaces "+quoteList(inj.AllowedNamespaces))
+		allows = append(allows, "spec.injection.allowedNamespaces "+QuoteList(inj.AllowedNamespaces))
 	}
 	if inj.NamespaceSelector != nil {
 		allows = append(allows, "spec.injection.namespaceSelector "+metav1.FormatLabelSelector(inj.NamespaceSelector))
@@ -159,15 +159,18 @@ func listed(names []string, ns string) bool {
 	return slices.Contains(names, AllNamespaces) || slices.Contains(names, ns)
 }
 
-func quoteList(names []string) string {
+// QuoteList writes a list of namespace names as denials show it, saying so
+// when it is empty.
+func QuoteList(names []string) string {
 	if len(names) == 0 {
 		return "[] (none)"
 	}
 	return "[" + strings.Join(names, ", ") + "]"
 }
 
-// namespaceGetter reads namespaces through r.
-func namespaceGetter(r client.Reader) func(context.Context, string) (*corev1.Namespace, error) {
+// NamespaceGetter reads namespaces through r, in the form that Allows and
+// AdmitsObjects take: they read a namespace only when a selector needs its labels.
+func NamespaceGetter(r client.Reader) func(context.Context, string) (*corev1.Namespace, error) {
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		n := &corev1.Namespace{}
 		return n, r.Get(ctx, types.NamespacedName{Name: name}, n)

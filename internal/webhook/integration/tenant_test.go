@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webhook_test
+package integration_test
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func TestInstanceWithoutInjectionServesNoNamespace(t *testing.T) {
 		ContainSubstring("[injection] default_allowed_namespaces ([] (none))"),
 		ContainSubstring("spec.injection.allowedNamespaces"),
 	)))
-	g.Expect(absent("unnamed-app", podinject.ReplicaName(podinject.ReplicaPgpass, "unnamed"))()).To(BeTrue(), "no namespace gets the password by default")
+	g.Expect(absent("unnamed-app", podinject.CopyName(podinject.CopyPgpass, "unnamed"))()).To(BeTrue(), "no namespace gets the password by default")
 }
 
 // admit sends a pod to inj as the API server would for namespace ns.
@@ -95,7 +95,7 @@ func TestForgedPodNamespaceIsRefused(t *testing.T) {
 		ContainSubstring("the admission request is for namespace forged-other but the pod's metadata.namespace is forged-app"),
 	))
 	for _, ns := range []string{"forged-app", "forged-other"} {
-		g.Expect(absent(ns, podinject.ReplicaName(podinject.ReplicaPgpass, "forged"))()).To(BeTrue(), "nothing is copied into %s", ns)
+		g.Expect(absent(ns, podinject.CopyName(podinject.CopyPgpass, "forged"))()).To(BeTrue(), "nothing is copied into %s", ns)
 	}
 
 	// Without metadata.namespace, the pod is the request's.
@@ -126,7 +126,7 @@ func TestStaleAllowIsConfirmedLive(t *testing.T) {
 	resp := admit(g, inj, "stale-closed", annotatedPod("", "web", "stale"))
 	g.Expect(resp.Allowed).To(BeFalse())
 	g.Expect(resp.Result.Message).To(ContainSubstring(`PostgresqlInstance "stale" may not be used from namespace stale-closed`))
-	g.Expect(absent("stale-closed", podinject.ReplicaName(podinject.ReplicaPgpass, "stale"))()).To(BeTrue(), "the password must not reach a namespace the instance no longer allows")
+	g.Expect(absent("stale-closed", podinject.CopyName(podinject.CopyPgpass, "stale"))()).To(BeTrue(), "the password must not reach a namespace the instance no longer allows")
 
 	resp = admit(g, inj, "stale-app", annotatedPod("", "web", "stale"))
 	g.Expect(resp.Allowed).To(BeTrue(), "%v", resp.Result)
@@ -149,12 +149,12 @@ func TestTenantMadeCopiesAreLeftAlone(t *testing.T) {
 	namespace(t, "lured-closed", nil)
 	// A copy the injector made: it shows when the refresher has run.
 	g.Expect(env.Client.Create(ctx, annotatedPod("lured-app", "web", "lured"))).To(Succeed())
-	pgpass, key := podinject.ReplicaName(podinject.ReplicaPgpass, "lured"), podinject.ReplicaName(podinject.ReplicaProxyCredentials, "lured")
+	pgpass, key := podinject.CopyName(podinject.CopyPgpass, "lured"), podinject.CopyName(podinject.CopyProxyCredentials, "lured")
 
 	forged := func(ns, name, kind string, owners ...metav1.OwnerReference) *corev1.Secret {
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners,
-				Labels: map[string]string{v1alpha1.LabelInstance: "lured", podinject.LabelReplica: kind}},
+				Labels: map[string]string{v1alpha1.LabelInstance: "lured", podinject.LabelCopyKind: kind}},
 			Data: map[string][]byte{"mine": []byte("tenant data")},
 		}
 		g.Expect(env.Client.Create(ctx, s)).To(Succeed())
@@ -163,12 +163,12 @@ func TestTenantMadeCopiesAreLeftAlone(t *testing.T) {
 	otherUID := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind, Name: "lured", UID: "0c6f0b5e-0000-4000-8000-000000000000"}
 	made := []*corev1.Secret{
 		// Allowed namespace, no pod asked: the old refresher filled these.
-		forged("lured-open", pgpass, podinject.ReplicaPgpass),
-		forged("lured-open", key, podinject.ReplicaPgpass), // a key's name, a password's label
+		forged("lured-open", pgpass, podinject.CopyPgpass),
+		forged("lured-open", key, podinject.CopyPgpass), // a key's name, a password's label
 		// An owner reference naming the instance, but not its UID.
-		forged("lured-closed", pgpass, podinject.ReplicaPgpass, otherUID),
+		forged("lured-closed", pgpass, podinject.CopyPgpass, otherUID),
 		// A namespace the instance does not allow: the old refresher deleted it.
-		forged("lured-closed", key, podinject.ReplicaProxyCredentials),
+		forged("lured-closed", key, podinject.CopyProxyCredentials),
 	}
 
 	// A new password and a change of the instance make the refresher run.
@@ -209,7 +209,7 @@ func TestProxyKeyCopiesFollowTheirSource(t *testing.T) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"revoked-a", "revoked-b"}}
 		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "revoked-key"}
 	})
-	key := podinject.ReplicaName(podinject.ReplicaProxyCredentials, "revoked")
+	key := podinject.CopyName(podinject.CopyProxyCredentials, "revoked")
 	for _, ns := range []string{"revoked-a", "revoked-b"} {
 		namespace(t, ns, nil)
 		g.Expect(env.Client.Create(ctx, annotatedPod(ns, "web", "revoked"))).To(Succeed())
@@ -234,7 +234,7 @@ func TestProxyKeyCopiesFollowTheirSource(t *testing.T) {
 	// The platform deletes the key: no copy of it stays.
 	g.Expect(env.Client.Delete(ctx, keySecret)).To(Succeed())
 	g.Eventually(absent("revoked-a", key), eventually, poll).Should(BeTrue())
-	g.Consistently(absent("revoked-a", podinject.ReplicaName(podinject.ReplicaPgpass, "revoked")), time.Second, poll).Should(BeFalse(), "the password stays")
+	g.Consistently(absent("revoked-a", podinject.CopyName(podinject.CopyPgpass, "revoked")), time.Second, poll).Should(BeFalse(), "the password stays")
 }
 
 // The refreshers find copies in the cache of secrets' metadata: refreshing
@@ -247,7 +247,7 @@ func TestRefreshingListsNoSecrets(t *testing.T) {
 	readyInstance(t, "counted")
 	namespace(t, "counted-app", nil)
 	g.Expect(env.Client.Create(ctx, annotatedPod("counted-app", "web", "counted"))).To(Succeed())
-	name := podinject.ReplicaName(podinject.ReplicaPgpass, "counted")
+	name := podinject.CopyName(podinject.CopyPgpass, "counted")
 
 	before := secretLists.Load()
 	for i, pw := range []string{"one", "two", "three"} {
