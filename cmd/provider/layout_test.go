@@ -42,3 +42,40 @@ func TestShippedCommandsImportNoTooling(t *testing.T) {
 		}
 	}
 }
+
+// TestRoomsImportOnlyTheirShare keeps docs/layout.md's rooms apart: each kind's
+// controller imports the shared core and never another kind, so that a new
+// kind moves into a room of its own; the object validator asks tenancy, never
+// the pod injector, who may use an instance.
+func TestRoomsImportOnlyTheirShare(t *testing.T) {
+	g := NewWithT(t)
+	const module = "github.com/travelaudience/cloudsql-postgres-operator/"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}",
+		"../../internal/controller/...", "../../internal/webhook/...").CombinedOutput()
+	g.Expect(err).ToNot(HaveOccurred(), string(out))
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], module)
+		for _, imp := range f[1:] {
+			if rel, ours := strings.CutPrefix(imp, module); ours {
+				imports[pkg] = append(imports[pkg], rel)
+			}
+		}
+	}
+	kinds := []string{}
+	for pkg := range imports {
+		if strings.HasPrefix(pkg, "internal/controller/postgresql") {
+			kinds = append(kinds, pkg)
+		}
+	}
+	g.Expect(kinds).To(ContainElements("internal/controller/postgresqlinstance", "internal/controller/postgresqluser", "internal/controller/postgresqldatabase"))
+	for _, kind := range kinds {
+		g.Expect(imports[kind]).To(ContainElement("internal/controller/core"), "%s does not use the shared core", kind)
+		for _, other := range kinds {
+			g.Expect(imports[kind]).ToNot(ContainElement(other), "%s imports another kind's package", kind)
+		}
+	}
+	g.Expect(imports["internal/controller/core"]).ToNot(ContainElement(HavePrefix("internal/controller/postgresql")), "the core imports a kind")
+	g.Expect(imports["internal/webhook/postgresqlobject"]).ToNot(ContainElement("internal/webhook/podinject"))
+}
