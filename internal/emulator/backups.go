@@ -459,17 +459,34 @@ func (s *Server) backupRunsGet(req *apiRequest) (any, error) {
 func (s *Server) backupRunsDelete(req *apiRequest) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, inst, b, now, err := s.findBackupRun(req)
+	p, _, b, now, err := s.findBackupRun(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := inst.checkMutable(); err != nil {
+	op, err := s.startBackupDeletion(p, req.project, b, req.failOp)
+	if err != nil {
 		return nil, err
 	}
-	op := s.startOperation(p, req.project, inst, OpDeleteBackup, s.delays.Update, req.failOp,
-		func(time.Time) { s.forgetBackup(p, b) }, nil)
-	op.backupID = b.id
 	return op.render(now), nil
+}
+
+// startBackupDeletion starts the DELETE_BACKUP operation of b: on its
+// instance while that lives (which takes no other mutation meanwhile), on
+// the instance's name alone once it is gone. Callers hold s.mu.
+func (s *Server) startBackupDeletion(p *projectState, project string, b *backupState, fail bool) (*operation, error) {
+	forget := func(time.Time) { s.forgetBackup(p, b) }
+	var op *operation
+	if inst, ok := p.instances[b.instance]; ok && b.deleted.IsZero() {
+		if err := inst.checkMutable(); err != nil {
+			return nil, err
+		}
+		op = s.startOperation(p, project, inst, OpDeleteBackup, s.delays.Update, fail, forget, nil)
+	} else {
+		op = s.newOperation(p, project, b.instance, OpDeleteBackup, s.delays.Update, fail, forget, nil)
+		s.settle(p, s.now())
+	}
+	op.backupID = b.id
+	return op, nil
 }
 
 // forgetBackup removes a backup wherever it is kept, and its data. Callers
@@ -575,20 +592,10 @@ func (s *Server) backupsDelete(req *apiRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := s.project(req.project)
-	if inst, ok := p.instances[b.instance]; ok && b.deleted.IsZero() {
-		if err := inst.checkMutable(); err != nil {
-			return nil, err
-		}
-		op := s.startOperation(p, req.project, inst, OpDeleteBackup, s.delays.Update, req.failOp,
-			func(time.Time) { s.forgetBackup(p, b) }, nil)
-		op.backupID = b.id
-		return op.render(now), nil
+	op, err := s.startBackupDeletion(s.project(req.project), req.project, b, req.failOp)
+	if err != nil {
+		return nil, err
 	}
-	op := s.newOperation(p, req.project, b.instance, OpDeleteBackup, s.delays.Update, req.failOp,
-		func(time.Time) { s.forgetBackup(p, b) }, nil)
-	op.backupID = b.id
-	s.settle(p, now)
 	return op.render(now), nil
 }
 
