@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -389,8 +390,9 @@ func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
 		built.CreateTime = formatTime(now)
 	}
 	built.ServerCaCert = ca.sslCert(db.Name)
-	inst := &instanceState{db: built, users: map[string]*userState{}, ca: ca}
+	inst := &instanceState{db: built, users: map[string]*userState{}, ca: ca, backupsSeen: now}
 	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
+	notePITR(inst, now)
 	s.refreshIPAddresses(inst, built)
 	p.instances[db.Name] = inst
 	return nil
@@ -502,4 +504,95 @@ func (s *Server) ServerCertificate(project, instance string) (tls.Certificate, e
 	}
 	host := strings.TrimSuffix(dnsName(project, instance, region), ".")
 	return inst.ca.serverCert(project, instance, []string{host}, now)
+}
+
+// ErrBackupNotFound means the project has no backup run of that ID, of a
+// live instance or retained.
+var ErrBackupNotFound = errors.New("emulator: no such backup")
+
+// ErrNoBackupData means the backup holds no copy of PostgreSQL's data: the
+// emulator runs without a data plane (WithPostgres), or the backup failed.
+var ErrNoBackupData = errors.New("emulator: the backup holds no data (no data plane, or the backup failed)")
+
+// FailNextBackup makes the next backup of an instance (on-demand, automated
+// or final) FAILED with an error carrying message (a default one when
+// empty), and the BACKUP_VOLUME operation of an on-demand one end with it.
+func (s *Server) FailNextBackup(project, instance, message string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, err := s.adminFind(project, instance)
+	if err != nil {
+		return err
+	}
+	if message == "" {
+		message = msgBackupFailed
+	}
+	inst.backupFailure = message
+	return nil
+}
+
+// RunBackupWindow takes an AUTOMATED backup of an instance now, as its
+// backup window would, whether or not backups are enabled, and applies the
+// retention of automated backups. With a data plane it returns once the
+// backup holds the data as it is now.
+func (s *Server) RunBackupWindow(project, instance string) (*sqladmin.BackupRun, error) {
+	s.mu.Lock()
+	p, inst, now, err := s.backupsOf(project, instance)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, adminError(ErrInstanceNotFound)
+	}
+	b := s.newBackup(p, project, inst, BackupAutomated, now)
+	b.window = now
+	check := dataPlaneCheck(inst)
+	s.mu.Unlock()
+
+	s.copyData(check, b)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bc := inst.db.Settings.BackupConfiguration; bc != nil {
+		s.pruneAutomated(inst, retainedCount(bc))
+	}
+	return b.run(s.now()), nil
+}
+
+// BackupQuery runs sql in database on what a backup holds: a throwaway
+// PostgreSQL server started on a copy of the backup, stopped before it
+// returns. The output is Query's (rows one a line, columns separated by |).
+// It finds backups of live instances and retained ones; it needs a data
+// plane (WithPostgres), else ErrNoBackupData.
+func (s *Server) BackupQuery(ctx context.Context, project string, backupID int64, database, sql string) (string, error) {
+	s.mu.Lock()
+	all, _ := s.projectBackups(project)
+	var b *backupState
+	for _, x := range all {
+		if x.id == backupID {
+			b = x
+		}
+	}
+	var check pgCheck
+	if b != nil {
+		if inst, ok := s.project(project).instances[b.instance]; ok {
+			check = dataPlaneCheck(inst)
+		}
+	}
+	s.mu.Unlock()
+	if b == nil {
+		return "", ErrBackupNotFound
+	}
+	// An automated backup's copy is a task of its instance's PostgreSQL.
+	check.run("wait for backup "+strconv.FormatInt(backupID, 10), func(context.Context, *postgres.Server) error { return nil })
+	s.mu.Lock()
+	data := b.data
+	s.mu.Unlock()
+	if data == nil {
+		return "", ErrNoBackupData
+	}
+	pg, err := postgres.Restore(ctx, data, fmt.Sprintf("%s-backup-%d", project, backupID))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = pg.Stop() }()
+	return pg.QueryIn(ctx, database, sql)
 }

@@ -40,6 +40,8 @@ const (
 	adminActionSetState      = ":setState"
 	adminActionCheckPassword = ":checkPassword"
 	adminActionSetOwner      = ":setOwner"
+	adminActionFailBackup    = ":failNextBackup"
+	adminActionBackupWindow  = ":runBackupWindow"
 )
 
 // serveAdmin serves the HTTP side of the admin surface; the package doc
@@ -169,6 +171,18 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 			return nil, adminError(err)
 		}
 		return s.adminInstance(project, name)
+	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionFailBackup) && m == http.MethodPost:
+		var in struct {
+			Message string `json:"message"`
+		}
+		if b := readAll(r); len(strings.TrimSpace(string(b))) > 0 {
+			if err := decodeJSON(b, &in); err != nil {
+				return nil, err
+			}
+		}
+		return nil, adminError(s.FailNextBackup(project, strings.TrimSuffix(seg[2], adminActionFailBackup), in.Message))
+	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionBackupWindow) && m == http.MethodPost:
+		return s.RunBackupWindow(project, strings.TrimSuffix(seg[2], adminActionBackupWindow))
 	case len(seg) == 3 && m == http.MethodGet:
 		return s.adminInstance(project, seg[2])
 	case len(seg) == 3 && m == http.MethodPatch:

@@ -116,10 +116,12 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 		s.data.cloneOf(inst, src)
 	}
 	op := s.startOperation(p, req.project, inst, OpClone, s.delays.Create, req.failOp,
-		func(time.Time) {
+		func(end time.Time) {
 			if inst.db.State == StatePendingCreate {
 				inst.db.State = StateRunnable
 			}
+			inst.backupsSeen = end
+			notePITR(inst, end)
 			s.refreshIPAddresses(inst, inst.db)
 		},
 		func(time.Time) {

@@ -38,6 +38,14 @@ limitations under the License.
 //	PUT    instances/{instance}                      instances.update (replace settings)
 //	DELETE instances/{instance}                      instances.delete
 //	POST   instances/{instance}/clone                instances.clone
+//	GET    instances/{instance}/getLatestRecoveryTime  instances.getLatestRecoveryTime
+//	GET    instances/{instance}/backupRuns           backupRuns.list
+//	POST   instances/{instance}/backupRuns           backupRuns.insert (ON_DEMAND)
+//	GET    instances/{instance}/backupRuns/{id}      backupRuns.get
+//	DELETE instances/{instance}/backupRuns/{id}      backupRuns.delete
+//	GET    backups                                   backups.list (also of deleted instances)
+//	GET    backups/{id}                              backups.get
+//	DELETE backups/{id}                              backups.delete
 //	GET    operations?instance=&maxResults=&pageToken=  operations.list
 //	GET    operations/{operation}                    operations.get
 //	GET    instances/{instance}/users                users.list
@@ -85,6 +93,17 @@ limitations under the License.
 // failed by an injected fault ends DONE with an error and no effect (a
 // failed create leaves the instance FAILED).
 //
+// Backups: backupRuns.insert is a BACKUP_VOLUME operation, backupRuns.delete
+// and backups.delete DELETE_BACKUP; automated backups are taken for each
+// daily window at backupConfiguration.startTime while backups are enabled,
+// keeping retainedBackups of them. instances.delete refuses a protected
+// instance (400, Cloud SQL's text), takes a FINAL backup when
+// enableFinalBackup or settings.finalBackupConfig asks, and keeps every
+// backup after the instance with settings.retainBackupsOnDelete, the FINAL
+// one otherwise. With a data plane a backup is a pg_basebackup of the
+// instance's server, which BackupQuery reads. docs/emulator.md says what is
+// not modelled (restores, point-in-time recovery itself).
+//
 // Defaults follow the real API: region us-central1, zone <region>-a, disk
 // 10 GB PD_SSD with auto-resize, ZONAL, PER_USE, ALWAYS, backups starting at
 // 12:00, public IP on unless ipv4Enabled is sent as false, and edition
@@ -119,6 +138,7 @@ limitations under the License.
 // # Admin surface
 //
 // The Go methods of *Server (Counts, ResetCounts, Requests, Operations,
+// FailNextBackup, RunBackupWindow,
 // InjectFault, Faults, ClearFaults, Instance, MutateInstance,
 // SetInstanceState, Now, Advance, FinishOperations, PasswordIs,
 // SetDatabaseOwner, Seed, SeedMany, SeedDatabase, SeedUser, ServerCertificate) have these HTTP counterparts under /emulator/v1/, which
@@ -140,6 +160,8 @@ limitations under the License.
 //	GET    /emulator/v1/projects/{p}/instances/{i}   instance
 //	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
+//	POST   /emulator/v1/projects/{p}/instances/{i}:failNextBackup  {"message":"..."} (optional)
+//	POST   /emulator/v1/projects/{p}/instances/{i}:runBackupWindow  take an AUTOMATED backup -> BackupRun
 //	POST   /emulator/v1/projects/{p}/instances/{i}/databases  seed a Database -> database
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users      seed a User, with its password -> user
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users/{u}:checkPassword  {"password":"..."} -> {"match":true}

@@ -79,7 +79,7 @@ const (
 	msgUserAlreadyExists     = "The Cloud SQL user already exists."
 	msgParseError            = "Invalid JSON payload received. %s"
 	msgInvalidPrefix         = "Invalid request: "
-	msgDeletionProtection    = "The instance is protected from deletion. Set settings.deletionProtectionEnabled to false before deleting it."
+	msgDeletionProtection    = "The instance is protected. Please disable the deletion protection and try again. To disable deletion protection, update the instance settings with deletionProtectionEnabled set to false."
 	msgOperationFailed       = "An internal error occurred while processing the operation (injected by the emulator)."
 	msgDatabaseNotFound      = "Not Found"
 	msgInstanceNotRunning    = "Invalid request since instance is not running."
@@ -214,8 +214,16 @@ func errUserExists() error {
 	return &apiError{http.StatusConflict, statusCloudSQL, ReasonUserAlreadyExists, msgUserAlreadyExists}
 }
 
+// errDeletionProtected is Cloud SQL's refusal to delete a protected
+// instance: 400 with the text of ERROR_PROTECTED_INSTANCE_DELETION_FAILURE
+// in Cloud SQL's list of Admin API errors, which is also what gcloud and the
+// Terraform provider's acceptance test
+// (TestAccSqlDatabaseInstance_settings_deletionProtectionEnabled) show, with
+// no "Invalid request: " before it. No recording holds the envelope, so the
+// reason is the one Cloud SQL gives its other 400s (invalid) and, as one of
+// Cloud SQL's own errors, it carries no status.
 func errDeletionProtected() error {
-	return &apiError{http.StatusBadRequest, statusInvalidArgument, ReasonInvalid, msgInvalidPrefix + msgDeletionProtection}
+	return &apiError{http.StatusBadRequest, statusCloudSQL, ReasonInvalid, msgDeletionProtection}
 }
 
 // errDatabaseNotFound is what databases.get answers for a database that

@@ -51,7 +51,7 @@ func TestMalformedRequestsGetGoogleErrors(t *testing.T) {
 		"BrokenJSONOnUsersUpdate":  {"PUT", "instances/orders/users?name=postgres", `{`, 400, "parseError"},
 		"BrokenJSONOnEphemeral":    {"POST", "instances/orders:generateEphemeralCert", `{`, 400, "parseError"},
 		"UnknownCollection":        {"GET", "databases", ``, 404, "notFound"},
-		"UnknownSubResource":       {"GET", "instances/orders/backupRuns", ``, 404, "notFound"},
+		"UnknownSubResource":       {"GET", "instances/orders/sslCerts", ``, 404, "notFound"},
 		"WrongVerbOnAnInstance":    {"POST", "instances/orders", `{}`, 404, "notFound"},
 		"WrongVerbOnOperations":    {"DELETE", "operations", ``, 404, "notFound"},
 		"EmptySegmentInThePath":    {"GET", "instances//users", ``, 404, "notFound"},

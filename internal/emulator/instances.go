@@ -72,6 +72,16 @@ type instanceState struct {
 	// cloudsqlsuperuser, as databases.insert makes them. users.delete
 	// consults it when no data plane can say who owns what.
 	dbOwners map[string]string
+	// backups are the instance's backup runs, oldest first (see backups.go).
+	backups []*backupState
+	// backupFailure, when set, is the error the instance's next backup
+	// fails with (FailNextBackup).
+	backupFailure string
+	// backupsSeen is the time up to which automated backups were taken.
+	backupsSeen time.Time
+	// pitrSince is when point-in-time recovery was last turned on; zero
+	// while it is off.
+	pitrSince time.Time
 }
 
 func (i *instanceState) busy() bool {
@@ -140,10 +150,12 @@ func (s *Server) instancesInsert(req *apiRequest) (any, error) {
 	inst.users[postgresUser] = newUserState(req.project, db.Name, postgresUser, in.RootPassword)
 	p.instances[db.Name] = inst
 	op := s.startOperation(p, req.project, inst, OpCreate, s.delays.Create, req.failOp,
-		func(time.Time) {
+		func(end time.Time) {
 			if inst.db.State == StatePendingCreate {
 				inst.db.State = StateRunnable
 			}
+			inst.backupsSeen = end
+			notePITR(inst, end)
 			s.refreshIPAddresses(inst, inst.db)
 		},
 		func(time.Time) { inst.db.State = StateFailed })
@@ -302,16 +314,61 @@ func (s *Server) instancesList(req *apiRequest) (any, error) {
 	return json.RawMessage(b), err
 }
 
+// instancesDelete deletes an instance (DELETE, with the delete delay), which
+// Cloud SQL refuses while deletion protection is on. When the call or
+// settings.finalBackupConfig asks for one, a FINAL backup is taken first
+// (with a data plane, of the data as it is then), and kept after the instance
+// until it expires; settings.retainBackupsOnDelete keeps the other backups
+// too (see retainBackups).
 func (s *Server) instancesDelete(req *apiRequest) (any, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, inst, err := s.mutableInstance(req.project, req.instance)
+	fb, asked, err := parseFinalBackup(req.r, s.now())
 	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	_, inst, err := s.deletable(req.project, req.instance)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	take, expiry := finalBackup(fb, asked, inst.db.Settings, s.now())
+	var check pgCheck
+	var final *backupState
+	if take {
+		final = &backupState{project: req.project, instance: inst.db.Name}
+		check = dataPlaneCheck(inst)
+	}
+	s.mu.Unlock()
+
+	// The final backup's data is copied before the instance's PostgreSQL
+	// goes with it, outside the lock, as other checks of the data plane are.
+	s.copyData(check, final)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, cur, err := s.deletable(req.project, req.instance)
+	if err != nil || cur != inst {
+		if final != nil {
+			s.dropBackupData(final)
+		}
+		if err == nil {
+			err = errOperationInProgress()
+		}
 		return nil, err
 	}
 	now := s.now()
-	if inst.db.Settings != nil && inst.db.Settings.DeletionProtectionEnabled {
-		return nil, errDeletionProtected()
+	if take {
+		b := s.newBackup(p, req.project, inst, BackupFinal, now)
+		b.expiry = expiry
+		if b.failure == nil {
+			b.failure = final.failure
+		}
+		if b.failure == nil {
+			b.data = final.data
+		} else {
+			s.dropBackupData(final)
+		}
 	}
 	prev := inst.db.State
 	inst.db.State = StatePendingDelete
@@ -324,6 +381,7 @@ func (s *Server) instancesDelete(req *apiRequest) (any, error) {
 			if p.instances[name] == inst {
 				delete(p.instances, name)
 			}
+			s.retainBackups(p, inst, end)
 			s.dataPlaneDown(inst)
 			if s.reservation > 0 {
 				p.reserved[name] = end.Add(s.reservation)
@@ -331,6 +389,19 @@ func (s *Server) instancesDelete(req *apiRequest) (any, error) {
 		},
 		func(time.Time) { inst.db.State = prev })
 	return op.render(now), nil
+}
+
+// deletable finds an instance that instances.delete may delete now.
+// Callers hold s.mu.
+func (s *Server) deletable(project, name string) (*projectState, *instanceState, error) {
+	p, inst, err := s.mutableInstance(project, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if inst.db.Settings != nil && inst.db.Settings.DeletionProtectionEnabled {
+		return nil, nil, errDeletionProtected()
+	}
+	return p, inst, nil
 }
 
 // instanceFilter is a parsed instances.list filter: space-separated

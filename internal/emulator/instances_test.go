@@ -438,8 +438,10 @@ func TestDeleteHonoursDeletionProtection(t *testing.T) {
 	e.insert("precious", func(db *sqladmin.DatabaseInstance) { db.Settings.DeletionProtectionEnabled = true })
 	_, err := e.svc.Instances.Delete(project, "precious").Do()
 	gerr := expectAPIError(e.g, err, http.StatusBadRequest, "invalid")
-	e.g.Expect(gerr.Message).To(ContainSubstring("deletionProtectionEnabled"))
+	e.g.Expect(gerr.Message).To(Equal("The instance is protected. Please disable the deletion protection and try again. " +
+		"To disable deletion protection, update the instance settings with deletionProtectionEnabled set to false."))
 	e.g.Expect(e.get("precious").State).To(Equal(emulator.StateRunnable))
+	e.g.Expect(e.get("precious").Settings.DeletionProtectionEnabled).To(BeTrue())
 
 	// Turning protection off needs ForceSendFields, since false is omitted.
 	_, err = e.svc.Instances.Patch(project, "precious", &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{

@@ -42,6 +42,8 @@ const (
 	OpUpdateDatabase = "UPDATE_DATABASE"
 	OpDeleteDatabase = "DELETE_DATABASE"
 	OpClone          = "CLONE"
+	OpBackupVolume   = "BACKUP_VOLUME"
+	OpDeleteBackup   = "DELETE_BACKUP"
 )
 
 // selfLinkBase is the base of the selfLink and targetLink fields. The real
@@ -83,6 +85,9 @@ type operation struct {
 	// targetLink, when set, is the operation's target instead of the
 	// instance: Cloud SQL links database operations to the database.
 	targetLink string
+	// backupID is the backup run a BACKUP_VOLUME or DELETE_BACKUP
+	// operation is about, answered in its backupContext.
+	backupID int64
 }
 
 func (o *operation) status(now time.Time) string {
@@ -114,6 +119,9 @@ func (o *operation) render(now time.Time) *sqladmin.Operation {
 	if o.targetLink != "" {
 		op.TargetLink = o.targetLink
 	}
+	if o.backupID != 0 {
+		op.BackupContext = &sqladmin.BackupContext{Kind: "sql#backupContext", BackupId: o.backupID}
+	}
 	if st != OperationPending {
 		op.StartTime = formatTime(o.start)
 	}
@@ -136,13 +144,24 @@ func (s *Server) newOperationID() string {
 // once when its delay is zero. Callers hold s.mu.
 func (s *Server) startOperation(p *projectState, project string, inst *instanceState, opType string,
 	delay time.Duration, fail bool, onDone, onFail func(time.Time)) *operation {
+	op := s.newOperation(p, project, inst.db.Name, opType, delay, fail, onDone, onFail)
+	inst.activeOp = op
+	s.settle(p, s.now())
+	return op
+}
+
+// newOperation records a new operation that targets the instance called
+// name, which may be gone (a retained backup's deletion), without making it
+// the instance's active one. Callers hold s.mu and settle.
+func (s *Server) newOperation(p *projectState, project, name, opType string,
+	delay time.Duration, fail bool, onDone, onFail func(time.Time)) *operation {
 	now := s.now()
 	s.opSeq++
 	op := &operation{
 		seq:      s.opSeq,
 		id:       s.newOperationID(),
 		project:  project,
-		instance: inst.db.Name,
+		instance: name,
 		opType:   opType,
 		insert:   now,
 		start:    now.Add(delay / 10),
@@ -161,8 +180,6 @@ func (s *Server) startOperation(p *projectState, project string, inst *instanceS
 	p.ops = append(p.ops, op)
 	p.opsByID[op.id] = op
 	p.pending = append(p.pending, op)
-	inst.activeOp = op
-	s.settle(p, now)
 	return op
 }
 

@@ -158,7 +158,7 @@ func nextVersion(current, requested string) (string, error) {
 
 // applyUpdate is the effect of a successful UPDATE operation.
 func (s *Server) applyUpdate(inst *instanceState, next *sqladmin.Settings, version string) func(time.Time) {
-	return func(time.Time) {
+	return func(end time.Time) {
 		db := inst.db
 		changed := !settingsEqual(db.Settings, next) || version != db.DatabaseVersion
 		next.SettingsVersion = db.Settings.SettingsVersion
@@ -173,6 +173,7 @@ func (s *Server) applyUpdate(inst *instanceState, next *sqladmin.Settings, versi
 			db.UpgradableDatabaseVersions = upgradableVersions(version)
 		}
 		db.GceZone = next.LocationPreference.Zone
+		notePITR(inst, end)
 		s.refreshIPAddresses(inst, db)
 	}
 }

@@ -51,6 +51,14 @@ const (
 	MethodDatabasesUpdate          = "databases.update"
 	MethodDatabasesDelete          = "databases.delete"
 	MethodInstancesClone           = "instances.clone"
+	MethodInstancesLatestRecovery  = "instances.getLatestRecoveryTime"
+	MethodBackupRunsInsert         = "backupRuns.insert"
+	MethodBackupRunsList           = "backupRuns.list"
+	MethodBackupRunsGet            = "backupRuns.get"
+	MethodBackupRunsDelete         = "backupRuns.delete"
+	MethodBackupsList              = "backups.list"
+	MethodBackupsGet               = "backups.get"
+	MethodBackupsDelete            = "backups.delete"
 )
 
 // generateEphemeralCertPathSuffix is how the client addresses that custom
@@ -146,6 +154,33 @@ func matchRoute(httpMethod, escapedPath string) (route, error) {
 		rt.instance = seg[2]
 		return pick(rt, m, map[string]methodHandler{
 			http.MethodPost: {MethodInstancesClone, (*Server).instancesClone},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "getLatestRecoveryTime":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet: {MethodInstancesLatestRecovery, (*Server).instancesGetLatestRecoveryTime},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "backupRuns":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet:  {MethodBackupRunsList, (*Server).backupRunsList},
+			http.MethodPost: {MethodBackupRunsInsert, (*Server).backupRunsInsert},
+		})
+	case len(seg) == 5 && seg[1] == "instances" && seg[3] == "backupRuns":
+		rt.instance, rt.resource = seg[2], seg[4]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet:    {MethodBackupRunsGet, (*Server).backupRunsGet},
+			http.MethodDelete: {MethodBackupRunsDelete, (*Server).backupRunsDelete},
+		})
+	case len(seg) == 2 && seg[1] == "backups":
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet: {MethodBackupsList, (*Server).backupsList},
+		})
+	case len(seg) == 3 && seg[1] == "backups":
+		rt.resource = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodGet:    {MethodBackupsGet, (*Server).backupsGet},
+			http.MethodDelete: {MethodBackupsDelete, (*Server).backupsDelete},
 		})
 	case len(seg) == 2 && seg[1] == "operations":
 		return pick(rt, m, map[string]methodHandler{

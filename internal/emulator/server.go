@@ -89,6 +89,11 @@ type projectState struct {
 	// scan the whole history on every request.
 	pending []*operation
 	budget  budgetWindow
+	// retained are the backups that outlived their instance (a FINAL
+	// backup, or all of them with retainBackupsOnDelete), oldest first.
+	retained []*backupState
+	// lastBackupID is the ID of the project's newest backup run.
+	lastBackupID int64
 }
 
 // New returns an emulator with no instances, configured by opts.
@@ -300,11 +305,12 @@ func (s *Server) dataLog(format string, a ...any) {
 }
 
 // Close stops the PostgreSQL servers of the data plane (WithPostgres) and
-// removes their files; without a data plane it does nothing. The API keeps
+// removes their files and those of backups; without a data plane it does nothing. The API keeps
 // answering, but no instance gets a server again.
 func (s *Server) Close() error {
 	if s.data != nil {
 		s.closeDataPlane()
+		s.dropAllBackupData()
 	}
 	return nil
 }

@@ -92,7 +92,8 @@ const (
 	errNoAnswer   = "PostgreSQL for %s did not answer within %s: %v: %s"
 	errPsql       = "psql on %s: %w: %s"
 	errBasebackup = "pg_basebackup from %s for %s failed: %w: %s"
-	errNoBackup   = "cannot find pg_basebackup in %s, which cloning a server needs: install Debian's postgresql-15 (`make postgres` does)"
+	errRestore    = "cannot copy backup %s for %s: %w: %s"
+	errNoBackup   = "cannot find pg_basebackup in %s, which clones and backups need: install Debian's postgresql-15 (`make postgres` does)"
 	errVersion    = "cannot read the server version of %s from %q"
 	errAnswer     = "cannot read the answer of %s: %q"
 )
@@ -252,27 +253,108 @@ func Clone(ctx context.Context, cfg Config, name string, src *Server) (*Server, 
 	if err != nil {
 		return nil, err
 	}
-	backup := filepath.Join(cfg.BinDir, "pg_basebackup")
-	if fi, err := os.Stat(backup); err != nil || fi.IsDir() {
-		return nil, errors.Errorf(errNoBackup, cfg.BinDir)
-	}
 	cred, _ := cfg.credential()
+	s, err := newServerDir(cfg, cred, name, src.adminPw)
+	if err != nil {
+		return nil, err
+	}
+	if err := basebackup(ctx, cfg, cred, src, s.dataDir(), name); err != nil {
+		_ = os.RemoveAll(s.dir)
+		return nil, err
+	}
+	if err := s.start(ctx, cred); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newServerDir makes the temporary directory of a server that is not
+// started yet, with its socket directory.
+func newServerDir(cfg Config, cred *syscall.Credential, name, adminPw string) (*Server, error) {
 	dir, err := os.MkdirTemp(cfg.Dir, "cloudsql-"+safeName(name)+"-")
 	if err != nil {
 		return nil, errors.Wrapf(err, errMkdir, name)
 	}
-	s := &Server{cfg: cfg, name: name, dir: dir, adminPw: src.adminPw, exited: make(chan struct{})}
+	s := &Server{cfg: cfg, name: name, dir: dir, adminPw: adminPw, exited: make(chan struct{})}
 	if err := s.prepareDirs(cred); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, backup, "-D", s.dataDir(), "--wal-method=stream", "--checkpoint=fast", "--no-sync")
+	return s, nil
+}
+
+// basebackup copies the running src's data directory into dataDir (which
+// must not exist, in a directory the servers' user owns) with pg_basebackup,
+// WAL included, so that the copy starts on its own.
+func basebackup(ctx context.Context, cfg Config, cred *syscall.Credential, src *Server, dataDir, name string) error {
+	bin := filepath.Join(cfg.BinDir, "pg_basebackup")
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+		return errors.Errorf(errNoBackup, cfg.BinDir)
+	}
+	cmd := exec.CommandContext(ctx, bin, "-D", dataDir, "--wal-method=stream", "--checkpoint=fast", "--no-sync")
 	cmd.Env = append(baseEnv(), "PGHOST="+src.SocketDir(), "PGUSER="+AdminRole,
 		"PGPASSWORD="+src.adminPw, "PGCONNECT_TIMEOUT=5", "PGAPPNAME=cloudsql-emulator")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
+		return errors.Errorf(errBasebackup, src.name, name, err, lastLines(out, 10))
+	}
+	return nil
+}
+
+// Backup is a copy of a server's data as it was when Server.Backup took it,
+// kept in a directory of its own until Remove, whatever becomes of the
+// server: what a Cloud SQL backup holds. Restore starts a server from it.
+type Backup struct {
+	cfg     Config
+	name    string
+	dir     string
+	adminPw string
+}
+
+// Backup copies the server's data (roles, databases and their rows) as they
+// are now, with pg_basebackup over its socket, so the server keeps serving.
+// name is used in paths and errors.
+func (s *Server) Backup(ctx context.Context, name string) (*Backup, error) {
+	cred, _ := s.cfg.credential()
+	dir, err := os.MkdirTemp(s.cfg.Dir, "cloudsql-backup-"+safeName(name)+"-")
+	if err != nil {
+		return nil, errors.Wrapf(err, errMkdir, name)
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, errors.Wrapf(err, errChown, dir)
+		}
+	}
+	b := &Backup{cfg: s.cfg, name: name, dir: dir, adminPw: s.adminPw}
+	if err := basebackup(ctx, s.cfg, cred, s, b.dataDir(), name); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, errors.Errorf(errBasebackup, src.name, name, err, lastLines(out, 10))
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backup) dataDir() string { return filepath.Join(b.dir, "data") }
+
+// Remove deletes the backup's files.
+func (b *Backup) Remove() error { return os.RemoveAll(b.dir) }
+
+// Restore starts a server called name on a copy of the backup's data; the
+// backup stays as it is. The server's administrator password is the one of
+// the server the backup was taken from.
+func Restore(ctx context.Context, b *Backup, name string) (*Server, error) {
+	cred, _ := b.cfg.credential()
+	s, err := newServerDir(b.cfg, cred, name, b.adminPw)
+	if err != nil {
+		return nil, err
+	}
+	// cp -a keeps the owner and modes PostgreSQL insists on (0700 data
+	// directory, owned by the servers' user).
+	out, err := exec.CommandContext(ctx, "cp", "-a", b.dataDir(), s.dataDir()).CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(s.dir)
+		return nil, errors.Errorf(errRestore, b.name, name, err, lastLines(out, 10))
 	}
 	if err := s.start(ctx, cred); err != nil {
 		_ = s.Stop()
@@ -399,6 +481,11 @@ func (s *Server) exec(ctx context.Context, sql string, timeout time.Duration) er
 // rows unaligned, one a line, columns separated by |, no headers.
 func (s *Server) Query(ctx context.Context, sql string) (string, error) {
 	return s.psql(ctx, sql, execTimeout, "--tuples-only", "--no-align")
+}
+
+// QueryIn runs SQL as Query does, in database instead of postgres.
+func (s *Server) QueryIn(ctx context.Context, database, sql string) (string, error) {
+	return s.psql(ctx, sql, execTimeout, "--tuples-only", "--no-align", "--dbname="+database)
 }
 
 func (s *Server) psql(ctx context.Context, sql string, timeout time.Duration, args ...string) (string, error) {
