@@ -45,7 +45,7 @@ const (
 var ConfigKinds = []schema.GroupVersionKind{v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind}
 
 // InstanceKinds are the kinds the PostgresqlInstance controller reads (and the
-// pod injector's refresher).
+// pod injector's copy reconciler).
 var InstanceKinds = append([]schema.GroupVersionKind{v1alpha1.PostgresqlInstanceGroupVersionKind}, ConfigKinds...)
 
 // NamespacedConfigKinds are the kinds the controllers of the namespaced group's

@@ -45,8 +45,8 @@ import (
 )
 
 const (
-	errListReplicas  = "cannot list the secrets copied into other namespaces for this instance"
-	errDeleteReplica = "cannot delete secret %s/%s copied for this instance"
+	errListCopies    = "cannot list the secrets copied into other namespaces for this instance"
+	errDeleteCopy    = "cannot delete secret %s/%s copied for this instance"
 	errSetExtName    = "cannot record the Cloud SQL instance name in the crossplane.io/external-name annotation"
 	errReleaseSecret = "cannot release connection secret %s/%s from the deleted PostgresqlInstance (deletionPolicy Orphan keeps the instance, so its password must stay)"
 	errReadSecret    = "cannot read connection secret %s/%s"
@@ -85,7 +85,7 @@ func setupKind[T core.Instance](mgr ctrl.Manager, c *core.Core, obj T, groupKind
 		GroupKind: groupKind, GVK: gvk, Object: obj, Namespaced: namespaced,
 		Connector:    managed.WithTypedExternalConnector[T](conn),
 		Initializers: []managed.Initializer{managed.InitializerFn(externalNameInitializer(mgr.GetClient()))},
-		Finalizer: &replicaCleaner{
+		Finalizer: &copyCleaner{
 			APIFinalizer: resource.NewAPIFinalizer(mgr.GetClient(), core.ManagedFinalizer),
 			kube:         mgr.GetClient(),
 			reader:       mgr.GetAPIReader(),
@@ -113,13 +113,13 @@ func externalNameInitializer(kube client.Client) func(context.Context, resource.
 	}
 }
 
-// replicaCleaner runs, before the finalizer goes, what must happen whatever the
+// copyCleaner runs, before the finalizer goes, what must happen whatever the
 // deletion policy: the secrets that the injector copied into application
 // namespaces are deleted (they hold the password and outlive the instance
 // otherwise), and when the Cloud SQL instance stays (Orphan) the connection secret
 // is released from its owner, so that garbage collection does not take the only
 // copy of a password that still works.
-type replicaCleaner struct {
+type copyCleaner struct {
 	*resource.APIFinalizer
 	kube client.Client
 	// reader reads secrets without caching every secret of the cluster.
@@ -130,7 +130,7 @@ type replicaCleaner struct {
 }
 
 // RemoveFinalizer cleans up, then removes the finalizer.
-func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+func (f *copyCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
 	// A namespaced instance's copies are in its namespace, under its group's label.
 	opts := []client.ListOption{client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}}
 	if ns := obj.GetNamespace(); ns != "" {
@@ -138,7 +138,7 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 	}
 	list := &corev1.SecretList{}
 	if err := f.reader.List(ctx, list, opts...); err != nil {
-		return errors.Wrap(err, errListReplicas)
+		return errors.Wrap(err, errListCopies)
 	}
 	for i := range list.Items {
 		s := &list.Items[i]
@@ -147,7 +147,7 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 			continue
 		}
 		if err := f.kube.Delete(ctx, s); resource.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, errDeleteReplica, s.Namespace, s.Name)
+			return errors.Wrapf(err, errDeleteCopy, s.Namespace, s.Name)
 		}
 	}
 	if pi, ok := obj.(core.Instance); ok && !deletesInstance(pi) {
@@ -164,7 +164,7 @@ func (f *replicaCleaner) RemoveFinalizer(ctx context.Context, obj resource.Objec
 
 // releaseConnectionSecret removes the instance's owner reference from its
 // connection secret.
-func (f *replicaCleaner) releaseConnectionSecret(ctx context.Context, pi core.Instance) error {
+func (f *copyCleaner) releaseConnectionSecret(ctx context.Context, pi core.Instance) error {
 	ref := pi.ConnectionSecret()
 	if ref == nil {
 		return nil
