@@ -144,7 +144,7 @@ func TestTenantsKeepTheProxyKey(t *testing.T) {
 	key := podinject.CopyName(podinject.CopyProxyCredentials, "tenant-keyed")
 	secret(g, "tenant-keyed-app", key)
 
-	// The instance changes, and the refresher looks at every copy again:
+	// The instance changes, and the copy reconciler looks at every copy again:
 	// the key stays, and postgres's password never comes.
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
 	pi.Labels = map[string]string{"touched": "true"}

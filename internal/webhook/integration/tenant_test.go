@@ -147,7 +147,7 @@ func TestTenantMadeCopiesAreLeftAlone(t *testing.T) {
 	namespace(t, "lured-app", nil)
 	namespace(t, "lured-open", nil)
 	namespace(t, "lured-closed", nil)
-	// A copy the injector made: it shows when the refresher has run.
+	// A copy the injector made: it shows when the copy reconciler has run.
 	g.Expect(env.Client.Create(ctx, annotatedPod("lured-app", "web", "lured"))).To(Succeed())
 	pgpass, key := podinject.CopyName(podinject.CopyPgpass, "lured"), podinject.CopyName(podinject.CopyProxyCredentials, "lured")
 
@@ -162,16 +162,16 @@ func TestTenantMadeCopiesAreLeftAlone(t *testing.T) {
 	}
 	otherUID := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PostgresqlInstanceKind, Name: "lured", UID: "0c6f0b5e-0000-4000-8000-000000000000"}
 	made := []*corev1.Secret{
-		// Allowed namespace, no pod asked: the old refresher filled these.
+		// Allowed namespace, no pod asked: a refresher of earlier releases filled these.
 		forged("lured-open", pgpass, podinject.CopyPgpass),
 		forged("lured-open", key, podinject.CopyPgpass), // a key's name, a password's label
 		// An owner reference naming the instance, but not its UID.
 		forged("lured-closed", pgpass, podinject.CopyPgpass, otherUID),
-		// A namespace the instance does not allow: the old refresher deleted it.
+		// A namespace the instance does not allow: a refresher of earlier releases deleted it.
 		forged("lured-closed", key, podinject.CopyProxyCredentials),
 	}
 
-	// A new password and a change of the instance make the refresher run.
+	// A new password and a change of the instance make the copy reconciler run.
 	cs := secret(g, secretNS, "lured-postgres")
 	cs.Data[cloudsql.ConnectionKeyPgpass] = []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "rotated"))
 	g.Expect(env.Client.Update(ctx, cs)).To(Succeed())
@@ -237,7 +237,7 @@ func TestProxyKeyCopiesFollowTheirSource(t *testing.T) {
 	g.Consistently(absent("revoked-a", podinject.CopyName(podinject.CopyPgpass, "revoked")), time.Second, poll).Should(BeFalse(), "the password stays")
 }
 
-// The refreshers find copies in the cache of secrets' metadata: refreshing
+// The copy reconciler finds copies in the cache of secrets' metadata: refreshing
 // copies lists no secrets at the API server (each list walked every secret of
 // the cluster).
 func TestRefreshingListsNoSecrets(t *testing.T) {

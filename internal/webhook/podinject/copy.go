@@ -328,8 +328,8 @@ func listCopies(ctx context.Context, cache client.Reader, ns, key string) ([]met
 // indexed records the managers whose cache has indexCopyOf.
 var indexed sync.Map
 
-// indexCopies adds indexCopyOf to mgr's cache, once: the injector and both
-// refreshers need it, and an informer takes indexes only before it starts.
+// indexCopies adds indexCopyOf to mgr's cache, once: the injector and the
+// copy reconciler need it, and an informer takes indexes only before it starts.
 func indexCopies(mgr ctrl.Manager) error {
 	if _, done := indexed.LoadOrStore(mgr, true); done {
 		return nil

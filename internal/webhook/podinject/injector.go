@@ -484,7 +484,7 @@ func (i *Injector) prepare(ctx context.Context, ref, ns string, t target, annota
 	x := prepared{Inputs: i.inputs(t)}
 	x.PgpassSecret = sr.Name
 	// The cluster-scoped kind's password is always copied, so that the
-	// refresher can take it away from a namespace that its policy stops allowing.
+	// copy reconciler can take it away from a namespace that its policy stops allowing.
 	if sr.Namespace != ns || t.cluster != nil {
 		if resp := copyable(ref, t); resp != nil {
 			return fail(*resp)
