@@ -167,10 +167,23 @@ type PostgresqlInstanceParameters struct {
 	// +optional
 	PasswordRotation *PasswordRotation `json:"passwordRotation,omitempty"`
 
-	// Backups configures automated backups.
+	// Backups configures automated backups, and the backups that outlive
+	// the instance when it is deleted.
 	// +optional
 	// +kubebuilder:default={"daily":{"enabled":true,"startTime":"00:00"}}
 	Backups Backups `json:"backups,omitempty"`
+
+	// DeletionProtection is Cloud SQL's own guard against deleting the
+	// instance (settings.deletionProtectionEnabled): while it is on, Cloud
+	// SQL refuses every delete, from the console, gcloud or a script alike.
+	// When omitted, the provider turns it on for an instance it creates, and
+	// an imported instance keeps what Cloud SQL has (the field is then
+	// filled from it). The provider turns it off itself only to delete a
+	// PostgresqlInstance that carries the annotation
+	// cloudsql.travelaudience.com/allow-deletion: "true", with one patch
+	// right before the delete.
+	// +optional
+	DeletionProtection *DeletionProtection `json:"deletionProtection,omitempty"`
 
 	// Flags are PostgreSQL database flags, each as name=value, for example
 	// autovacuum=on. Each flag name may appear once.
@@ -230,13 +243,57 @@ type Availability struct {
 	Type string `json:"type,omitempty"`
 }
 
-// Backups configures automated backups.
+// Backups configures automated backups, and the backups that outlive the
+// instance when it is deleted.
 type Backups struct {
 	// Daily configures the daily automated backup.
 	// +optional
 	// +kubebuilder:default={"enabled":true,"startTime":"00:00"}
 	Daily DailyBackups `json:"daily,omitempty"`
+
+	// RetainOnDelete keeps the instance's automated and on-demand backups
+	// when the instance is deleted (settings.retainBackupsOnDelete), until
+	// their retention ends; they are listed in the project's backups
+	// (gcloud sql backups list) and are billed as backup storage. When
+	// omitted, the provider turns it on for an instance it creates, and an
+	// imported instance keeps what Cloud SQL has.
+	// +optional
+	RetainOnDelete *bool `json:"retainOnDelete,omitempty"`
+
+	// FinalBackup has Cloud SQL take one last backup when the instance is
+	// deleted (settings.finalBackupConfig, and enableFinalBackup and
+	// finalBackupTtlDays on the delete), kept for retentionDays after the
+	// instance is gone. When omitted, the provider turns it on (30 days) for
+	// an instance it creates, and an imported instance keeps what Cloud SQL
+	// has.
+	// +optional
+	FinalBackup *FinalBackup `json:"finalBackup,omitempty"`
 }
+
+// DeletionProtection is Cloud SQL's guard against deleting the instance.
+type DeletionProtection struct {
+	// Enabled turns Cloud SQL's deletion protection on or off.
+	Enabled bool `json:"enabled"`
+}
+
+// FinalBackup is the backup Cloud SQL takes when the instance is deleted.
+type FinalBackup struct {
+	// Enabled has Cloud SQL take a final backup when the instance is
+	// deleted.
+	Enabled bool `json:"enabled"`
+
+	// RetentionDays is how long the final backup is kept after the instance
+	// is deleted, in days: 1 to 365. It is billed as backup storage for
+	// that long.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 365",message="backups.finalBackup.retentionDays must be between 1 and 365 days, as Cloud SQL allows: choose a retention in that range"
+	RetentionDays int32 `json:"retentionDays,omitempty"`
+}
+
+// DefaultFinalBackupRetentionDays is how long a final backup is kept when
+// no retention is given, as Cloud SQL does.
+const DefaultFinalBackupRetentionDays = 30
 
 // DailyBackups configures the daily automated backup.
 type DailyBackups struct {

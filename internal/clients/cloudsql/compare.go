@@ -178,6 +178,7 @@ func differences(p *v1alpha1.PostgresqlInstanceParameters, o *sqladmin.DatabaseI
 	}
 	ds.tierAndAvailability(p, s)
 	ds.backups(p.Backups.Daily, s.BackupConfiguration)
+	ds.safety(p, s)
 	ds.flags(p.Flags, s.DatabaseFlags)
 	ds.labels(p.Labels, s.UserLabels)
 	ds.networks(p.Networking, s.IpConfiguration)
@@ -222,6 +223,32 @@ func (ds *diffs) backups(d v1alpha1.DailyBackups, bc *sqladmin.BackupConfigurati
 		ds.add(setBackups, "settings.backupConfiguration.enabled", strconv.FormatBool(*want), strconv.FormatBool(bc.Enabled))
 	}
 	ds.addIfSet(setBackups, "settings.backupConfiguration.startTime", d.StartTime, bc.StartTime)
+}
+
+// safety compares what setDeletionProtection, setRetainBackups and
+// setFinalBackup write, each only when the spec sets it; the final backup's
+// retention only while it is on.
+func (ds *diffs) safety(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if dp := p.DeletionProtection; dp != nil && dp.Enabled != s.DeletionProtectionEnabled {
+		ds.add(setDeletionProtection, "settings.deletionProtectionEnabled", strconv.FormatBool(dp.Enabled), strconv.FormatBool(s.DeletionProtectionEnabled))
+	}
+	if r := p.Backups.RetainOnDelete; r != nil && *r != s.RetainBackupsOnDelete {
+		ds.add(setRetainBackups, "settings.retainBackupsOnDelete", strconv.FormatBool(*r), strconv.FormatBool(s.RetainBackupsOnDelete))
+	}
+	fb := p.Backups.FinalBackup
+	if fb == nil {
+		return
+	}
+	have := s.FinalBackupConfig
+	if have == nil {
+		have = &sqladmin.FinalBackupConfig{}
+	}
+	if fb.Enabled != have.Enabled {
+		ds.add(setFinalBackup, "settings.finalBackupConfig.enabled", strconv.FormatBool(fb.Enabled), strconv.FormatBool(have.Enabled))
+	}
+	if want := int64(finalBackupDays(fb)); fb.Enabled && want != have.RetentionDays {
+		ds.add(setFinalBackup, "settings.finalBackupConfig.retentionDays", strconv.FormatInt(want, 10), strconv.FormatInt(have.RetentionDays, 10))
+	}
 }
 
 // flags requires every desired flag with its value and ignores the others,

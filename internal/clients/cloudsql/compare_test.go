@@ -540,6 +540,7 @@ func TestCompareSeveralDifferences(t *testing.T) {
 		"settings.tier: want db-custom-2-7680, have db-custom-1-3840",
 		"settings.availabilityType: want REGIONAL, have ZONAL",
 		"settings.backupConfiguration.startTime: want 22:00, have 00:00",
+		"settings.finalBackupConfig.retentionDays: want 14, have 30",
 		"settings.databaseFlags[autovacuum]: want on, have (absent)",
 		"settings.userLabels.team: want payments, have (absent)",
 		"settings.ipConfiguration.privateNetwork: want projects/cloudsql-postgres-123456/global/networks/default, have (unset)",
@@ -661,6 +662,7 @@ func TestCompareNilInstance(t *testing.T) {
 	g.Expect(settingsKeys(w)).To(Equal([]string{
 		"tier", "edition", "availabilityType", "backupConfiguration", "databaseFlags", "userLabels",
 		"ipConfiguration", "locationPreference", "maintenanceWindow", "storageAutoResize", "storageAutoResizeLimit",
+		"deletionProtectionEnabled", "retainBackupsOnDelete", "finalBackupConfig",
 	}))
 }
 
@@ -715,7 +717,7 @@ func settingsKeys(w map[string]any) []string {
 		"settingsVersion": 0, "tier": 1, "edition": 2, "availabilityType": 3, "backupConfiguration": 4,
 		"databaseFlags": 5, "userLabels": 6, "ipConfiguration": 7, "locationPreference": 8,
 		"maintenanceWindow": 9, "dataDiskSizeGb": 10, "storageAutoResize": 11, "storageAutoResizeLimit": 12,
-		"dataDiskType": 13,
+		"dataDiskType": 13, "deletionProtectionEnabled": 14, "retainBackupsOnDelete": 15, "finalBackupConfig": 16,
 	}
 	keys := make([]string, 0, len(s))
 	for k := range s {

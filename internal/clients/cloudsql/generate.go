@@ -35,12 +35,17 @@ const (
 	fieldHour                   = "Hour"
 	fieldStorageAutoResize      = "StorageAutoResize"
 	fieldStorageAutoResizeLimit = "StorageAutoResizeLimit"
+	fieldDeletionProtection     = "DeletionProtectionEnabled"
+	fieldRetainBackupsOnDelete  = "RetainBackupsOnDelete"
 )
 
 // GenerateInstance is the body of instances.insert for a new instance named
 // name in project, with rootPassword as the password of the postgres user.
-// Unset parameters are left out, so Cloud SQL's defaults apply to them.
+// Unset parameters are left out, so Cloud SQL's defaults apply to them, but
+// for the data-safety settings, which are on for a new instance unless the
+// spec says otherwise (WithSafetyDefaults).
 func GenerateInstance(name, project string, p v1alpha1.PostgresqlInstanceParameters, rootPassword string) *sqladmin.DatabaseInstance {
+	p = WithSafetyDefaults(p)
 	s := &sqladmin.Settings{
 		PricingPlan:      PricingPlanPerUse,
 		ActivationPolicy: ActivationPolicyAlways,
@@ -71,6 +76,7 @@ type setter func(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings)
 var insertSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
 	setIPConfiguration, setZone, setMaintenance, setDiskSize, setAutoResize, setDiskType,
+	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
 // patchSetters write every managed setting that instances.patch can change.
@@ -79,6 +85,7 @@ var insertSetters = []setter{
 var patchSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
 	setIPConfiguration, setZone, setMaintenance, setAutoResize,
+	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
 func setTier(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
@@ -106,6 +113,47 @@ func setBackups(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) 
 		bc.ForceSendFields = forceSend(bc.ForceSendFields, fieldEnabled)
 	}
 	s.BackupConfiguration = bc
+}
+
+// setDeletionProtection sends deletionProtectionEnabled, false included,
+// when the spec sets it.
+func setDeletionProtection(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if dp := p.DeletionProtection; dp != nil {
+		s.DeletionProtectionEnabled = dp.Enabled
+		s.ForceSendFields = forceSend(s.ForceSendFields, fieldDeletionProtection)
+	}
+}
+
+// setRetainBackups sends retainBackupsOnDelete, false included, when the
+// spec sets it.
+func setRetainBackups(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if r := p.Backups.RetainOnDelete; r != nil {
+		s.RetainBackupsOnDelete = *r
+		s.ForceSendFields = forceSend(s.ForceSendFields, fieldRetainBackupsOnDelete)
+	}
+}
+
+// setFinalBackup sends finalBackupConfig whole when the spec sets it: the
+// retention only with the final backup on, where it means something.
+func setFinalBackup(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	fb := p.Backups.FinalBackup
+	if fb == nil {
+		return
+	}
+	c := &sqladmin.FinalBackupConfig{Enabled: fb.Enabled, ForceSendFields: []string{fieldEnabled}}
+	if fb.Enabled {
+		c.RetentionDays = int64(finalBackupDays(fb))
+	}
+	s.FinalBackupConfig = c
+}
+
+// finalBackupDays is the retention of the final backup fb describes, with
+// Cloud SQL's default when none is given.
+func finalBackupDays(fb *v1alpha1.FinalBackup) int32 {
+	if fb.RetentionDays <= 0 {
+		return v1alpha1.DefaultFinalBackupRetentionDays
+	}
+	return fb.RetentionDays
 }
 
 // setFlags sends the flags as a whole list, so that after the call they are

@@ -322,6 +322,8 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	pi := h.create(h.instance(name, func(p object) {
 		if policy == xpv2.DeletionOrphan {
 			h.k.orphan(p)
+		} else {
+			meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
 		}
 	}))
 
@@ -361,6 +363,7 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	if policy == xpv2.DeletionDelete {
 		h.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
 		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+		h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(1), "one patch lifts the deletion protection")
 	} else {
 		h.g.Expect(err).ToNot(HaveOccurred())
 		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(0))
