@@ -129,6 +129,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type; db-custom-* and shared-core types need edition Enterprise"
 // +kubebuilder:validation:XValidation:rule="self.edition == 'EnterprisePlus' || !self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="db-perf-optimized-N-* instance types need edition EnterprisePlus"
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || !(self.version in ['9.6', '10', '11'])",fieldPath=".edition",message="edition EnterprisePlus needs PostgreSQL 12 or later; use edition Enterprise for versions 9.6 to 11"
+// +kubebuilder:validation:XValidation:rule="!has(self.backups) || !has(self.backups.pointInTimeRecovery) || !has(self.backups.pointInTimeRecovery.logRetentionDays) || self.backups.pointInTimeRecovery.logRetentionDays <= (has(self.edition) && self.edition == 'EnterprisePlus' ? 35 : 7)",fieldPath=".backups.pointInTimeRecovery.logRetentionDays",message="backups.pointInTimeRecovery.logRetentionDays is too long for edition Enterprise, which keeps at most 7 days of logs: choose 7 days or fewer, or edition EnterprisePlus for up to 35"
 type PostgresqlInstanceParameters struct {
 	// Name of the Cloud SQL instance. When omitted, the
 	// crossplane.io/external-name annotation is used, which defaults to
@@ -245,6 +246,7 @@ type Availability struct {
 
 // Backups configures automated backups, and the backups that outlive the
 // instance when it is deleted.
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTimeRecovery) || !self.pointInTimeRecovery.enabled || !has(self.daily) || !has(self.daily.enabled) || self.daily.enabled",fieldPath=".pointInTimeRecovery.enabled",message="backups.pointInTimeRecovery needs daily backups: set backups.daily.enabled to true, or turn point-in-time recovery off"
 type Backups struct {
 	// Daily configures the daily automated backup.
 	// +optional
@@ -268,6 +270,48 @@ type Backups struct {
 	// has.
 	// +optional
 	FinalBackup *FinalBackup `json:"finalBackup,omitempty"`
+
+	// PointInTimeRecovery keeps the write-ahead log, so that the instance
+	// can be recovered to any moment of the last logRetentionDays
+	// (backupConfiguration.pointInTimeRecoveryEnabled and
+	// transactionLogRetentionDays). It needs daily backups. When omitted,
+	// Cloud SQL's default applies (off for Enterprise, on for
+	// EnterprisePlus when created through the API), which follows the
+	// edition when it changes.
+	// +optional
+	PointInTimeRecovery *PointInTimeRecovery `json:"pointInTimeRecovery,omitempty"`
+
+	// RetainedBackups is how many automated backups Cloud SQL keeps
+	// (backupConfiguration.backupRetentionSettings.retainedBackups), 1 to
+	// 365; each is billed as backup storage. When omitted, Cloud SQL's
+	// default applies (7 for Enterprise, 15 for EnterprisePlus), which
+	// follows the edition when it changes.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 365",message="backups.retainedBackups must be between 1 and 365, as Cloud SQL allows: choose a count in that range"
+	RetainedBackups *int32 `json:"retainedBackups,omitempty"`
+
+	// Location is where Cloud SQL stores the backups
+	// (backupConfiguration.location): a multi-region such as eu or us, or
+	// a region such as europe-west1. When omitted, Cloud SQL stores them in
+	// the multi-region nearest the instance.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+(-[a-z]+[0-9]+)?$')",message="backups.location must be a multi-region such as eu or us, or a region such as europe-west1"
+	Location string `json:"location,omitempty"`
+}
+
+// PointInTimeRecovery configures point-in-time recovery.
+type PointInTimeRecovery struct {
+	// Enabled turns point-in-time recovery on or off.
+	Enabled bool `json:"enabled"`
+
+	// LogRetentionDays is how many days of write-ahead log Cloud SQL keeps:
+	// 1 to 7 for edition Enterprise, 1 to 35 for EnterprisePlus. When
+	// omitted, Cloud SQL's default applies (7 for Enterprise, 14 for
+	// EnterprisePlus).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 35",message="backups.pointInTimeRecovery.logRetentionDays must be between 1 and 35 days (at most 7 for edition Enterprise): choose a retention in that range"
+	LogRetentionDays int32 `json:"logRetentionDays,omitempty"`
 }
 
 // DeletionProtection is Cloud SQL's guard against deleting the instance.

@@ -212,6 +212,46 @@ func TestCreateValidation(t *testing.T) {
 			want:   []string{fp + "backups.finalBackup.retentionDays", "choose a retention in that range"},
 		},
 		"ProtectionOff": {mutate: func(p *params) { p.DeletionProtection = &v1alpha1.DeletionProtection{} }},
+		"PITRSevenDays": {mutate: func(p *params) {
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 7}
+		}},
+		"PITREightDaysOnEnterprise": {
+			mutate: func(p *params) {
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 8}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.logRetentionDays", "is too long for edition Enterprise, which keeps at most 7 days of logs", "EnterprisePlus for up to 35"},
+		},
+		"PITR35DaysOnEnterprisePlus": {mutate: func(p *params) {
+			p.Edition, p.Resources.InstanceType = v1alpha1.EditionEnterprisePlus, "db-perf-optimized-N-2"
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 35}
+		}},
+		"PITR36Days": {
+			mutate: func(p *params) {
+				p.Edition, p.Resources.InstanceType = v1alpha1.EditionEnterprisePlus, "db-perf-optimized-N-2"
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 36}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.logRetentionDays", "must be between 1 and 35 days"},
+		},
+		"PITRWithoutDailyBackups": {
+			mutate: func(p *params) {
+				p.Backups.Daily.Enabled = ptr.To(false)
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.enabled", "needs daily backups: set backups.daily.enabled to true"},
+		},
+		"PITROffWithoutDailyBackups": {mutate: func(p *params) {
+			p.Backups.Daily.Enabled = ptr.To(false)
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{}
+		}},
+		"RetainedBackupsZero": {
+			mutate: func(p *params) { p.Backups.RetainedBackups = ptr.To[int32](0) },
+			want:   []string{fp + "backups.retainedBackups", "must be between 1 and 365"},
+		},
+		"BackupLocationRegion": {mutate: func(p *params) { p.Backups.Location = "europe-west1" }},
+		"BackupLocationBad": {
+			mutate: func(p *params) { p.Backups.Location = "Europe West" },
+			want:   []string{fp + "backups.location", "must be a multi-region such as eu or us"},
+		},
 
 		// flags
 		"FlagsValid":     {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "cloudsql.iam_authentication=on"} }},

@@ -37,7 +37,12 @@ const (
 	fieldStorageAutoResizeLimit = "StorageAutoResizeLimit"
 	fieldDeletionProtection     = "DeletionProtectionEnabled"
 	fieldRetainBackupsOnDelete  = "RetainBackupsOnDelete"
+	fieldPointInTimeRecovery    = "PointInTimeRecoveryEnabled"
 )
+
+// RetentionUnitCount is the unit of backupRetentionSettings that counts
+// backups, the only one Cloud SQL has.
+const RetentionUnitCount = "COUNT"
 
 // GenerateInstance is the body of instances.insert for a new instance named
 // name in project, with rootPassword as the password of the postgres user.
@@ -100,17 +105,30 @@ func setAvailability(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Setti
 	s.AvailabilityType = AvailabilityType(p.Availability.Type)
 }
 
-// setBackups leaves pointInTimeRecoveryEnabled, retention and the other
-// backup settings alone: the API does not manage them.
+// setBackups sends the backup configuration the spec sets: daily backups,
+// point-in-time recovery (its log retention only while it is on), the
+// number of backups kept and their location. What the spec leaves unset is
+// left out, so Cloud SQL keeps (or defaults, per edition) it.
 func setBackups(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
-	d := p.Backups.Daily
-	if d.Enabled == nil && d.StartTime == "" {
+	b := p.Backups
+	d := b.Daily
+	if d.Enabled == nil && d.StartTime == "" && b.PointInTimeRecovery == nil && b.RetainedBackups == nil && b.Location == "" {
 		return
 	}
-	bc := &sqladmin.BackupConfiguration{StartTime: d.StartTime}
+	bc := &sqladmin.BackupConfiguration{StartTime: d.StartTime, Location: b.Location}
 	if d.Enabled != nil {
 		bc.Enabled = *d.Enabled
 		bc.ForceSendFields = forceSend(bc.ForceSendFields, fieldEnabled)
+	}
+	if pitr := b.PointInTimeRecovery; pitr != nil {
+		bc.PointInTimeRecoveryEnabled = pitr.Enabled
+		bc.ForceSendFields = forceSend(bc.ForceSendFields, fieldPointInTimeRecovery)
+		if pitr.Enabled {
+			bc.TransactionLogRetentionDays = int64(pitr.LogRetentionDays)
+		}
+	}
+	if n := b.RetainedBackups; n != nil {
+		bc.BackupRetentionSettings = &sqladmin.BackupRetentionSettings{RetentionUnit: RetentionUnitCount, RetainedBackups: int64(*n)}
 	}
 	s.BackupConfiguration = bc
 }

@@ -69,7 +69,11 @@ func TestGenerateInstanceWire(t *testing.T) {
 				"settings": {
 					"tier": "db-custom-2-7680", "edition": "ENTERPRISE", "availabilityType": "REGIONAL",
 					"pricingPlan": "PER_USE", "activationPolicy": "ALWAYS",
-					"backupConfiguration": {"enabled": true, "startTime": "22:00"},
+					"backupConfiguration": {
+						"enabled": true, "startTime": "22:00", "location": "eu",
+						"pointInTimeRecoveryEnabled": true, "transactionLogRetentionDays": 3,
+						"backupRetentionSettings": {"retentionUnit": "COUNT", "retainedBackups": 14}
+					},
 					"databaseFlags": [{"name": "autovacuum", "value": "on"}],
 					"userLabels": {"owner": "cloudsql-postgres-operator", "team": "payments"},
 					"ipConfiguration": {

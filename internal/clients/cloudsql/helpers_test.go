@@ -71,6 +71,9 @@ func fullParams() v1alpha1.PostgresqlInstanceParameters {
 	}
 	p.Backups.RetainOnDelete = ptr.To(true)
 	p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14}
+	p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 3}
+	p.Backups.RetainedBackups = ptr.To[int32](14)
+	p.Backups.Location = "eu"
 	return p
 }
 
@@ -166,6 +169,11 @@ func fullObserved() *sqladmin.DatabaseInstance {
 	s.DataDiskSizeGb = 20
 	s.StorageAutoResizeLimit = 40
 	s.FinalBackupConfig.RetentionDays = 14
+	s.BackupConfiguration = &sqladmin.BackupConfiguration{
+		Kind: "sql#backupConfiguration", Enabled: true, StartTime: "22:00", Location: "eu",
+		PointInTimeRecoveryEnabled: true, TransactionLogRetentionDays: 3,
+		BackupRetentionSettings: &sqladmin.BackupRetentionSettings{RetentionUnit: "COUNT", RetainedBackups: 14},
+	}
 	return o
 }
 

@@ -34,6 +34,9 @@ const (
 	maxFinalBackupDays = 365
 )
 
+// backupLocationRE is the shape of a backup location the CRD accepts.
+var backupLocationRE = regexp.MustCompile(`^[a-z]+(-[a-z]+[0-9]+)?$`)
+
 var (
 	// tierRE is the shape of an instance type the CRD accepts.
 	tierRE = regexp.MustCompile(`^(db-f1-micro|db-g1-small|db-custom-[0-9]{1,3}-[0-9]{1,7}|db-perf-optimized-N-[0-9]{1,3})$`)
@@ -92,6 +95,8 @@ func ipAddress(o *sqladmin.DatabaseInstance, t string) string {
 //     preference, and copying it would turn "any zone" into a requirement.
 //   - labels and flags: those Cloud SQL adds would become managed.
 //   - networking: it is required, so never unset.
+//   - point-in-time recovery and the number of backups kept: Cloud SQL's
+//     defaults for them depend on the edition (see backupLocation).
 //
 // The data-safety settings (deletion protection, backups kept on delete, the
 // final backup) are filled from what Cloud SQL has, so that an imported
@@ -122,6 +127,7 @@ func LateInitialize(p *v1alpha1.PostgresqlInstanceParameters, observed *sqladmin
 			if isFullHour(bc.StartTime) {
 				li.string(&p.Backups.Daily.StartTime, bc.StartTime)
 			}
+			li.backupLocation(p, bc)
 		}
 		li.safety(p, s)
 		li.disk(&p.Resources.Disk, s)
@@ -165,6 +171,16 @@ func (li *lateInit) safety(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin
 		}
 		p.Backups.FinalBackup = fb
 		li.changed = true
+	}
+}
+
+// backupLocation fills the backup location from bc. Point-in-time recovery,
+// its log retention and the number of backups kept are not filled: Cloud SQL's
+// defaults for them depend on the edition, and copied they would pin an
+// edition's defaults that a change of edition must change.
+func (li *lateInit) backupLocation(p *v1alpha1.PostgresqlInstanceParameters, bc *sqladmin.BackupConfiguration) {
+	if backupLocationRE.MatchString(bc.Location) {
+		li.string(&p.Backups.Location, bc.Location)
 	}
 }
 

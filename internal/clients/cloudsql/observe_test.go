@@ -93,7 +93,7 @@ func TestLateInitialize(t *testing.T) {
 		},
 		"MinimalSpecTakesTheSafetyItWasCreatedWith": {
 			params:  minimalParams(),
-			want:    withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14}),
+			want:    asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14})),
 			changed: true,
 		},
 		"ImportedUnprotectedInstanceStaysUnprotected": {
@@ -103,18 +103,25 @@ func TestLateInitialize(t *testing.T) {
 				o.Settings.RetainBackupsOnDelete = false
 				o.Settings.FinalBackupConfig = nil
 			},
-			want:    withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 30}),
+			want:    asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 30})),
 			changed: true,
 		},
 		"FinalBackupRetentionTheCRDWouldRejectIsTheDefault": {
 			params:   minimalParams(),
 			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.FinalBackupConfig.RetentionDays = 400 },
-			want:     withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 30}),
+			want:     asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 30})),
 			changed:  true,
 		},
+		"RetentionIsLeftToTheEdition": {
+			params: minimalParams(),
+			// Point-in-time recovery and the backups kept stay unset: Cloud
+			// SQL's defaults for them change with the edition.
+			want:    asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14})),
+			changed: true,
+		},
 		"SafetySetInTheSpecIsLeftAlone": {
-			params: withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7}),
-			want:   withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7}),
+			params: asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7})),
+			want:   asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7})),
 		},
 		"DayWithoutHourTakesTheObservedHourOfThatDay": {
 			params:  withMaintenance(fullParams(), "Saturday", ""),
@@ -152,6 +159,7 @@ func TestLateInitialize(t *testing.T) {
 					Daily:          v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "22:00"},
 					RetainOnDelete: ptr.To(true),
 					FinalBackup:    &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14},
+					Location:       "eu",
 				},
 				// The zone stays unset: copying it would pin the zone
 				// Cloud SQL picked.
@@ -275,6 +283,13 @@ func withDisk(p v1alpha1.PostgresqlInstanceParameters, minimum, maximum int32) v
 
 func withMaintenance(p v1alpha1.PostgresqlInstanceParameters, day, hour string) v1alpha1.PostgresqlInstanceParameters {
 	p.Maintenance = v1alpha1.Maintenance{Day: day, Hour: hour}
+	return p
+}
+
+// asCreated is p with the backup location of fullObserved, as
+// LateInitialize fills it.
+func asCreated(p v1alpha1.PostgresqlInstanceParameters) v1alpha1.PostgresqlInstanceParameters {
+	p.Backups.Location = "eu"
 	return p
 }
 
