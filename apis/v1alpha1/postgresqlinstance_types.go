@@ -129,6 +129,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="edition EnterprisePlus needs a db-perf-optimized-N-<vCPUs> instance type; db-custom-* and shared-core types need edition Enterprise"
 // +kubebuilder:validation:XValidation:rule="self.edition == 'EnterprisePlus' || !self.resources.instanceType.startsWith('db-perf-optimized-N-')",fieldPath=".resources.instanceType",message="db-perf-optimized-N-* instance types need edition EnterprisePlus"
 // +kubebuilder:validation:XValidation:rule="self.edition != 'EnterprisePlus' || !(self.version in ['9.6', '10', '11'])",fieldPath=".edition",message="edition EnterprisePlus needs PostgreSQL 12 or later; use edition Enterprise for versions 9.6 to 11"
+// +kubebuilder:validation:XValidation:rule="!has(self.backups) || !has(self.backups.pointInTimeRecovery) || !has(self.backups.pointInTimeRecovery.logRetentionDays) || self.backups.pointInTimeRecovery.logRetentionDays <= (has(self.edition) && self.edition == 'EnterprisePlus' ? 35 : 7)",fieldPath=".backups.pointInTimeRecovery.logRetentionDays",message="backups.pointInTimeRecovery.logRetentionDays is too long for edition Enterprise, which keeps at most 7 days of logs: choose 7 days or fewer, or edition EnterprisePlus for up to 35"
 type PostgresqlInstanceParameters struct {
 	// Name of the Cloud SQL instance. When omitted, the
 	// crossplane.io/external-name annotation is used, which defaults to
@@ -167,10 +168,23 @@ type PostgresqlInstanceParameters struct {
 	// +optional
 	PasswordRotation *PasswordRotation `json:"passwordRotation,omitempty"`
 
-	// Backups configures automated backups.
+	// Backups configures automated backups, and the backups that outlive
+	// the instance when it is deleted.
 	// +optional
 	// +kubebuilder:default={"daily":{"enabled":true,"startTime":"00:00"}}
 	Backups Backups `json:"backups,omitempty"`
+
+	// DeletionProtection is Cloud SQL's own guard against deleting the
+	// instance (settings.deletionProtectionEnabled): while it is on, Cloud
+	// SQL refuses every delete, from the console, gcloud or a script alike.
+	// When omitted, the provider turns it on for an instance it creates, and
+	// an imported instance keeps what Cloud SQL has (the field is then
+	// filled from it). The provider turns it off itself only to delete a
+	// PostgresqlInstance that carries the annotation
+	// cloudsql.travelaudience.com/allow-deletion: "true", with one patch
+	// right before the delete.
+	// +optional
+	DeletionProtection *DeletionProtection `json:"deletionProtection,omitempty"`
 
 	// Flags are PostgreSQL database flags, each as name=value, for example
 	// autovacuum=on. Each flag name may appear once.
@@ -230,13 +244,100 @@ type Availability struct {
 	Type string `json:"type,omitempty"`
 }
 
-// Backups configures automated backups.
+// Backups configures automated backups, and the backups that outlive the
+// instance when it is deleted.
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTimeRecovery) || !self.pointInTimeRecovery.enabled || !has(self.daily) || !has(self.daily.enabled) || self.daily.enabled",fieldPath=".pointInTimeRecovery.enabled",message="backups.pointInTimeRecovery needs daily backups: set backups.daily.enabled to true, or turn point-in-time recovery off"
 type Backups struct {
 	// Daily configures the daily automated backup.
 	// +optional
 	// +kubebuilder:default={"enabled":true,"startTime":"00:00"}
 	Daily DailyBackups `json:"daily,omitempty"`
+
+	// RetainOnDelete keeps the instance's automated and on-demand backups
+	// when the instance is deleted (settings.retainBackupsOnDelete), until
+	// their retention ends; they are listed in the project's backups
+	// (gcloud sql backups list) and are billed as backup storage. When
+	// omitted, the provider turns it on for an instance it creates, and an
+	// imported instance keeps what Cloud SQL has.
+	// +optional
+	RetainOnDelete *bool `json:"retainOnDelete,omitempty"`
+
+	// FinalBackup has Cloud SQL take one last backup when the instance is
+	// deleted (settings.finalBackupConfig, and enableFinalBackup and
+	// finalBackupTtlDays on the delete), kept for retentionDays after the
+	// instance is gone. When omitted, the provider turns it on (30 days) for
+	// an instance it creates, and an imported instance keeps what Cloud SQL
+	// has.
+	// +optional
+	FinalBackup *FinalBackup `json:"finalBackup,omitempty"`
+
+	// PointInTimeRecovery keeps the write-ahead log, so that the instance
+	// can be recovered to any moment of the last logRetentionDays
+	// (backupConfiguration.pointInTimeRecoveryEnabled and
+	// transactionLogRetentionDays). It needs daily backups. When omitted,
+	// Cloud SQL's default applies (off for Enterprise, on for
+	// EnterprisePlus when created through the API), which follows the
+	// edition when it changes.
+	// +optional
+	PointInTimeRecovery *PointInTimeRecovery `json:"pointInTimeRecovery,omitempty"`
+
+	// RetainedBackups is how many automated backups Cloud SQL keeps
+	// (backupConfiguration.backupRetentionSettings.retainedBackups), 1 to
+	// 365; each is billed as backup storage. When omitted, Cloud SQL's
+	// default applies (7 for Enterprise, 15 for EnterprisePlus), which
+	// follows the edition when it changes.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 365",message="backups.retainedBackups must be between 1 and 365, as Cloud SQL allows: choose a count in that range"
+	RetainedBackups *int32 `json:"retainedBackups,omitempty"`
+
+	// Location is where Cloud SQL stores the backups
+	// (backupConfiguration.location): a multi-region such as eu or us, or
+	// a region such as europe-west1. When omitted, Cloud SQL stores them in
+	// the multi-region nearest the instance.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+(-[a-z]+[0-9]+)?$')",message="backups.location must be a multi-region such as eu or us, or a region such as europe-west1"
+	Location string `json:"location,omitempty"`
 }
+
+// PointInTimeRecovery configures point-in-time recovery.
+type PointInTimeRecovery struct {
+	// Enabled turns point-in-time recovery on or off.
+	Enabled bool `json:"enabled"`
+
+	// LogRetentionDays is how many days of write-ahead log Cloud SQL keeps:
+	// 1 to 7 for edition Enterprise, 1 to 35 for EnterprisePlus. When
+	// omitted, Cloud SQL's default applies (7 for Enterprise, 14 for
+	// EnterprisePlus).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 35",message="backups.pointInTimeRecovery.logRetentionDays must be between 1 and 35 days (at most 7 for edition Enterprise): choose a retention in that range"
+	LogRetentionDays int32 `json:"logRetentionDays,omitempty"`
+}
+
+// DeletionProtection is Cloud SQL's guard against deleting the instance.
+type DeletionProtection struct {
+	// Enabled turns Cloud SQL's deletion protection on or off.
+	Enabled bool `json:"enabled"`
+}
+
+// FinalBackup is the backup Cloud SQL takes when the instance is deleted.
+type FinalBackup struct {
+	// Enabled has Cloud SQL take a final backup when the instance is
+	// deleted.
+	Enabled bool `json:"enabled"`
+
+	// RetentionDays is how long the final backup is kept after the instance
+	// is deleted, in days: 1 to 365. It is billed as backup storage for
+	// that long.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 365",message="backups.finalBackup.retentionDays must be between 1 and 365 days, as Cloud SQL allows: choose a retention in that range"
+	RetentionDays int32 `json:"retentionDays,omitempty"`
+}
+
+// DefaultFinalBackupRetentionDays is how long a final backup is kept when
+// no retention is given, as Cloud SQL does.
+const DefaultFinalBackupRetentionDays = 30
 
 // DailyBackups configures the daily automated backup.
 type DailyBackups struct {

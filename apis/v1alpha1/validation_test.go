@@ -100,6 +100,11 @@ func TestDefaultsOnMinimalObject(t *testing.T) {
 	g.Expect(fp.Availability.Type).To(Equal(v1alpha1.AvailabilityZonal))
 	g.Expect(fp.Backups.Daily.Enabled).To(Equal(ptr.To(true)))
 	g.Expect(fp.Backups.Daily.StartTime).To(Equal("00:00"))
+	// Unset, so that an imported instance keeps what Cloud SQL has; the
+	// provider turns them on for an instance it creates.
+	g.Expect(fp.DeletionProtection).To(BeNil())
+	g.Expect(fp.Backups.RetainOnDelete).To(BeNil())
+	g.Expect(fp.Backups.FinalBackup).To(BeNil())
 	g.Expect(fp.Flags).To(BeEmpty())
 	g.Expect(fp.Labels).To(BeEmpty())
 	g.Expect(fp.Location).To(Equal(v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any}))
@@ -196,6 +201,57 @@ func TestCreateValidation(t *testing.T) {
 		"BackupStart22":        {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:00" }},
 		"BackupStartHalf":      {mutate: func(p *params) { p.Backups.Daily.StartTime = "22:30" }, want: []string{fp + "backups.daily.startTime", "must be a full hour in 24-hour UTC time, hh:00"}},
 		"BackupStart24":        {mutate: func(p *params) { p.Backups.Daily.StartTime = "24:00" }, want: []string{fp + "backups.daily.startTime", "hh:00"}},
+		"FinalBackupOneDay":    {mutate: func(p *params) { p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 1} }},
+		"FinalBackupOneYear":   {mutate: func(p *params) { p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 365} }},
+		"FinalBackupTooLong": {
+			mutate: func(p *params) { p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 366} },
+			want:   []string{fp + "backups.finalBackup.retentionDays", "backups.finalBackup.retentionDays must be between 1 and 365 days"},
+		},
+		"FinalBackupNegative": {
+			mutate: func(p *params) { p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: -1} },
+			want:   []string{fp + "backups.finalBackup.retentionDays", "choose a retention in that range"},
+		},
+		"ProtectionOff": {mutate: func(p *params) { p.DeletionProtection = &v1alpha1.DeletionProtection{} }},
+		"PITRSevenDays": {mutate: func(p *params) {
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 7}
+		}},
+		"PITREightDaysOnEnterprise": {
+			mutate: func(p *params) {
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 8}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.logRetentionDays", "is too long for edition Enterprise, which keeps at most 7 days of logs", "EnterprisePlus for up to 35"},
+		},
+		"PITR35DaysOnEnterprisePlus": {mutate: func(p *params) {
+			p.Edition, p.Resources.InstanceType = v1alpha1.EditionEnterprisePlus, "db-perf-optimized-N-2"
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 35}
+		}},
+		"PITR36Days": {
+			mutate: func(p *params) {
+				p.Edition, p.Resources.InstanceType = v1alpha1.EditionEnterprisePlus, "db-perf-optimized-N-2"
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 36}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.logRetentionDays", "must be between 1 and 35 days"},
+		},
+		"PITRWithoutDailyBackups": {
+			mutate: func(p *params) {
+				p.Backups.Daily.Enabled = ptr.To(false)
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true}
+			},
+			want: []string{fp + "backups.pointInTimeRecovery.enabled", "needs daily backups: set backups.daily.enabled to true"},
+		},
+		"PITROffWithoutDailyBackups": {mutate: func(p *params) {
+			p.Backups.Daily.Enabled = ptr.To(false)
+			p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{}
+		}},
+		"RetainedBackupsZero": {
+			mutate: func(p *params) { p.Backups.RetainedBackups = ptr.To[int32](0) },
+			want:   []string{fp + "backups.retainedBackups", "must be between 1 and 365"},
+		},
+		"BackupLocationRegion": {mutate: func(p *params) { p.Backups.Location = "europe-west1" }},
+		"BackupLocationBad": {
+			mutate: func(p *params) { p.Backups.Location = "Europe West" },
+			want:   []string{fp + "backups.location", "must be a multi-region such as eu or us"},
+		},
 
 		// flags
 		"FlagsValid":     {mutate: func(p *params) { p.Flags = []string{"autovacuum=on", "cloudsql.iam_authentication=on"} }},
@@ -535,6 +591,9 @@ func TestKubectlExplain(t *testing.T) {
 		ContainSubstring("Disk configures storage"),
 	))
 	g.Expect(explain("postgresqlinstance.spec.forProvider.resources.disk.sizeMinimumGb")()).To(ContainSubstring("It may be increased,"))
+	g.Expect(explain("postgresqlinstance.spec.forProvider.deletionProtection")()).To(And(
+		ContainSubstring("settings.deletionProtectionEnabled"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
+	g.Expect(explain("postgresqlinstance.spec.forProvider.backups.finalBackup.retentionDays")()).To(ContainSubstring("1 to 365"))
 }
 
 func TestMaintenanceEffectiveHour(t *testing.T) {

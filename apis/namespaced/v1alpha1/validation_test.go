@@ -128,6 +128,12 @@ func TestNamespacedInstance(t *testing.T) {
 			change:    func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.ForProvider.Networking.PublicIP.Enabled = false },
 			fragments: []string{"spec.forProvider.networking", "enable at least one of networking.publicIp and networking.privateIp"},
 		},
+		"TheFinalBackupRetention": {
+			change: func(pi *v1alpha1.PostgresqlInstance) {
+				pi.Spec.ForProvider.Backups.FinalBackup = &clusterv1alpha1.FinalBackup{Enabled: true, RetentionDays: 400}
+			},
+			fragments: []string{"spec.forProvider.backups.finalBackup.retentionDays", "must be between 1 and 365 days"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -177,7 +177,8 @@ func differences(p *v1alpha1.PostgresqlInstanceParameters, o *sqladmin.DatabaseI
 		return ds
 	}
 	ds.tierAndAvailability(p, s)
-	ds.backups(p.Backups.Daily, s.BackupConfiguration)
+	ds.backups(p.Backups, s.BackupConfiguration)
+	ds.safety(p, s)
 	ds.flags(p.Flags, s.DatabaseFlags)
 	ds.labels(p.Labels, s.UserLabels)
 	ds.networks(p.Networking, s.IpConfiguration)
@@ -213,15 +214,62 @@ func (ds *diffs) tierAndAvailability(p *v1alpha1.PostgresqlInstanceParameters, s
 	ds.addIfSet(setAvailability, "settings.availabilityType", AvailabilityType(p.Availability.Type), s.AvailabilityType)
 }
 
-// backups compares what setBackups writes; bc may be nil.
-func (ds *diffs) backups(d v1alpha1.DailyBackups, bc *sqladmin.BackupConfiguration) {
+// backups compares what setBackups writes, each field only when the spec
+// sets it, and the log retention only while point-in-time recovery is on
+// (without it the retention has no effect); bc may be nil.
+func (ds *diffs) backups(b v1alpha1.Backups, bc *sqladmin.BackupConfiguration) {
 	if bc == nil {
 		bc = &sqladmin.BackupConfiguration{}
 	}
+	d := b.Daily
 	if want := d.Enabled; want != nil && *want != bc.Enabled {
 		ds.add(setBackups, "settings.backupConfiguration.enabled", strconv.FormatBool(*want), strconv.FormatBool(bc.Enabled))
 	}
 	ds.addIfSet(setBackups, "settings.backupConfiguration.startTime", d.StartTime, bc.StartTime)
+	if pitr := b.PointInTimeRecovery; pitr != nil {
+		if pitr.Enabled != bc.PointInTimeRecoveryEnabled {
+			ds.add(setBackups, "settings.backupConfiguration.pointInTimeRecoveryEnabled", strconv.FormatBool(pitr.Enabled), strconv.FormatBool(bc.PointInTimeRecoveryEnabled))
+		}
+		if want := int64(pitr.LogRetentionDays); pitr.Enabled && want > 0 && want != bc.TransactionLogRetentionDays {
+			ds.add(setBackups, "settings.backupConfiguration.transactionLogRetentionDays", strconv.FormatInt(want, 10), strconv.FormatInt(bc.TransactionLogRetentionDays, 10))
+		}
+	}
+	if n := b.RetainedBackups; n != nil {
+		have := int64(0)
+		if rs := bc.BackupRetentionSettings; rs != nil {
+			have = rs.RetainedBackups
+		}
+		if int64(*n) != have {
+			ds.add(setBackups, "settings.backupConfiguration.backupRetentionSettings.retainedBackups", strconv.FormatInt(int64(*n), 10), strconv.FormatInt(have, 10))
+		}
+	}
+	ds.addIfSet(setBackups, "settings.backupConfiguration.location", b.Location, bc.Location)
+}
+
+// safety compares what setDeletionProtection, setRetainBackups and
+// setFinalBackup write, each only when the spec sets it; the final backup's
+// retention only while it is on.
+func (ds *diffs) safety(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if dp := p.DeletionProtection; dp != nil && dp.Enabled != s.DeletionProtectionEnabled {
+		ds.add(setDeletionProtection, "settings.deletionProtectionEnabled", strconv.FormatBool(dp.Enabled), strconv.FormatBool(s.DeletionProtectionEnabled))
+	}
+	if r := p.Backups.RetainOnDelete; r != nil && *r != s.RetainBackupsOnDelete {
+		ds.add(setRetainBackups, "settings.retainBackupsOnDelete", strconv.FormatBool(*r), strconv.FormatBool(s.RetainBackupsOnDelete))
+	}
+	fb := p.Backups.FinalBackup
+	if fb == nil {
+		return
+	}
+	have := s.FinalBackupConfig
+	if have == nil {
+		have = &sqladmin.FinalBackupConfig{}
+	}
+	if fb.Enabled != have.Enabled {
+		ds.add(setFinalBackup, "settings.finalBackupConfig.enabled", strconv.FormatBool(fb.Enabled), strconv.FormatBool(have.Enabled))
+	}
+	if want := int64(finalBackupDays(fb)); fb.Enabled && want != have.RetentionDays {
+		ds.add(setFinalBackup, "settings.finalBackupConfig.retentionDays", strconv.FormatInt(want, 10), strconv.FormatInt(have.RetentionDays, 10))
+	}
 }
 
 // flags requires every desired flag with its value and ignores the others,

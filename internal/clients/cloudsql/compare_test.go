@@ -211,11 +211,53 @@ func TestCompareOneDifference(t *testing.T) {
 			value: "ZONAL",
 		},
 		"BackupsOff": {
-			spec:  func(p *v1alpha1.PostgresqlInstanceParameters) { p.Backups.Daily.Enabled = ptr.To(false) },
-			want:  "settings.backupConfiguration.enabled: want false, have true",
+			spec: func(p *v1alpha1.PostgresqlInstanceParameters) { p.Backups.Daily.Enabled = ptr.To(false) },
+			want: "settings.backupConfiguration.enabled: want false, have true",
+			keys: []string{"backupConfiguration"},
+			at:   []string{"backupConfiguration"},
+			// The whole group: Cloud SQL's merge of nested objects does not matter.
+			value: map[string]any{
+				"enabled": false, "startTime": "22:00", "location": "eu",
+				"pointInTimeRecoveryEnabled": true, "transactionLogRetentionDays": float64(3),
+				"backupRetentionSettings": map[string]any{"retentionUnit": "COUNT", "retainedBackups": float64(14)},
+			},
+		},
+		"PointInTimeRecoveryTurnedOffOutOfBand": {
+			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.BackupConfiguration.PointInTimeRecoveryEnabled = false },
+			want:     "settings.backupConfiguration.pointInTimeRecoveryEnabled: want true, have false",
+			keys:     []string{"backupConfiguration"},
+			at:       []string{"backupConfiguration", "pointInTimeRecoveryEnabled"},
+			value:    true,
+		},
+		"PointInTimeRecoveryOff": {
+			spec: func(p *v1alpha1.PostgresqlInstanceParameters) {
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{LogRetentionDays: 3}
+			},
+			want:  "settings.backupConfiguration.pointInTimeRecoveryEnabled: want false, have true",
 			keys:  []string{"backupConfiguration"},
-			at:    []string{"backupConfiguration"},
-			value: map[string]any{"enabled": false, "startTime": "22:00"},
+			at:    []string{"backupConfiguration", "pointInTimeRecoveryEnabled"},
+			value: false,
+		},
+		"LogRetention": {
+			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.BackupConfiguration.TransactionLogRetentionDays = 7 },
+			want:     "settings.backupConfiguration.transactionLogRetentionDays: want 3, have 7",
+			keys:     []string{"backupConfiguration"},
+			at:       []string{"backupConfiguration", "transactionLogRetentionDays"},
+			value:    float64(3),
+		},
+		"RetainedBackups": {
+			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.BackupConfiguration.BackupRetentionSettings = nil },
+			want:     "settings.backupConfiguration.backupRetentionSettings.retainedBackups: want 14, have 0",
+			keys:     []string{"backupConfiguration"},
+			at:       []string{"backupConfiguration", "backupRetentionSettings", "retainedBackups"},
+			value:    float64(14),
+		},
+		"BackupLocation": {
+			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.BackupConfiguration.Location = "us" },
+			want:     "settings.backupConfiguration.location: want eu, have us",
+			keys:     []string{"backupConfiguration"},
+			at:       []string{"backupConfiguration", "location"},
+			value:    "eu",
 		},
 		"BackupsTurnedOffOutOfBand": {
 			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.BackupConfiguration.Enabled = false },
@@ -540,6 +582,11 @@ func TestCompareSeveralDifferences(t *testing.T) {
 		"settings.tier: want db-custom-2-7680, have db-custom-1-3840",
 		"settings.availabilityType: want REGIONAL, have ZONAL",
 		"settings.backupConfiguration.startTime: want 22:00, have 00:00",
+		"settings.backupConfiguration.pointInTimeRecoveryEnabled: want true, have false",
+		"settings.backupConfiguration.transactionLogRetentionDays: want 3, have 7",
+		"settings.backupConfiguration.backupRetentionSettings.retainedBackups: want 14, have 7",
+		"settings.backupConfiguration.location: want eu, have (unset)",
+		"settings.finalBackupConfig.retentionDays: want 14, have 30",
 		"settings.databaseFlags[autovacuum]: want on, have (absent)",
 		"settings.userLabels.team: want payments, have (absent)",
 		"settings.ipConfiguration.privateNetwork: want projects/cloudsql-postgres-123456/global/networks/default, have (unset)",
@@ -661,6 +708,7 @@ func TestCompareNilInstance(t *testing.T) {
 	g.Expect(settingsKeys(w)).To(Equal([]string{
 		"tier", "edition", "availabilityType", "backupConfiguration", "databaseFlags", "userLabels",
 		"ipConfiguration", "locationPreference", "maintenanceWindow", "storageAutoResize", "storageAutoResizeLimit",
+		"deletionProtectionEnabled", "retainBackupsOnDelete", "finalBackupConfig",
 	}))
 }
 
@@ -715,7 +763,7 @@ func settingsKeys(w map[string]any) []string {
 		"settingsVersion": 0, "tier": 1, "edition": 2, "availabilityType": 3, "backupConfiguration": 4,
 		"databaseFlags": 5, "userLabels": 6, "ipConfiguration": 7, "locationPreference": 8,
 		"maintenanceWindow": 9, "dataDiskSizeGb": 10, "storageAutoResize": 11, "storageAutoResizeLimit": 12,
-		"dataDiskType": 13,
+		"dataDiskType": 13, "deletionProtectionEnabled": 14, "retainBackupsOnDelete": 15, "finalBackupConfig": 16,
 	}
 	keys := make([]string, 0, len(s))
 	for k := range s {

@@ -138,6 +138,7 @@ func FuzzSpecRoundTrip(f *testing.F) {
 var patchableSettings = []string{
 	"settingsVersion", "tier", "edition", "availabilityType", "backupConfiguration", "databaseFlags", "userLabels",
 	"ipConfiguration", "locationPreference", "maintenanceWindow", "dataDiskSizeGb", "storageAutoResize", "storageAutoResizeLimit",
+	"deletionProtectionEnabled", "retainBackupsOnDelete", "finalBackupConfig",
 }
 
 // stored is in as Cloud SQL keeps it: what goes on the wire, read back.
@@ -205,6 +206,9 @@ func genParams(c *choices) v1alpha1.PostgresqlInstanceParameters {
 	p.Availability.Type = c.admitted([]string{v1alpha1.AvailabilityZonal, v1alpha1.AvailabilityRegional, ""}, "Multi")
 	p.Backups.Daily.Enabled = []*bool{ptr.To(true), ptr.To(false), nil}[c.Intn(3)]
 	p.Backups.Daily.StartTime = c.admitted([]string{"00:00", "22:00", "23:00", ""}, "24:00", "7:00")
+	p.Backups.RetainOnDelete = []*bool{ptr.To(true), ptr.To(false), nil}[c.Intn(3)]
+	p.Backups.FinalBackup = []*v1alpha1.FinalBackup{{Enabled: true, RetentionDays: 30}, {Enabled: true, RetentionDays: 365}, {}, nil}[c.Intn(4)]
+	p.DeletionProtection = []*v1alpha1.DeletionProtection{{Enabled: true}, {}, nil}[c.Intn(3)]
 
 	used := map[string]bool{}
 	for range c.Intn(5) {

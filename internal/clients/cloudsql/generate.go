@@ -35,12 +35,22 @@ const (
 	fieldHour                   = "Hour"
 	fieldStorageAutoResize      = "StorageAutoResize"
 	fieldStorageAutoResizeLimit = "StorageAutoResizeLimit"
+	fieldDeletionProtection     = "DeletionProtectionEnabled"
+	fieldRetainBackupsOnDelete  = "RetainBackupsOnDelete"
+	fieldPointInTimeRecovery    = "PointInTimeRecoveryEnabled"
 )
+
+// RetentionUnitCount is the unit of backupRetentionSettings that counts
+// backups, the only one Cloud SQL has.
+const RetentionUnitCount = "COUNT"
 
 // GenerateInstance is the body of instances.insert for a new instance named
 // name in project, with rootPassword as the password of the postgres user.
-// Unset parameters are left out, so Cloud SQL's defaults apply to them.
+// Unset parameters are left out, so Cloud SQL's defaults apply to them, but
+// for the data-safety settings, which are on for a new instance unless the
+// spec says otherwise (WithSafetyDefaults).
 func GenerateInstance(name, project string, p v1alpha1.PostgresqlInstanceParameters, rootPassword string) *sqladmin.DatabaseInstance {
+	p = WithSafetyDefaults(p)
 	s := &sqladmin.Settings{
 		PricingPlan:      PricingPlanPerUse,
 		ActivationPolicy: ActivationPolicyAlways,
@@ -71,6 +81,7 @@ type setter func(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings)
 var insertSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
 	setIPConfiguration, setZone, setMaintenance, setDiskSize, setAutoResize, setDiskType,
+	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
 // patchSetters write every managed setting that instances.patch can change.
@@ -79,6 +90,7 @@ var insertSetters = []setter{
 var patchSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
 	setIPConfiguration, setZone, setMaintenance, setAutoResize,
+	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
 func setTier(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
@@ -93,19 +105,73 @@ func setAvailability(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Setti
 	s.AvailabilityType = AvailabilityType(p.Availability.Type)
 }
 
-// setBackups leaves pointInTimeRecoveryEnabled, retention and the other
-// backup settings alone: the API does not manage them.
+// setBackups sends the backup configuration the spec sets: daily backups,
+// point-in-time recovery (its log retention only while it is on), the
+// number of backups kept and their location. What the spec leaves unset is
+// left out, so Cloud SQL keeps (or defaults, per edition) it.
 func setBackups(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
-	d := p.Backups.Daily
-	if d.Enabled == nil && d.StartTime == "" {
+	b := p.Backups
+	d := b.Daily
+	if d.Enabled == nil && d.StartTime == "" && b.PointInTimeRecovery == nil && b.RetainedBackups == nil && b.Location == "" {
 		return
 	}
-	bc := &sqladmin.BackupConfiguration{StartTime: d.StartTime}
+	bc := &sqladmin.BackupConfiguration{StartTime: d.StartTime, Location: b.Location}
 	if d.Enabled != nil {
 		bc.Enabled = *d.Enabled
 		bc.ForceSendFields = forceSend(bc.ForceSendFields, fieldEnabled)
 	}
+	if pitr := b.PointInTimeRecovery; pitr != nil {
+		bc.PointInTimeRecoveryEnabled = pitr.Enabled
+		bc.ForceSendFields = forceSend(bc.ForceSendFields, fieldPointInTimeRecovery)
+		if pitr.Enabled {
+			bc.TransactionLogRetentionDays = int64(pitr.LogRetentionDays)
+		}
+	}
+	if n := b.RetainedBackups; n != nil {
+		bc.BackupRetentionSettings = &sqladmin.BackupRetentionSettings{RetentionUnit: RetentionUnitCount, RetainedBackups: int64(*n)}
+	}
 	s.BackupConfiguration = bc
+}
+
+// setDeletionProtection sends deletionProtectionEnabled, false included,
+// when the spec sets it.
+func setDeletionProtection(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if dp := p.DeletionProtection; dp != nil {
+		s.DeletionProtectionEnabled = dp.Enabled
+		s.ForceSendFields = forceSend(s.ForceSendFields, fieldDeletionProtection)
+	}
+}
+
+// setRetainBackups sends retainBackupsOnDelete, false included, when the
+// spec sets it.
+func setRetainBackups(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if r := p.Backups.RetainOnDelete; r != nil {
+		s.RetainBackupsOnDelete = *r
+		s.ForceSendFields = forceSend(s.ForceSendFields, fieldRetainBackupsOnDelete)
+	}
+}
+
+// setFinalBackup sends finalBackupConfig whole when the spec sets it: the
+// retention only with the final backup on, where it means something.
+func setFinalBackup(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	fb := p.Backups.FinalBackup
+	if fb == nil {
+		return
+	}
+	c := &sqladmin.FinalBackupConfig{Enabled: fb.Enabled, ForceSendFields: []string{fieldEnabled}}
+	if fb.Enabled {
+		c.RetentionDays = int64(finalBackupDays(fb))
+	}
+	s.FinalBackupConfig = c
+}
+
+// finalBackupDays is the retention of the final backup fb describes, with
+// Cloud SQL's default when none is given.
+func finalBackupDays(fb *v1alpha1.FinalBackup) int32 {
+	if fb.RetentionDays <= 0 {
+		return v1alpha1.DefaultFinalBackupRetentionDays
+	}
+	return fb.RetentionDays
 }
 
 // setFlags sends the flags as a whole list, so that after the call they are

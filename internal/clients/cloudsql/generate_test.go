@@ -53,7 +53,9 @@ func TestGenerateInstanceWire(t *testing.T) {
 					"ipConfiguration": {"ipv4Enabled": true, "authorizedNetworks": []},
 					"maintenanceWindow": {"day": 0, "hour": 0},
 					"dataDiskSizeGb": "10", "dataDiskType": "PD_SSD",
-					"storageAutoResize": true, "storageAutoResizeLimit": "0"
+					"storageAutoResize": true, "storageAutoResizeLimit": "0",
+					"deletionProtectionEnabled": true, "retainBackupsOnDelete": true,
+					"finalBackupConfig": {"enabled": true, "retentionDays": 30}
 				}
 			}`,
 		},
@@ -67,7 +69,11 @@ func TestGenerateInstanceWire(t *testing.T) {
 				"settings": {
 					"tier": "db-custom-2-7680", "edition": "ENTERPRISE", "availabilityType": "REGIONAL",
 					"pricingPlan": "PER_USE", "activationPolicy": "ALWAYS",
-					"backupConfiguration": {"enabled": true, "startTime": "22:00"},
+					"backupConfiguration": {
+						"enabled": true, "startTime": "22:00", "location": "eu",
+						"pointInTimeRecoveryEnabled": true, "transactionLogRetentionDays": 3,
+						"backupRetentionSettings": {"retentionUnit": "COUNT", "retainedBackups": 14}
+					},
 					"databaseFlags": [{"name": "autovacuum", "value": "on"}],
 					"userLabels": {"owner": "cloudsql-postgres-operator", "team": "payments"},
 					"ipConfiguration": {
@@ -81,7 +87,9 @@ func TestGenerateInstanceWire(t *testing.T) {
 					"locationPreference": {"zone": "europe-west4-b"},
 					"maintenanceWindow": {"day": 6, "hour": 16},
 					"dataDiskSizeGb": "20", "dataDiskType": "PD_SSD",
-					"storageAutoResize": true, "storageAutoResizeLimit": "40"
+					"storageAutoResize": true, "storageAutoResizeLimit": "40",
+					"deletionProtectionEnabled": true, "retainBackupsOnDelete": true,
+					"finalBackupConfig": {"enabled": true, "retentionDays": 14}
 				}
 			}`,
 		},
@@ -97,7 +105,29 @@ func TestGenerateInstanceWire(t *testing.T) {
 					"pricingPlan": "PER_USE", "activationPolicy": "ALWAYS",
 					"databaseFlags": [],
 					"userLabels": {"owner": "cloudsql-postgres-operator"},
-					"ipConfiguration": {"ipv4Enabled": true, "authorizedNetworks": []}
+					"ipConfiguration": {"ipv4Enabled": true, "authorizedNetworks": []},
+					"deletionProtectionEnabled": true, "retainBackupsOnDelete": true,
+					"finalBackupConfig": {"enabled": true, "retentionDays": 30}
+				}
+			}`,
+		},
+		"SafetyTurnedOffIsSentOff": {
+			name: "bare",
+			params: v1alpha1.PostgresqlInstanceParameters{
+				Networking:         v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}},
+				Backups:            v1alpha1.Backups{RetainOnDelete: ptr.To(false), FinalBackup: &v1alpha1.FinalBackup{RetentionDays: 30}},
+				DeletionProtection: &v1alpha1.DeletionProtection{},
+			},
+			want: `{
+				"name": "bare", "project": "my-project-123456", "rootPassword": "s3cret",
+				"instanceType": "CLOUD_SQL_INSTANCE", "backendType": "SECOND_GEN",
+				"settings": {
+					"pricingPlan": "PER_USE", "activationPolicy": "ALWAYS",
+					"databaseFlags": [],
+					"userLabels": {"owner": "cloudsql-postgres-operator"},
+					"ipConfiguration": {"ipv4Enabled": true, "authorizedNetworks": []},
+					"deletionProtectionEnabled": false, "retainBackupsOnDelete": false,
+					"finalBackupConfig": {"enabled": false}
 				}
 			}`,
 		},

@@ -46,7 +46,7 @@ func minimalParams() v1alpha1.PostgresqlInstanceParameters {
 
 // fullParams is examples/postgresqlinstance-full.yaml.
 func fullParams() v1alpha1.PostgresqlInstanceParameters {
-	return v1alpha1.PostgresqlInstanceParameters{
+	p := v1alpha1.PostgresqlInstanceParameters{
 		Name:         ptr.To("cloudsql-psql-123456"),
 		Version:      "9.6",
 		Edition:      v1alpha1.EditionEnterprise,
@@ -67,7 +67,14 @@ func fullParams() v1alpha1.PostgresqlInstanceParameters {
 			Disk:         v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 40, Type: v1alpha1.DiskTypeSSD},
 			InstanceType: "db-custom-2-7680",
 		},
+		DeletionProtection: &v1alpha1.DeletionProtection{Enabled: true},
 	}
+	p.Backups.RetainOnDelete = ptr.To(true)
+	p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14}
+	p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true, LogRetentionDays: 3}
+	p.Backups.RetainedBackups = ptr.To[int32](14)
+	p.Backups.Location = "eu"
+	return p
 }
 
 // minimalObserved is what Cloud SQL answers to instances.get for the
@@ -116,6 +123,10 @@ func minimalObserved() *sqladmin.DatabaseInstance {
 			DataDiskType:           DiskTypeSSD,
 			StorageAutoResize:      ptr.To(true),
 			StorageAutoResizeLimit: 0,
+			// What the provider turns on for an instance it creates.
+			DeletionProtectionEnabled: true,
+			RetainBackupsOnDelete:     true,
+			FinalBackupConfig:         &sqladmin.FinalBackupConfig{Enabled: true, RetentionDays: 30},
 		},
 	}
 }
@@ -157,6 +168,12 @@ func fullObserved() *sqladmin.DatabaseInstance {
 	s.MaintenanceWindow = &sqladmin.MaintenanceWindow{Kind: "sql#maintenanceWindow", Day: 6, Hour: 16}
 	s.DataDiskSizeGb = 20
 	s.StorageAutoResizeLimit = 40
+	s.FinalBackupConfig.RetentionDays = 14
+	s.BackupConfiguration = &sqladmin.BackupConfiguration{
+		Kind: "sql#backupConfiguration", Enabled: true, StartTime: "22:00", Location: "eu",
+		PointInTimeRecoveryEnabled: true, TransactionLogRetentionDays: 3,
+		BackupRetentionSettings: &sqladmin.BackupRetentionSettings{RetentionUnit: "COUNT", RetainedBackups: 14},
+	}
 	return o
 }
 

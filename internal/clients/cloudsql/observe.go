@@ -29,7 +29,13 @@ import (
 const (
 	minDiskSizeGb = 10
 	maxDiskSizeGb = 65536
+
+	minFinalBackupDays = 1
+	maxFinalBackupDays = 365
 )
+
+// backupLocationRE is the shape of a backup location the CRD accepts.
+var backupLocationRE = regexp.MustCompile(`^[a-z]+(-[a-z]+[0-9]+)?$`)
 
 var (
 	// tierRE is the shape of an instance type the CRD accepts.
@@ -89,6 +95,13 @@ func ipAddress(o *sqladmin.DatabaseInstance, t string) string {
 //     preference, and copying it would turn "any zone" into a requirement.
 //   - labels and flags: those Cloud SQL adds would become managed.
 //   - networking: it is required, so never unset.
+//   - point-in-time recovery and the number of backups kept: Cloud SQL's
+//     defaults for them depend on the edition (see backupLocation).
+//
+// The data-safety settings (deletion protection, backups kept on delete, the
+// final backup) are filled from what Cloud SQL has, so that an imported
+// instance keeps its own and nothing patches it by surprise; a new instance
+// got them on at insert (WithSafetyDefaults), and fills them as on.
 func LateInitialize(p *v1alpha1.PostgresqlInstanceParameters, observed *sqladmin.DatabaseInstance) bool {
 	if p == nil || observed == nil {
 		return false
@@ -114,7 +127,9 @@ func LateInitialize(p *v1alpha1.PostgresqlInstanceParameters, observed *sqladmin
 			if isFullHour(bc.StartTime) {
 				li.string(&p.Backups.Daily.StartTime, bc.StartTime)
 			}
+			li.backupLocation(p, bc)
 		}
+		li.safety(p, s)
 		li.disk(&p.Resources.Disk, s)
 		li.string(&p.Resources.Disk.Type, FromDataDiskType(s.DataDiskType))
 		li.maintenance(&p.Maintenance, s.MaintenanceWindow)
@@ -130,6 +145,42 @@ func (li *lateInit) string(field *string, v string) {
 	if *field == "" && v != "" {
 		*field = v
 		li.changed = true
+	}
+}
+
+// safety fills deletion protection, retainOnDelete and the final backup from
+// s. A final backup that is off takes no retention; one on without a
+// retention (or one the CRD would refuse) takes Cloud SQL's default.
+func (li *lateInit) safety(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
+	if p.DeletionProtection == nil {
+		p.DeletionProtection = &v1alpha1.DeletionProtection{Enabled: s.DeletionProtectionEnabled}
+		li.changed = true
+	}
+	if p.Backups.RetainOnDelete == nil {
+		retain := s.RetainBackupsOnDelete
+		p.Backups.RetainOnDelete = &retain
+		li.changed = true
+	}
+	if p.Backups.FinalBackup == nil {
+		fb := &v1alpha1.FinalBackup{RetentionDays: v1alpha1.DefaultFinalBackupRetentionDays}
+		if c := s.FinalBackupConfig; c != nil {
+			fb.Enabled = c.Enabled
+			if c.RetentionDays >= minFinalBackupDays && c.RetentionDays <= maxFinalBackupDays {
+				fb.RetentionDays = int32(c.RetentionDays)
+			}
+		}
+		p.Backups.FinalBackup = fb
+		li.changed = true
+	}
+}
+
+// backupLocation fills the backup location from bc. Point-in-time recovery,
+// its log retention and the number of backups kept are not filled: Cloud SQL's
+// defaults for them depend on the edition, and copied they would pin an
+// edition's defaults that a change of edition must change.
+func (li *lateInit) backupLocation(p *v1alpha1.PostgresqlInstanceParameters, bc *sqladmin.BackupConfiguration) {
+	if backupLocationRE.MatchString(bc.Location) {
+		li.string(&p.Backups.Location, bc.Location)
 	}
 }
 

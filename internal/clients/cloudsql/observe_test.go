@@ -91,9 +91,37 @@ func TestLateInitialize(t *testing.T) {
 			},
 			want: fullParams(),
 		},
-		"MinimalSpecIsLeftAlone": {
+		"MinimalSpecTakesTheSafetyItWasCreatedWith": {
+			params:  minimalParams(),
+			want:    asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14})),
+			changed: true,
+		},
+		"ImportedUnprotectedInstanceStaysUnprotected": {
 			params: minimalParams(),
-			want:   minimalParams(),
+			observed: func(o *sqladmin.DatabaseInstance) {
+				o.Settings.DeletionProtectionEnabled = false
+				o.Settings.RetainBackupsOnDelete = false
+				o.Settings.FinalBackupConfig = nil
+			},
+			want:    asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 30})),
+			changed: true,
+		},
+		"FinalBackupRetentionTheCRDWouldRejectIsTheDefault": {
+			params:   minimalParams(),
+			observed: func(o *sqladmin.DatabaseInstance) { o.Settings.FinalBackupConfig.RetentionDays = 400 },
+			want:     asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 30})),
+			changed:  true,
+		},
+		"RetentionIsLeftToTheEdition": {
+			params: minimalParams(),
+			// Point-in-time recovery and the backups kept stay unset: Cloud
+			// SQL's defaults for them change with the edition.
+			want:    asCreated(withSafety(minimalParams(), true, true, &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14})),
+			changed: true,
+		},
+		"SafetySetInTheSpecIsLeftAlone": {
+			params: asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7})),
+			want:   asCreated(withSafety(minimalParams(), false, false, &v1alpha1.FinalBackup{RetentionDays: 7})),
 		},
 		"DayWithoutHourTakesTheObservedHourOfThatDay": {
 			params:  withMaintenance(fullParams(), "Saturday", ""),
@@ -127,12 +155,19 @@ func TestLateInitialize(t *testing.T) {
 				Version:      "9.6",
 				Edition:      "Enterprise",
 				Availability: v1alpha1.Availability{Type: "Regional"},
-				Backups:      v1alpha1.Backups{Daily: v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "22:00"}},
+				Backups: v1alpha1.Backups{
+					Daily:          v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "22:00"},
+					RetainOnDelete: ptr.To(true),
+					FinalBackup:    &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 14},
+					Location:       "eu",
+				},
 				// The zone stays unset: copying it would pin the zone
 				// Cloud SQL picked.
 				Location:    v1alpha1.Location{Region: "europe-west4"},
 				Maintenance: v1alpha1.Maintenance{Day: "Saturday", Hour: "16:00"},
-				Networking:  fullParams().Networking,
+				// An imported instance keeps the data safety it has.
+				DeletionProtection: &v1alpha1.DeletionProtection{Enabled: true},
+				Networking:         fullParams().Networking,
 				Resources: v1alpha1.Resources{
 					Disk:         v1alpha1.Disk{SizeMinimumGb: 20, SizeMaximumGb: 40, Type: "SSD"},
 					InstanceType: "db-custom-2-7680",
@@ -177,8 +212,13 @@ func TestLateInitialize(t *testing.T) {
 			},
 			// Only what has a valid form: backups off and any day.
 			want: v1alpha1.PostgresqlInstanceParameters{
-				Backups:     v1alpha1.Backups{Daily: v1alpha1.DailyBackups{Enabled: ptr.To(false)}},
-				Maintenance: v1alpha1.Maintenance{Day: "Any"},
+				Backups: v1alpha1.Backups{
+					Daily:          v1alpha1.DailyBackups{Enabled: ptr.To(false)},
+					RetainOnDelete: ptr.To(false),
+					FinalBackup:    &v1alpha1.FinalBackup{RetentionDays: 30},
+				},
+				DeletionProtection: &v1alpha1.DeletionProtection{},
+				Maintenance:        v1alpha1.Maintenance{Day: "Any"},
 			},
 			changed: true,
 		},
@@ -243,5 +283,20 @@ func withDisk(p v1alpha1.PostgresqlInstanceParameters, minimum, maximum int32) v
 
 func withMaintenance(p v1alpha1.PostgresqlInstanceParameters, day, hour string) v1alpha1.PostgresqlInstanceParameters {
 	p.Maintenance = v1alpha1.Maintenance{Day: day, Hour: hour}
+	return p
+}
+
+// asCreated is p with the backup location of fullObserved, as
+// LateInitialize fills it.
+func asCreated(p v1alpha1.PostgresqlInstanceParameters) v1alpha1.PostgresqlInstanceParameters {
+	p.Backups.Location = "eu"
+	return p
+}
+
+// withSafety is p with the data-safety settings given.
+func withSafety(p v1alpha1.PostgresqlInstanceParameters, protected, retain bool, fb *v1alpha1.FinalBackup) v1alpha1.PostgresqlInstanceParameters {
+	p.DeletionProtection = &v1alpha1.DeletionProtection{Enabled: protected}
+	p.Backups.RetainOnDelete = &retain
+	p.Backups.FinalBackup = fb
 	return p
 }

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -183,7 +184,9 @@ func BenchmarkFleetPhases(b *testing.B) {
 						pi.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
 				}
 				phase("create", func(n string) {
-					if err := env.Client.Create(h.ctx, h.instance(n)); err != nil {
+					if err := env.Client.Create(h.ctx, h.instance(n, func(pi *v1alpha1.PostgresqlInstance) {
+						meta.AddAnnotations(pi, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+					})); err != nil {
 						b.Fatal(err)
 					}
 				}, ready)

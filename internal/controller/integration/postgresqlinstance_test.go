@@ -88,6 +88,11 @@ func testCreateBecomesReadyWithConnectionDetails(h kindHarness, file string) {
 	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue("owner", "cloudsql-postgres-operator"))
 	h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(pi.GetUID())))
 	h.g.Expect(meta.GetExternalName(pi)).To(Equal(name))
+	// On Cloud SQL's side it is protected, and keeps its backups when deleted.
+	h.g.Expect(inst.Settings.DeletionProtectionEnabled).To(BeTrue())
+	h.g.Expect(inst.Settings.RetainBackupsOnDelete).To(BeTrue())
+	h.g.Expect(inst.Settings.FinalBackupConfig).ToNot(BeNil())
+	h.g.Expect(inst.Settings.FinalBackupConfig.Enabled).To(BeTrue())
 
 	// status.atProvider is filled.
 	at := pi.Observation()
@@ -322,6 +327,8 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	pi := h.create(h.instance(name, func(p object) {
 		if policy == xpv2.DeletionOrphan {
 			h.k.orphan(p)
+		} else {
+			meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
 		}
 	}))
 
@@ -361,6 +368,7 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	if policy == xpv2.DeletionDelete {
 		h.g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
 		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+		h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(1), "one patch lifts the deletion protection")
 	} else {
 		h.g.Expect(err).ToNot(HaveOccurred())
 		h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(0))
@@ -383,6 +391,44 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	} else {
 		h.g.Expect(owners).To(ContainElement(pi.GetUID()))
 	}
+}
+
+// Deleting an object without the allow-deletion annotation (its guard, the
+// admission webhook, is not part of this suite) writes nothing to Cloud SQL and
+// says why; once the annotation is added, one patch lifts the instance's
+// deletion protection and one delete takes it, and its final backup stays
+// listed.
+func TestDeletionNeedsTheAnnotation(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testDeletionNeedsTheAnnotation(newHarness(t).of(k)) })
+	}
+}
+
+func testDeletionNeedsTheAnnotation(h kindHarness) {
+	name := "unallowed"
+	h.create(h.instance(name))
+	writes := h.writes()
+	h.g.Expect(env.Client.Delete(h.ctx, h.get(name))).To(Succeed())
+	h.g.Eventually(func() string { return h.condition(name, xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
+		ContainSubstring("is being deleted without the annotation " + v1alpha1.AnnotationAllowDeletion))
+	h.settle()
+	h.g.Expect(h.writes()).To(Equal(writes), "an unallowed deletion wrote to Cloud SQL")
+
+	pi := h.get(name)
+	meta.AddAnnotations(pi, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
+	h.waitGone(name)
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(1))
+	h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+	backups, err := h.svc().Backups.ListBackups("projects/" + h.project).Do()
+	h.g.Expect(err).ToNot(HaveOccurred())
+	final := 0
+	for _, b := range backups.Backups {
+		if b.Instance == name && b.Type == "FINAL" {
+			final++
+		}
+	}
+	h.g.Expect(final).To(Equal(1), "the final backup of the deleted instance is listed")
 }
 
 // A name that Cloud SQL reserves after a deletion gives a condition that says so,

@@ -446,7 +446,9 @@ func TestRunsWithTheShippedRBAC(t *testing.T) {
 	for _, k := range []kind{cluster, teamA, teamB} {
 		t.Run(k.String(), func(t *testing.T) {
 			h := newHarness(t, withImpersonation("system:serviceaccount:crossplane-system:provider-cloudsql-postgres")).of(k)
-			pi := h.create(h.instance("rbac"))
+			pi := h.create(h.instance("rbac", func(p object) {
+				meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+			}))
 			h.g.Expect(h.secret(pi).Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
 			h.g.Expect(env.Client.Delete(h.ctx, pi)).To(Succeed())
 			h.waitGone("rbac")

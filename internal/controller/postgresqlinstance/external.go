@@ -57,8 +57,13 @@ const (
 		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
-	errNotImported = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
-	msgState       = "Cloud SQL reports the instance as %s"
+	errNotImported      = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
+	errLiftProtection   = "cannot turn off the deletion protection of Cloud SQL instance %s in project %s before deleting it"
+	errDeleteNotAllowed = "PostgresqlInstance %s is being deleted without the annotation %s: \"true\", so the provider neither " +
+		"turns off the deletion protection of Cloud SQL instance %s in project %s nor deletes it: add the annotation to delete the instance " +
+		"and its data, or keep the instance by letting the object go (deletionPolicy Orphan; for a namespaced PostgresqlInstance, " +
+		"managementPolicies without Delete)"
+	msgState = "Cloud SQL reports the instance as %s"
 )
 
 // Cloud SQL instance states the controller acts on.
@@ -451,46 +456,58 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		return e.setPassword(ctx, mg, name)
 	}
 	if e.diff.NeedsPatch() {
-		if !e.pacing.OpsCheckDue(core.ObjectKey(mg)) {
-			// A patch of the provider's is under way, and shows in the
-			// instance when it ends: the project's busy listings see that,
-			// without an operations.list each.
-			e.pacing.MarkBusy(core.ObjectKey(mg))
-			return managed.ExternalUpdate{}, nil
-		}
-		running, ended, err := e.operationRunning(ctx, mg, name)
-		if err != nil {
+		if err := e.patchWhenIdle(ctx, mg, name, cloudsql.GeneratePatch(desired(mg), e.observed), errUpdateInstance); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
-		if running {
-			e.pacing.MarkBusy(core.ObjectKey(mg))
-			return managed.ExternalUpdate{}, nil
-		}
-		if ended.After(e.readAt) {
-			// An operation ended after the observation was read: it may
-			// show what that operation changed as it was before, and a
-			// patch made of it would be refused as stale (412).
-			e.pacing.MarkChanged(core.ObjectKey(mg), true)
-			return managed.ExternalUpdate{}, nil
-		}
-		_, err = e.svc.Instances.Patch(e.project, name, cloudsql.GeneratePatch(desired(mg), e.observed)).Context(ctx).Do()
-		// Another operation started, or someone changed the instance, since it was
-		// observed: observe again soon rather than report an error.
-		if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
-			e.pacing.MarkChanged(core.ObjectKey(mg), false)
-			return managed.ExternalUpdate{}, nil
-		}
-		if err != nil {
-			return managed.ExternalUpdate{}, errors.Wrapf(err, errUpdateInstance, name, e.project)
-		}
-		e.pacing.MarkChanged(core.ObjectKey(mg), true)
-		e.pacing.Began(core.ObjectKey(mg))
 	}
 	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return managed.ExternalUpdate{}, err
 	}
 	return managed.ExternalUpdate{}, nil
+}
+
+// patchWhenIdle sends body as the instance's instances.patch unless an
+// operation is running, or ended after the observation was read: then it
+// waits for the next observation instead, as it does for a patch that meets
+// another operation (409) or a changed instance (412). errPatch (with the
+// instance's name and project) says what failed.
+func (e *external[T]) patchWhenIdle(ctx context.Context, mg core.Instance, name string, body *sqladmin.DatabaseInstance, errPatch string) error {
+	if !e.pacing.OpsCheckDue(core.ObjectKey(mg)) {
+		// A patch of the provider's is under way, and shows in the
+		// instance when it ends: the project's busy listings see that,
+		// without an operations.list each.
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return nil
+	}
+	running, ended, err := e.operationRunning(ctx, mg, name)
+	if err != nil {
+		return err
+	}
+	if running {
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return nil
+	}
+	if ended.After(e.readAt) {
+		// An operation ended after the observation was read: it may
+		// show what that operation changed as it was before, and a
+		// patch made of it would be refused as stale (412).
+		e.pacing.MarkChanged(core.ObjectKey(mg), true)
+		return nil
+	}
+	_, err = e.svc.Instances.Patch(e.project, name, body).Context(ctx).Do()
+	// Another operation started, or someone changed the instance, since it was
+	// observed: observe again soon rather than report an error.
+	if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
+		e.pacing.MarkChanged(core.ObjectKey(mg), false)
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, errPatch, name, e.project)
+	}
+	e.pacing.MarkChanged(core.ObjectKey(mg), true)
+	e.pacing.Began(core.ObjectKey(mg))
+	return nil
 }
 
 // setPassword gives the postgres user a new password, stored (as unconfirmed)
@@ -556,17 +573,41 @@ func (e *external[T]) operationRunning(ctx context.Context, mg core.Instance, na
 }
 
 // Delete implements managed.TypedExternalClient; the reconciler calls it only when
-// the deletion policy is Delete. It is called again on every reconcile until
-// Cloud SQL answers 404, and asks only once.
+// the deletion policy (or the management policies) allow Delete. It is called
+// again on every reconcile until Cloud SQL answers 404, and asks only once.
+//
+// It writes only for an object that carries the allow-deletion annotation
+// (the deletion guard lets no other through, but one deleted while the guard
+// was not there): first one patch that turns the instance's deletion
+// protection off, when it is on, then, once an observation shows it off, the
+// delete, with the final backup the spec asks for.
 func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
+	name := cloudsql.InstanceName(mg)
+	if mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] != "true" {
+		// Nothing is under way: the object comes back at the poll interval,
+		// or at once when the annotation (or the policy) changes.
+		e.pacing.MarkStalled(core.ObjectKey(mg))
+		return managed.ExternalDelete{}, errors.Errorf(errDeleteNotAllowed, objectRef(mg), v1alpha1.AnnotationAllowDeletion, name, e.project)
+	}
 	mg.SetConditions(xpv2.Deleting())
 	e.pacing.MarkBusy(core.ObjectKey(mg))
 	if e.observed != nil && e.observed.State == statePendingDelete {
 		e.pacing.MarkWritten(core.ObjectKey(mg))
 		return managed.ExternalDelete{}, nil
 	}
-	name := cloudsql.InstanceName(mg)
-	_, err := e.svc.Instances.Delete(e.project, name).Context(ctx).Do()
+	if cloudsql.DeletionProtected(e.observed) {
+		// The delete follows once an observation shows protection off: the
+		// patch's operation is over.
+		return managed.ExternalDelete{}, e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtectionLift(e.observed), errLiftProtection)
+	}
+	call := e.svc.Instances.Delete(e.project, name)
+	if fb := cloudsql.GenerateFinalBackup(*mg.Parameters()); fb.Set {
+		call = call.EnableFinalBackup(fb.Enabled)
+		if fb.Enabled {
+			call = call.FinalBackupTtlDays(fb.TTLDays)
+		}
+	}
+	_, err := call.Context(ctx).Do()
 	if err == nil || cloudsql.IsOperationInProgress(err) {
 		e.pacing.MarkChanged(core.ObjectKey(mg), false)
 		e.pacing.MarkWritten(core.ObjectKey(mg))
@@ -583,6 +624,15 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		return managed.ExternalDelete{}, nil
 	}
 	return managed.ExternalDelete{}, errors.Wrapf(err, errDeleteInstance, name, e.project)
+}
+
+// objectRef names mg as its messages do: namespace/name, or name for the
+// cluster-scoped kind.
+func objectRef(mg core.Instance) string {
+	if ns := mg.GetNamespace(); ns != "" {
+		return ns + "/" + mg.GetName()
+	}
+	return mg.GetName()
 }
 
 // Disconnect implements managed.TypedExternalClient; clients are shared and kept.

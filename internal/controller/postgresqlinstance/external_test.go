@@ -17,12 +17,17 @@ limitations under the License.
 package postgresqlinstance
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +37,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -95,16 +101,22 @@ const (
 func apiError(code int) error { return errors.Errorf("googleapi %d", code) }
 
 // unitParams is a PostgresqlInstance's forProvider after the API server applied
-// the CRD's defaults.
+// the CRD's defaults and the provider late-initialised the data safety its
+// instance was created with.
 func unitParams() v1alpha1.PostgresqlInstanceParameters {
 	return v1alpha1.PostgresqlInstanceParameters{
 		Version:      "18",
 		Edition:      v1alpha1.EditionEnterprise,
 		Availability: v1alpha1.Availability{Type: v1alpha1.AvailabilityZonal},
-		Backups:      v1alpha1.Backups{Daily: v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "00:00"}},
-		Location:     v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any},
-		Maintenance:  v1alpha1.Maintenance{Day: v1alpha1.Any},
-		Networking:   v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}},
+		Backups: v1alpha1.Backups{
+			Daily:          v1alpha1.DailyBackups{Enabled: ptr.To(true), StartTime: "00:00"},
+			RetainOnDelete: ptr.To(true),
+			FinalBackup:    &v1alpha1.FinalBackup{Enabled: true, RetentionDays: v1alpha1.DefaultFinalBackupRetentionDays},
+		},
+		DeletionProtection: &v1alpha1.DeletionProtection{Enabled: true},
+		Location:           v1alpha1.Location{Region: "europe-west1", Zone: v1alpha1.Any},
+		Maintenance:        v1alpha1.Maintenance{Day: v1alpha1.Any},
+		Networking:         v1alpha1.Networking{PublicIP: v1alpha1.PublicIP{Enabled: true}},
 		Resources: v1alpha1.Resources{
 			Disk:         v1alpha1.Disk{SizeMinimumGb: 10, Type: v1alpha1.DiskTypeSSD},
 			InstanceType: "db-custom-1-3840",
@@ -145,6 +157,14 @@ func teamDB(mods ...instanceMod) *nsv1alpha1.PostgresqlInstance {
 }
 
 func deleted(mg core.Instance) { mg.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
+
+// allowed carries the annotation that lets deleting the object delete its instance.
+func allowed(mg core.Instance) {
+	mg.SetAnnotations(map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+}
+
+// unprotected is an instance whose deletion protection is off.
+func unprotected(db *sqladmin.DatabaseInstance) { db.Settings.DeletionProtectionEnabled = false }
 
 func observeOnlyPolicy(mg core.Instance) {
 	mg.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
@@ -212,6 +232,7 @@ func reservedName(name string) cloud {
 	return func(t *testing.T, emu *emulator.Server) {
 		t.Helper()
 		db := cloudsql.GenerateInstance(name, unitProject, unitParams(), storedPW)
+		unprotected(db)
 		if err := emu.Seed(unitProject, db); err != nil {
 			t.Fatalf("seeding %s: %v", name, err)
 		}
@@ -1340,7 +1361,7 @@ func TestDelete(t *testing.T) {
 	cases := map[string]externalCase{
 		"Deletes": {
 			reason: "instances.delete is asked once; the instance is then known to be deleting, and the reconciler's immediate requeue is put off.",
-			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "")},
+			args:   args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, "", unprotected)},
 			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "deleting", "written"},
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
@@ -1348,7 +1369,7 @@ func TestDelete(t *testing.T) {
 		},
 		"AlreadyDeleting": {
 			reason: "An instance observed PENDING_DELETE is not asked again, nor observed again at once: the listing that finds it gone brings its object back.",
-			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "PENDING_DELETE")},
+			args:   args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, "PENDING_DELETE")},
 			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "written"},
 				Secret: "absent", Cloud: "PENDING_DELETE, owner uid-ours",
@@ -1356,7 +1377,7 @@ func TestDelete(t *testing.T) {
 		},
 		"AlreadyGone": {
 			reason: "A 404 from instances.delete: gone, not an error.",
-			args:   args{mg: clusterDB(deleted), notObserved: true},
+			args:   args{mg: clusterDB(deleted, allowed), notObserved: true},
 			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "none", Calls: []string{"instances.delete"},
@@ -1364,7 +1385,7 @@ func TestDelete(t *testing.T) {
 		},
 		"OperationRunning": {
 			reason: "A 409 from instances.delete: asked again once the operation is over (at the busy poll), not an error.",
-			args: args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
+			args: args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, "", unprotected), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
 				between: running("db")},
 			want: result{
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "written"},
@@ -1373,7 +1394,7 @@ func TestDelete(t *testing.T) {
 		},
 		"NotFoundOfAnotherKind": {
 			reason: "A 404 that is not Cloud SQL's instanceDoesNotExist does not prove the instance gone: the finalizer stays.",
-			args:   args{mg: clusterDB(deleted), notObserved: true, cloud: seeded(ours, ourUID, ""), front: wrongPath},
+			args:   args{mg: clusterDB(deleted, allowed), notObserved: true, cloud: seeded(ours, ourUID, "", unprotected), front: wrongPath},
 			want: result{
 				Err:        errors.Wrapf(apiError(404), errDeleteInstance, "db", unitProject),
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
@@ -1382,13 +1403,160 @@ func TestDelete(t *testing.T) {
 		},
 		"DeleteFails": {
 			reason: "instances.delete fails: the error with name and project.",
-			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, ""), between: fault(emulator.MethodInstancesDelete, 0)},
+			args:   args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, "", unprotected), between: fault(emulator.MethodInstancesDelete, 0)},
 			want: result{
 				Err:        errors.Wrapf(apiError(500), errDeleteInstance, "db", unitProject),
 				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
 				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"instances.delete"},
 			},
 		},
+		"LiftsProtectionFirst": {
+			reason: "A protected instance of an object that may delete it: one patch that turns protection off, no delete yet; the next observation shows whether the patch is done.",
+			args:   args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, "")},
+			want: result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy", "changed", "visible"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"operations.list", "instances.patch"},
+			},
+		},
+		"LiftWaitsForRunningOperation": {
+			reason: "An operation runs on the protected instance: the patch waits for it, as an update does.",
+			args: args{mg: clusterDB(deleted, allowed), cloud: seeded(ours, ourUID, ""), emu: []emulator.Option{emulator.WithDelays(0, time.Hour, 0)},
+				between: running("db")},
+			want: result{
+				Conditions: []string{"Ready=Deleting"}, Pacing: []string{"busy"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours", Calls: []string{"operations.list"},
+			},
+		},
+		"NotAllowed": {
+			reason: "An object deleted without the allow-deletion annotation (the guard was not there): no write at all, and an error that says what to do.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "")},
+			want: result{
+				Err:        errors.Errorf(errDeleteNotAllowed, "db", v1alpha1.AnnotationAllowDeletion, "db", unitProject),
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
+			},
+		},
+		"NotAllowedUnprotected": {
+			reason: "Without the annotation an unprotected instance is not deleted either.",
+			args:   args{mg: clusterDB(deleted), cloud: seeded(ours, ourUID, "", unprotected)},
+			want: result{
+				Err:        errors.Errorf(errDeleteNotAllowed, "db", v1alpha1.AnnotationAllowDeletion, "db", unitProject),
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
+			},
+		},
+		"NamespacedNotAllowed": {
+			reason: "The namespaced kind, whose management policies allow Delete, needs the annotation too.",
+			args:   args{mg: teamDB(deleted), cloud: seeded(teamDB(), ourUID, "")},
+			want: result{
+				Err:        errors.Errorf(errDeleteNotAllowed, "team-a/db", v1alpha1.AnnotationAllowDeletion, "db", unitProject),
+				Conditions: []string{"Ready=Available"}, Pacing: []string{"stalled"},
+				Secret: "absent", Cloud: "RUNNABLE, owner uid-ours",
+			},
+		},
 	}
 	runExternal(t, "Delete", cases)
+}
+
+// A write as it reached Cloud SQL: the verb, the query and the body.
+type write struct {
+	method string
+	query  url.Values
+	body   map[string]any
+}
+
+// recordWrites stands in front of the emulator and records every request but a
+// read into writes.
+func recordWrites(mu *sync.Mutex, writes *[]write) func(http.Handler) http.Handler {
+	return func(emu http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				b, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				body := map[string]any{}
+				_ = json.Unmarshal(b, &body)
+				mu.Lock()
+				*writes = append(*writes, write{method: r.Method, query: r.URL.Query(), body: body})
+				mu.Unlock()
+			}
+			emu.ServeHTTP(w, r)
+		})
+	}
+}
+
+// A new instance is protected on Cloud SQL's side: a delete sent by anyone
+// else is refused. Deleting its object with the allow-deletion annotation makes
+// exactly two writes: one patch that carries nothing but
+// deletionProtectionEnabled=false, then, once the instance shows it off, one
+// delete that asks for the final backup the spec sets; that backup outlives the
+// instance.
+func TestDeleteLiftsProtectionThenDeletes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var writes []write
+	mg := clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {
+		// As created: the data safety unset, so the provider's defaults apply,
+		// but for the final backup's retention.
+		p.DeletionProtection, p.Backups.RetainOnDelete = nil, nil
+		p.Backups.FinalBackup = &v1alpha1.FinalBackup{Enabled: true, RetentionDays: 7}
+	}))
+	w, svc := newWorld(t, args{mg: mg, front: recordWrites(&mu, &writes)})
+	e := newExternal[*v1alpha1.PostgresqlInstance](w, svc, "cluster")
+
+	_, err := e.Create(ctx, mg)
+	g.Expect(err).ToNot(HaveOccurred())
+	w.emu.FinishOperations()
+	obs, err := e.Observe(ctx, mg)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(obs.ResourceLateInitialized).To(BeTrue())
+	g.Expect(mg.Spec.ForProvider.DeletionProtection).To(Equal(&v1alpha1.DeletionProtection{Enabled: true}), "a new instance is protected")
+	g.Expect(mg.Spec.ForProvider.Backups.RetainOnDelete).To(Equal(ptr.To(true)), "a new instance keeps its backups on delete")
+
+	_, err = svc.Instances.Delete(unitProject, "db").Do()
+	g.Expect(err).To(HaveOccurred(), "Cloud SQL refuses to delete a protected instance")
+	g.Expect(shown(err)).To(Equal(apiError(http.StatusBadRequest)))
+	db, err := w.emu.Instance(unitProject, "db")
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(db.State).To(Equal(core.StateRunnable))
+
+	mu.Lock()
+	writes = nil
+	mu.Unlock()
+	deleted(mg)
+	allowed(mg)
+	for range 5 {
+		e.pacing = core.NewPacing(time.Minute, time.Second)
+		obs, err := e.Observe(ctx, mg)
+		g.Expect(err).ToNot(HaveOccurred())
+		if !obs.ResourceExists {
+			break
+		}
+		_, err = e.Delete(ctx, mg)
+		g.Expect(err).ToNot(HaveOccurred())
+		w.emu.FinishOperations()
+	}
+	_, err = w.emu.Instance(unitProject, "db")
+	g.Expect(err).To(MatchError(emulator.ErrInstanceNotFound))
+
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(writes).To(HaveLen(2), "one patch, one delete")
+	g.Expect(writes[0].method).To(Equal(http.MethodPatch))
+	g.Expect(writes[0].body).To(Equal(map[string]any{"settings": map[string]any{
+		"deletionProtectionEnabled": false, "settingsVersion": fmt.Sprint(db.Settings.SettingsVersion),
+	}}), "the patch carries only the protection")
+	g.Expect(writes[1].method).To(Equal(http.MethodDelete))
+	g.Expect(writes[1].query.Get("enableFinalBackup")).To(Equal("true"))
+	g.Expect(writes[1].query.Get("finalBackupTtlDays")).To(Equal("7"))
+
+	backups, err := svc.Backups.ListBackups("projects/" + unitProject).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	var final []string
+	for _, b := range backups.Backups {
+		if b.Instance == "db" && b.Type == "FINAL" {
+			final = append(final, b.Name)
+		}
+	}
+	g.Expect(final).To(HaveLen(1), "the final backup outlives the instance: %v", backups.Backups)
 }
