@@ -58,6 +58,14 @@ func IsUserExists(err error) bool {
 	return hasReason(err, http.StatusConflict, ReasonUserAlreadyExists)
 }
 
+// IsDatabaseExists reports whether err is Cloud SQL's refusal to create a
+// database that exists: a 400 whose message carries PostgreSQL's "already
+// exists".
+func IsDatabaseExists(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusBadRequest && strings.Contains(ge.Message, "already exists")
+}
+
 // IsDatabaseInUse reports whether err is Cloud SQL's refusal to delete a
 // database that sessions are connected to: a 400 whose message carries
 // PostgreSQL's "is being accessed by other users".

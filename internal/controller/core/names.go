@@ -31,6 +31,9 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
+const errNameAppeared = "%s was made outside the provider while this object was creating it, so it is not this object's: " +
+	"the next observation decides, by spec.tenancy.importPolicy of PostgresqlInstance %s, whether this object may import it"
+
 const errNameNotImported = "%s exists, and no PostgresqlUser or PostgresqlDatabase holds it (it was made with psql or gcloud, or by an object since deleted with deletionPolicy Orphan): " +
 	"spec.tenancy.importPolicy of PostgresqlInstance %s is %s, so this %s object does not take it over; give this one another name, " +
 	"or ask the instance's owner to set spec.tenancy.importPolicy to Allow (which lets namespaced objects import too) while you import it"
@@ -95,9 +98,35 @@ func (h Holders) Standing(ctx context.Context, mg resource.Managed, n tenancy.Na
 }
 
 // Claim records that mg holds name n, which it is about to create. It fails,
-// naming the holder, when another object holds n.
-func (h Holders) Claim(ctx context.Context, mg resource.Managed, n tenancy.Name) error {
-	return h.records.Claim(ctx, n, tenancy.HolderOf(mg, h.gvk), tenancy.Created)
+// naming the holder, when another object holds n. fresh says that mg did not
+// hold n before: should the create then find n made already, it was made
+// outside the provider after the listing that showed it absent, and is not
+// mg's to take (Appeared).
+func (h Holders) Claim(ctx context.Context, mg resource.Managed, n tenancy.Name) (fresh bool, err error) {
+	self := tenancy.HolderOf(mg, h.gvk)
+	held, err := h.records.Holder(ctx, n, self)
+	if err != nil {
+		return false, err
+	}
+	if err := h.records.Claim(ctx, n, self, tenancy.Created); err != nil {
+		return false, err
+	}
+	return held == nil || held.UID != self.UID, nil
+}
+
+// Appeared is what a create of name n that found it made already reports,
+// when mg claimed n fresh for it: the hold is released, so that the next
+// observation treats n as any name made outside the provider, as the
+// instance's import policy says. A name mg held before this create (an
+// earlier attempt made it, then failed to learn so) stays mg's: nil.
+func (h Holders) Appeared(ctx context.Context, mg resource.Managed, n tenancy.Name, fresh bool, instance string) error {
+	if !fresh {
+		return nil
+	}
+	if err := h.Release(ctx, mg, n); err != nil {
+		return err
+	}
+	return errors.Errorf(errNameAppeared, n, instance)
 }
 
 // Release forgets that mg holds name n: it is gone.

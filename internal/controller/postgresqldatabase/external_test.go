@@ -406,6 +406,15 @@ func TestCreate(t *testing.T) {
 				Calls: []string{emulator.MethodDatabasesInsert},
 			},
 		},
+		"DatabaseMadeOutsideTheProvider": {
+			reason: "A database made by someone else after the listing that showed it absent is not this object's: its hold is let go, so that the next observation applies the import policy rather than giving the database to this object's owner.",
+			args:   args{mg: ordersDB(), cloud: []cloud{existing("orders")}},
+			want: result{
+				Err: "database orders of Cloud SQL instance shared in project unit-project was made outside the provider while this object was creating it, so it is not this object's: " +
+					"the next observation decides, by spec.tenancy.importPolicy of PostgresqlInstance shared, whether this object may import it",
+				Pacing: []string{"busy"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert},
+			},
+		},
 		"InsertFails": {
 			reason: "A failed databases.insert is the reconcile's error.",
 			args:   args{mg: ordersDB(), cloud: []cloud{fault(emulator.MethodDatabasesInsert, 1)}},

@@ -316,14 +316,22 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	name := cloudsql.DatabaseName(st, mg.GetName())
 	// Recorded before the database exists: of two objects racing for a
 	// name, one creates it and the other is refused.
-	if err := e.holders.Claim(ctx, mg, e.name(name)); err != nil {
+	fresh, err := e.holders.Claim(ctx, mg, e.name(name))
+	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
-	_, err := e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
+	_, err = e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
 		Name: name, Charset: st.Charset, Collation: st.Collation,
 	}).Context(ctx).Do()
+	if cloudsql.IsDatabaseExists(err) {
+		// Made by someone else since the listing, it is not this object's
+		// to take (nor to give to its owner).
+		if err := e.holders.Appeared(ctx, mg, e.name(name), fresh, e.instanceName()); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+	}
 	return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateDatabase, name, e.conn.Instance, e.conn.Project)
 }
 

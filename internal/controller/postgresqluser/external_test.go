@@ -145,6 +145,9 @@ type args struct {
 	// state is the instance's state as its object observed it (RUNNABLE
 	// when empty).
 	state string
+	// held records, before the call, that the object holds its login (an
+	// earlier attempt claimed it).
+	held bool
 	// password and role are what Observe saw, for Update and Delete.
 	password core.StoredPassword
 	role     pgsql.RoleState
@@ -228,6 +231,12 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		// Objects of these cases are made before the record began (no
 		// creation time): they keep the logins they find, as before.
 		holders: core.NewHolders(tenancy.NewRecords(w.kube, w.kube, "crossplane-system"), v1alpha1.PostgresqlUserGroupVersionKind),
+	}
+	if a.held {
+		n := tenancy.Name{Kind: tenancy.KindLogin, Project: unitProject, Instance: unitInstance, Name: cloudsql.UserName(a.mg.Settings(), a.mg.GetName())}
+		if err := tenancy.NewRecords(w.kube, w.kube, "crossplane-system").Claim(context.Background(), n, tenancy.HolderOf(a.mg, v1alpha1.PostgresqlUserGroupVersionKind), tenancy.Created); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if a.role.Exists && a.mg != nil {
 		// Update reads what Observe recorded of the login's privileges.
@@ -466,9 +475,22 @@ func TestCreate(t *testing.T) {
 			},
 		},
 		"LoginMadeOutsideTheProvider": {
-			reason: "A login that exists already (users.insert answers 409) has a password the provider does not know: the stored one stays unconfirmed, so that Update sets it.",
+			reason: "A login made by someone else after the listing that showed it absent (users.insert answers 409) is not this object's: its hold is let go, so that the next observation applies the import policy, and its password stays as it is.",
 			args: args{
 				mg: appUser(), secrets: []client.Object{secret(storedPW, true, ourUID)},
+				cloud: []cloud{login("app", otherPW)},
+			},
+			want: result{
+				Err: "login app of Cloud SQL instance shared in project unit-project was made outside the provider while this object was creating it, so it is not this object's: " +
+					"the next observation decides, by spec.tenancy.importPolicy of PostgresqlInstance shared, whether this object may import it",
+				Pacing: []string{"busy"}, Secret: "stored unconfirmed", Login: "other",
+				Calls: []string{emulator.MethodUsersInsert},
+			},
+		},
+		"LoginMadeByAnEarlierAttempt": {
+			reason: "A login that exists already (409) and that this object held before this create was made by an earlier attempt that did not learn so: it is this object's, its password unknown, so the stored one stays unconfirmed and Update sets it.",
+			args: args{
+				mg: appUser(), secrets: []client.Object{secret(storedPW, true, ourUID)}, held: true,
 				cloud: []cloud{login("app", otherPW)},
 			},
 			want: result{
@@ -707,5 +729,28 @@ func TestOwnedReadsTheUsersDatabasesOnly(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"billing", "orders"}, got); diff != "" {
 		t.Errorf("owned(...): -want, +got:\n%s", diff)
+	}
+}
+
+// A login that appeared between the listing and users.insert is not held
+// afterwards: the next observation finds it with no holder, and the
+// instance's import policy decides (a namespaced object is refused under the
+// default). One this object held before the create stays its own.
+func TestCreateLetsGoOfALoginMadeElsewhere(t *testing.T) {
+	for name, held := range map[string]bool{"MadeElsewhere": false, "MadeByAnEarlierAttempt": true} {
+		t.Run(name, func(t *testing.T) {
+			mg := appUser()
+			// The object exists, as a live holder does.
+			w, e := newWorld(t, args{mg: mg, held: held, secrets: []client.Object{secret(storedPW, true, ourUID), appUser()}, cloud: []cloud{login("app", otherPW)}})
+			_, _ = e.Create(context.Background(), mg)
+			n := tenancy.Name{Kind: tenancy.KindLogin, Project: unitProject, Instance: unitInstance, Name: "app"}
+			holder, err := tenancy.NewRecords(w.kube, w.kube, "crossplane-system").Holder(context.Background(), n, tenancy.Holder{UID: "uid-asking"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := holder != nil; got != held {
+				t.Errorf("Create(...) of a login that existed: held afterwards = %v, want %v", got, held)
+			}
+		})
 	}
 }

@@ -355,7 +355,8 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	login := cloudsql.UserName(mg.Settings(), mg.GetName())
 	// Recorded before the login exists: of two objects racing for a name,
 	// one creates it and the other is refused.
-	if err := e.holders.Claim(ctx, mg, e.name(login)); err != nil {
+	fresh, err := e.holders.Claim(ctx, mg, e.name(login))
+	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	u := &sqladmin.User{Name: login, Type: mg.Settings().Type}
@@ -368,11 +369,12 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	}
 	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
-	_, err := e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do()
+	_, err = e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do()
 	if cloudsql.IsUserExists(err) {
-		// A login made elsewhere, whose password is not known to be ours:
-		// it stays unconfirmed, and Update sets it.
-		return managed.ExternalCreation{}, nil
+		// Made by an earlier attempt of this object's, its password not
+		// known to be set: it stays unconfirmed, and Update sets it. Made
+		// by someone else since the listing: not this object's.
+		return managed.ExternalCreation{}, e.holders.Appeared(ctx, mg, e.name(login), fresh, e.instance)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
