@@ -233,15 +233,15 @@ func (r *Records) Holder(ctx context.Context, n Name, asker Holder) (*Holder, er
 
 // Claim records that h holds n, as how (Created, Imported, Migrated). It
 // returns a HeldError when another live object holds n; a record of an
-// object that is gone is taken over.
-func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) error {
+// object that is gone is taken over. fresh says that h did not hold n before.
+func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) (fresh bool, err error) {
 	rec := n.record()
 	if r.remembered(rec, h.UID) {
-		return nil
+		return false, nil
 	}
 	l, err := r.get(ctx, n, rec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if l == nil {
 		l = r.lease(n, rec, h, how)
@@ -251,18 +251,19 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) error
 			return r.Claim(ctx, n, h, how)
 		}
 		if err != nil {
-			return errors.Wrapf(err, errWriteRecord, h, n, r.namespace, rec)
+			return false, errors.Wrapf(err, errWriteRecord, h, n, r.namespace, rec)
 		}
 		r.remember(rec, h.UID)
-		return nil
+		return true, nil
 	}
-	if held, ok := holderOf(l); ok && held.UID != h.UID {
+	held, ok := holderOf(l)
+	if ok && held.UID != h.UID {
 		alive, err := r.alive(ctx, n, held)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if alive {
-			return &HeldError{Name: n, Holder: held}
+			return false, &HeldError{Name: n, Holder: held}
 		}
 	}
 	// Ours already, or its holder is gone: written with the version read,
@@ -273,10 +274,10 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) error
 		if kerrors.IsConflict(err) {
 			return r.Claim(ctx, n, h, how)
 		}
-		return errors.Wrapf(err, errWriteRecord, h, n, r.namespace, rec)
+		return false, errors.Wrapf(err, errWriteRecord, h, n, r.namespace, rec)
 	}
 	r.remember(rec, h.UID)
-	return nil
+	return !ok || held.UID != h.UID, nil
 }
 
 // Release removes the record of n if h holds it: the login or database is

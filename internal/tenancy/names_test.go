@@ -74,6 +74,7 @@ func TestRecords(t *testing.T) {
 	var (
 		wg     sync.WaitGroup
 		errs   [racers]error
+		fresh  [racers]bool
 		owners [racers]tenancy.Holder
 	)
 	for i := range racers {
@@ -81,7 +82,7 @@ func TestRecords(t *testing.T) {
 	}
 	for i := range racers {
 		wg.Go(func() {
-			errs[i] = tenancy.NewRecords(env.Client, env.Client, ns).Claim(ctx, n, owners[i], tenancy.Created)
+			fresh[i], errs[i] = tenancy.NewRecords(env.Client, env.Client, ns).Claim(ctx, n, owners[i], tenancy.Created)
 		})
 	}
 	wg.Wait()
@@ -94,6 +95,7 @@ func TestRecords(t *testing.T) {
 		if err == nil {
 			won++
 			winner = owners[i]
+			g.Expect(fresh[i]).To(BeTrue(), "the winner did not hold the name before")
 			continue
 		}
 		h, held := tenancy.HeldBy(err)
@@ -124,7 +126,12 @@ func TestRecords(t *testing.T) {
 	got, err = r.Holder(ctx, n, loser)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(BeNil())
-	g.Expect(r.Claim(ctx, n, loser, tenancy.Imported)).To(Succeed())
+	fresh0, err := r.Claim(ctx, n, loser, tenancy.Imported)
+	g.Expect(err).To(Succeed())
+	g.Expect(fresh0).To(BeTrue(), "a record taken over from a holder that went is fresh")
+	claimedAgain, err := tenancy.NewRecords(env.Client, env.Client, ns).Claim(ctx, n, loser, tenancy.Imported)
+	g.Expect(err).To(Succeed())
+	g.Expect(claimedAgain).To(BeFalse(), "a name claimed again by its holder is not fresh")
 	got, err = tenancy.NewRecords(env.Client, env.Client, ns).Holder(ctx, n, winner)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(Equal(&loser))

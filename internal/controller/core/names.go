@@ -90,7 +90,7 @@ func (h Holders) Standing(ctx context.Context, mg resource.Managed, n tenancy.Na
 		st.Err = errors.Errorf(errNameNotImported, n, instance, conn.ImportPolicy, scope)
 	}
 	if st.Claim != "" {
-		if err := h.records.Claim(ctx, n, self, st.Claim); err != nil {
+		if _, err := h.records.Claim(ctx, n, self, st.Claim); err != nil {
 			return Standing{}, err
 		}
 	}
@@ -103,15 +103,7 @@ func (h Holders) Standing(ctx context.Context, mg resource.Managed, n tenancy.Na
 // outside the provider after the listing that showed it absent, and is not
 // mg's to take (Appeared).
 func (h Holders) Claim(ctx context.Context, mg resource.Managed, n tenancy.Name) (fresh bool, err error) {
-	self := tenancy.HolderOf(mg, h.gvk)
-	held, err := h.records.Holder(ctx, n, self)
-	if err != nil {
-		return false, err
-	}
-	if err := h.records.Claim(ctx, n, self, tenancy.Created); err != nil {
-		return false, err
-	}
-	return held == nil || held.UID != self.UID, nil
+	return h.records.Claim(ctx, n, tenancy.HolderOf(mg, h.gvk), tenancy.Created)
 }
 
 // Appeared is what a create of name n that found it made already reports,

@@ -234,7 +234,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 	}
 	if a.held {
 		n := tenancy.Name{Kind: tenancy.KindLogin, Project: unitProject, Instance: unitInstance, Name: cloudsql.UserName(a.mg.Settings(), a.mg.GetName())}
-		if err := tenancy.NewRecords(w.kube, w.kube, "crossplane-system").Claim(context.Background(), n, tenancy.HolderOf(a.mg, v1alpha1.PostgresqlUserGroupVersionKind), tenancy.Created); err != nil {
+		if _, err := tenancy.NewRecords(w.kube, w.kube, "crossplane-system").Claim(context.Background(), n, tenancy.HolderOf(a.mg, v1alpha1.PostgresqlUserGroupVersionKind), tenancy.Created); err != nil {
 			t.Fatal(err)
 		}
 	}
