@@ -46,16 +46,25 @@ func DeletionProtected(observed *sqladmin.DatabaseInstance) bool {
 	return observed != nil && observed.Settings != nil && observed.Settings.DeletionProtectionEnabled
 }
 
-// GenerateProtectionLift is the body of the instances.patch that turns the
-// deletion protection of observed off right before the instance is deleted:
-// that one setting, at the observed settings version, and nothing else, so
-// that the last write to a doomed instance changes nothing but its guard.
-func GenerateProtectionLift(observed *sqladmin.DatabaseInstance) *sqladmin.DatabaseInstance {
-	s := &sqladmin.Settings{ForceSendFields: []string{fieldDeletionProtection}}
+// GenerateProtection is the body of the instances.patch that turns the
+// deletion protection of observed on or off: that one setting, at the
+// observed settings version, and nothing else. Off, it is the last write to
+// a doomed instance, right before its delete; on, it puts back a protection
+// lifted for a delete that did not follow.
+func GenerateProtection(observed *sqladmin.DatabaseInstance, enabled bool) *sqladmin.DatabaseInstance {
+	s := &sqladmin.Settings{DeletionProtectionEnabled: enabled, ForceSendFields: []string{fieldDeletionProtection}}
 	if observed != nil && observed.Settings != nil {
 		s.SettingsVersion = observed.Settings.SettingsVersion
 	}
 	return &sqladmin.DatabaseInstance{Settings: s}
+}
+
+// ProtectionLeftOff reports whether observed, which the spec's parameters p
+// want protected, is not: a delete lifted the protection and was then
+// called off. Only that is put back; an instance whose spec leaves the
+// protection unset (an import) keeps what Cloud SQL has.
+func ProtectionLeftOff(p v1alpha1.PostgresqlInstanceParameters, observed *sqladmin.DatabaseInstance) bool {
+	return p.DeletionProtection != nil && p.DeletionProtection.Enabled && observed != nil && !DeletionProtected(observed)
 }
 
 // FinalBackup is what instances.delete says about a final backup: whether to

@@ -134,22 +134,51 @@ func TestCompareSafety(t *testing.T) {
 	}
 }
 
-func TestGenerateProtectionLift(t *testing.T) {
+func TestGenerateProtection(t *testing.T) {
 	cases := map[string]struct {
 		observed *sqladmin.DatabaseInstance
+		enabled  bool
 		want     string
 	}{
-		"OnlyTheGuardAtTheObservedVersion": {
+		"LiftOnlyTheGuardAtTheObservedVersion": {
 			observed: fullObserved(),
 			want:     `{"settings": {"deletionProtectionEnabled": false, "settingsVersion": "3"}}`,
 		},
-		"NothingObserved": {
+		"LiftNothingObserved": {
 			want: `{"settings": {"deletionProtectionEnabled": false}}`,
+		},
+		"RestoreOnlyTheGuardAtTheObservedVersion": {
+			observed: fullObserved(),
+			enabled:  true,
+			want:     `{"settings": {"deletionProtectionEnabled": true, "settingsVersion": "3"}}`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewWithT(t).Expect(wire(t, GenerateProtectionLift(tc.observed))).To(Equal(wireJSON(t, tc.want)))
+			NewWithT(t).Expect(wire(t, GenerateProtection(tc.observed, tc.enabled))).To(Equal(wireJSON(t, tc.want)))
+		})
+	}
+}
+
+func TestProtectionLeftOff(t *testing.T) {
+	off := &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{}}
+	on := &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{DeletionProtectionEnabled: true}}
+	wanted := v1alpha1.PostgresqlInstanceParameters{DeletionProtection: &v1alpha1.DeletionProtection{Enabled: true}}
+	unwanted := v1alpha1.PostgresqlInstanceParameters{DeletionProtection: &v1alpha1.DeletionProtection{}}
+	cases := map[string]struct {
+		p        v1alpha1.PostgresqlInstanceParameters
+		observed *sqladmin.DatabaseInstance
+		want     bool
+	}{
+		"WantedAndOff":              {p: wanted, observed: off, want: true},
+		"WantedAndOn":               {p: wanted, observed: on},
+		"TurnedOffInTheSpec":        {p: unwanted, observed: off},
+		"UnsetKeepsWhatCloudSQLHas": {observed: off},
+		"NothingObserved":           {p: wanted},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(ProtectionLeftOff(tc.p, tc.observed)).To(Equal(tc.want))
 		})
 	}
 }

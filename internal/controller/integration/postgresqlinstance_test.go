@@ -431,6 +431,50 @@ func testDeletionNeedsTheAnnotation(h kindHarness) {
 	h.g.Expect(final).To(Equal(1), "the final backup of the deleted instance is listed")
 }
 
+// A delete called off after its patch lifted the deletion protection (Cloud
+// SQL refused the delete, and the allow-deletion annotation was then removed)
+// leaves no live instance unprotected: one patch puts the protection back, and
+// nothing else is written.
+func TestProtectionComesBackWhenTheDeleteIsCalledOff(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testProtectionComesBackWhenTheDeleteIsCalledOff(newHarness(t).of(k)) })
+	}
+}
+
+func testProtectionComesBackWhenTheDeleteIsCalledOff(h kindHarness) {
+	name := "called-off"
+	h.create(h.instance(name, func(p object) {
+		meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	}))
+	protected := func(g Gomega) bool {
+		inst, err := h.emu.Instance(h.project, name)
+		g.Expect(err).ToNot(HaveOccurred())
+		return inst.Settings.DeletionProtectionEnabled
+	}
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesDelete, ServerErrorShare: 1})).To(Succeed())
+	h.g.Expect(env.Client.Delete(h.ctx, h.get(name))).To(Succeed())
+	h.g.Eventually(func(g Gomega) {
+		g.Expect(protected(g)).To(BeFalse())
+		g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(BeNumerically(">=", 1))
+	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+
+	pi := h.get(name)
+	delete(pi.GetAnnotations(), v1alpha1.AnnotationAllowDeletion)
+	h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
+	h.g.Eventually(protected, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+	h.settle()
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(2), "one patch lifted the protection, one put it back")
+	h.g.Expect(h.condition(name, xpv2.TypeSynced).Message).To(ContainSubstring("is being deleted without the annotation " + v1alpha1.AnnotationAllowDeletion))
+
+	// Allowed again, the delete goes through once Cloud SQL takes it.
+	h.emu.ClearFaults()
+	pi = h.get(name)
+	meta.AddAnnotations(pi, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
+	h.waitGone(name)
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(3))
+}
+
 // A name that Cloud SQL reserves after a deletion gives a condition that says so,
 // and is retried at the poll interval, not in a hot loop.
 func TestReservedNameIsReportedAndNotHammered(t *testing.T) {

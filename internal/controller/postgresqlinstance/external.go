@@ -57,9 +57,10 @@ const (
 		"give this one another name (spec.forProvider.name or metadata.name), or delete it"
 	errNotCreatedByUs = "Cloud SQL instance %s already exists in project %s and was not created by this PostgresqlInstance: " +
 		"to manage it, import it (managementPolicies [\"Observe\"] first, then [\"*\"]), or give this one another name"
-	errNotImported      = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
-	errLiftProtection   = "cannot turn off the deletion protection of Cloud SQL instance %s in project %s before deleting it"
-	errDeleteNotAllowed = "PostgresqlInstance %s is being deleted without the annotation %s: \"true\", so the provider neither " +
+	errNotImported       = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
+	errLiftProtection    = "cannot turn off the deletion protection of Cloud SQL instance %s in project %s before deleting it"
+	errRestoreProtection = "cannot turn the deletion protection of Cloud SQL instance %s in project %s back on: it was lifted for a delete that no longer happens (the allow-deletion annotation or the Delete policy was removed); it is retried"
+	errDeleteNotAllowed  = "PostgresqlInstance %s is being deleted without the annotation %s: \"true\", so the provider neither " +
 		"turns off the deletion protection of Cloud SQL instance %s in project %s nor deletes it: add the annotation to delete the instance " +
 		"and its data, or keep the instance by letting the object go (deletionPolicy Orphan; for a namespaced PostgresqlInstance, " +
 		"managementPolicies without Delete)"
@@ -141,9 +142,12 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if obs.ConnectionDetails, err = e.connectionDetails(ctx, inst); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	// An instance that is being created, deleted or maintained cannot be changed;
+	if meta.WasDeleted(mg) {
+		return obs, e.keepProtected(ctx, mg, name)
+	}
+	// An instance that is being created or maintained cannot be changed;
 	// asking would only earn 409s.
-	if meta.WasDeleted(mg) || inst.State != core.StateRunnable {
+	if inst.State != core.StateRunnable {
 		return obs, nil
 	}
 	e.diff = cloudsql.Compare(desired(mg), inst)
@@ -154,6 +158,23 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		e.pacing.Settled(core.ObjectKey(mg), readAt)
 	}
 	return obs, nil
+}
+
+// keepProtected puts back the deletion protection of the instance of mg, a
+// deleted object, when a delete lifted it and then lost its right to delete:
+// the allow-deletion annotation was removed, or the policies now keep the
+// instance. The instance lives on, and guarded as its spec says. An object
+// that still deletes needs nothing: Delete goes on.
+func (e *external[T]) keepProtected(ctx context.Context, mg T, name string) error {
+	if e.observed.State != core.StateRunnable || (deletesInstance(mg) && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true") {
+		return nil
+	}
+	if !cloudsql.ProtectionLeftOff(desired(mg), e.observed) {
+		// A protection put back has taken effect: nothing is under way.
+		e.pacing.Settled(core.ObjectKey(mg), e.readAt)
+		return nil
+	}
+	return e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtection(e.observed, true), errRestoreProtection)
 }
 
 // showState sets the object's conditions from the instance's state, and asks
@@ -598,7 +619,7 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 	if cloudsql.DeletionProtected(e.observed) {
 		// The delete follows once an observation shows protection off: the
 		// patch's operation is over.
-		return managed.ExternalDelete{}, e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtectionLift(e.observed), errLiftProtection)
+		return managed.ExternalDelete{}, e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtection(e.observed, false), errLiftProtection)
 	}
 	call := e.svc.Instances.Delete(e.project, name)
 	if fb := cloudsql.GenerateFinalBackup(*mg.Parameters()); fb.Set {
