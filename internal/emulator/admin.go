@@ -557,6 +557,21 @@ func (s *Server) RunBackupWindow(project, instance string) (*sqladmin.BackupRun,
 	return b.run(s.now()), nil
 }
 
+// Backups returns the backups the Backups API lists for project: those of
+// its live instances and those retained after their instance went, newest
+// first, as a test reads them without a request of its own.
+func (s *Server) Backups(project string) []*sqladmin.Backup {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all, now := s.projectBackups(project)
+	sortBackupsNewestFirst(all)
+	out := make([]*sqladmin.Backup, 0, len(all))
+	for _, b := range all {
+		out = append(out, b.backup(now))
+	}
+	return out
+}
+
 // BackupQuery runs sql in database on what a backup holds: a throwaway
 // PostgreSQL server started on a copy of the backup, stopped before it
 // returns. The output is Query's (rows one a line, columns separated by |).

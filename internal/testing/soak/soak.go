@@ -23,7 +23,10 @@ limitations under the License.
 // orphaned instances, users and databases, passwords Cloud SQL does not
 // accept or that a user's secret lost, users and databases not Ready with
 // least privilege, the most requests Cloud SQL counted in any 60 seconds, 429s
-// shown in conditions, and secrets or finalizers left behind. RunFailover does the same
+// shown in conditions, secrets or finalizers left behind, writes to instances
+// deleted without the allow-deletion annotation, live instances without
+// deletion protection, and deleted instances without exactly one final
+// backup. RunFailover does the same
 // with two replicas and leader election: it kills and stops the leader, and
 // reports how long each takeover took, the busiest minute across both replicas
 // and whether annotated pods were admitted throughout.
@@ -142,6 +145,13 @@ type Report struct {
 	// RotationKills is how many SIGKILLs came within two seconds of a
 	// round of rotations' start.
 	RotationKills int
+	// UnallowedWrites are the writes to instances whose objects were
+	// deleted without the allow-deletion annotation; Unprotected the live
+	// instances found without Cloud SQL's deletion protection.
+	UnallowedWrites, Unprotected int
+	// LostFinalBackups are deleted instances of which no final backup is
+	// listed; FinalBackupsTwice those of which more than one is.
+	LostFinalBackups, FinalBackupsTwice int
 	// Conditions are the condition messages that mentioned a 429, for the
 	// record.
 	Conditions []string
@@ -167,6 +177,10 @@ func (r Report) Failed() []string {
 	check(r.OrphanUsers, "users in Cloud SQL without a PostgresqlUser")
 	check(r.OrphanDatabases, "databases in Cloud SQL without a PostgresqlDatabase")
 	check(r.NotLeastPrivileged, "users and databases not Ready with least privilege")
+	check(r.UnallowedWrites, "writes to instances deleted without the allow-deletion annotation")
+	check(r.Unprotected, "live instances without deletion protection")
+	check(r.LostFinalBackups, "deleted instances without a final backup")
+	check(r.FinalBackupsTwice, "deleted instances with more than one final backup")
 	check(r.FailedConnections, "connections refused during rotations with a password its secret had held, confirmed, for "+followLag.String())
 	if r.MaxPerMinute > r.Quota {
 		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
@@ -188,6 +202,10 @@ func (r Report) Print(w io.Writer) {
 		{"injected 429s shown in a condition", r.QuotaConditions},
 		{"connection secrets left", r.SecretsLeft},
 		{"objects (finalizers) left", r.ObjectsLeft},
+		{"writes to instances deleted unannotated", r.UnallowedWrites},
+		{"live instances without protection", r.Unprotected},
+		{"deleted instances without final backup", r.LostFinalBackups},
+		{"deleted instances with two final backups", r.FinalBackupsTwice},
 	}
 	if r.Users > 0 {
 		rows = append(rows, []struct {
@@ -541,17 +559,33 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 		return err
 	}
 	r.BadPasswords = bad
+	r.Unprotected += w.unprotected(w.emu, names)
 	if len(w.sqlAll) > 0 {
 		if bad, err = w.badPasswords(ctx, w.sqlEmu, w.sqlAll); err != nil {
 			return err
 		}
 		r.BadPasswords += bad
+		r.Unprotected += w.unprotected(w.sqlEmu, w.sqlAll)
 		if err := w.loginsGone(ctx, r); err != nil {
 			return err
 		}
 	}
+	if err := w.guardedDeletes(ctx, names[len(names)-max(1, len(names)/4):], r); err != nil {
+		return err
+	}
 
-	return w.deleteAll(ctx, slices.Concat(names, imports, w.sqlAll), 0)
+	if err := w.deleteAll(ctx, slices.Concat(names, imports, w.sqlAll), 0); err != nil {
+		return err
+	}
+	// The instances the soak created keep a final backup when deleted (the
+	// imported ones keep what Cloud SQL had: none).
+	r.LostFinalBackups, r.FinalBackupsTwice = finalBackups(w.emu, names)
+	if w.sqlEmu != nil {
+		lost, twice := finalBackups(w.sqlEmu, w.sqlAll)
+		r.LostFinalBackups += lost
+		r.FinalBackupsTwice += twice
+	}
+	return nil
 }
 
 // changeTiers changes the tier of the instances named changed, and waits until
