@@ -370,7 +370,12 @@ func (s *Server) SocketDir() string { return filepath.Join(s.dir, "run") }
 // SocketPath is the server's Unix socket, to dial with net.Dial("unix", ...).
 func (s *Server) SocketPath() string { return filepath.Join(s.SocketDir(), socketName) }
 
-// Dir is the server's temporary directory (data directory, socket, log).
+// ArchiveDir is where the server keeps every finished segment of its
+// write-ahead log (archive_command), until Stop.
+func (s *Server) ArchiveDir() string { return filepath.Join(s.dir, "wal-archive") }
+
+// Dir is the server's temporary directory (data directory, socket, log, WAL
+// archive).
 func (s *Server) Dir() string { return s.dir }
 
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
@@ -379,11 +384,13 @@ func (s *Server) logPath() string { return filepath.Join(s.dir, "postgres.log") 
 // prepareDirs makes the socket directory and gives the server's directory to
 // the user it runs as.
 func (s *Server) prepareDirs(cred *syscall.Credential, extra ...string) error {
-	if err := os.Mkdir(s.SocketDir(), 0o700); err != nil {
-		return err
+	for _, d := range []string{s.SocketDir(), s.ArchiveDir()} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
 	}
 	if cred != nil {
-		for _, p := range append([]string{s.dir, s.SocketDir()}, extra...) {
+		for _, p := range append([]string{s.dir, s.SocketDir(), s.ArchiveDir()}, extra...) {
 			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
 				return errors.Wrapf(err, errChown, p)
 			}
@@ -403,7 +410,10 @@ func (s *Server) initdb(ctx context.Context, cred *syscall.Credential) error {
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.BinDir, "initdb"),
 		"-D", s.dataDir(), "-U", AdminRole, "--pwfile="+pwfile,
-		"--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+		"--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions",
+		// 1 MB segments, not 16: each backup and each ArchiveWAL closes one,
+		// and the archive keeps them.
+		"--wal-segsize=1")
 	cmd.Env = baseEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -430,6 +440,10 @@ func (s *Server) start(ctx context.Context, cred *syscall.Credential) error {
 		"-c", "full_page_writes=off",
 		// A failing ALTER ROLE would otherwise write its password to the log.
 		"-c", "log_min_error_statement=panic",
+		// Every finished WAL segment is kept, as Cloud SQL keeps the logs of
+		// point-in-time recovery: RecoverTo replays them.
+		"-c", "archive_mode=on",
+		"-c", "archive_command="+archiveCommand(s.ArchiveDir()),
 		"-c", "password_encryption=scram-sha-256")
 	cmd.Env = baseEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
