@@ -393,8 +393,10 @@ func testDeletion(h kindHarness, policy xpv2.DeletionPolicy) {
 	}
 }
 
-// Deleting an object without the allow-deletion annotation (its guard, the
-// admission webhook, is not part of this suite) writes nothing to Cloud SQL and
+// A DELETE sent straight to Cloud SQL for an instance the provider made is
+// refused (it is protected). Deleting an object without the allow-deletion
+// annotation (its guard, the admission webhook, is not part of this suite)
+// writes nothing to Cloud SQL and
 // says why; once the annotation is added, one patch lifts the instance's
 // deletion protection and one delete takes it, and its final backup stays
 // listed.
@@ -407,6 +409,12 @@ func TestDeletionNeedsTheAnnotation(t *testing.T) {
 func testDeletionNeedsTheAnnotation(h kindHarness) {
 	name := "unallowed"
 	h.create(h.instance(name))
+	// Someone else's DELETE, sent straight to Cloud SQL, is refused: the
+	// provider made the instance protected.
+	_, err := h.svc().Instances.Delete(h.project, name).Do()
+	h.g.Expect(err).To(MatchError(ContainSubstring("deletion protection")))
+	_, err = h.emu.Instance(h.project, name)
+	h.g.Expect(err).ToNot(HaveOccurred())
 	writes := h.writes()
 	h.g.Expect(env.Client.Delete(h.ctx, h.get(name))).To(Succeed())
 	h.g.Eventually(func() string { return h.condition(name, xpv2.TypeSynced).Message }, 30*time.Second, 50*time.Millisecond).Should(
@@ -419,7 +427,8 @@ func testDeletionNeedsTheAnnotation(h kindHarness) {
 	h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
 	h.waitGone(name)
 	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(1))
-	h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(1))
+	h.g.Expect(h.calls(emulator.MethodInstancesDelete, name)).To(Equal(2), "the refused one and the provider's")
+	h.g.Expect(h.accepted(emulator.MethodInstancesDelete, name)).To(Equal(1))
 	backups, err := h.svc().Backups.ListBackups("projects/" + h.project).Do()
 	h.g.Expect(err).ToNot(HaveOccurred())
 	final := 0
