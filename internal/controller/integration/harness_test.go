@@ -135,6 +135,8 @@ type harnessConfig struct {
 	rpm      int
 	attempts int
 	observe  string
+	// health is the backup-health interval (core's default when zero).
+	health time.Duration
 	// impersonate, when set, is the user the controllers run as.
 	impersonate string
 }
@@ -159,6 +161,11 @@ func withImpersonation(user string) harnessOption {
 // withObserve sets how the controllers observe instances, whatever OBSERVE says.
 func withObserve(mode string) harnessOption {
 	return func(c *harnessConfig) { c.observe = mode }
+}
+
+// withHealth reads each instance's backup health every d.
+func withHealth(d time.Duration) harnessOption {
+	return func(c *harnessConfig) { c.health = d }
 }
 
 func withAttempts(n int) harnessOption {
@@ -239,10 +246,11 @@ func (h *harness) startManager() {
 		// As cmd/provider: each namespaced ProviderConfig spends a window of its own.
 		TenantTransport: budget.NewWindows(func() *budget.Window { return budget.PerMinute(cfg.rpm) },
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)).Transport,
-		BusyPollInterval: cfg.busyPoll,
-		Timeout:          30 * time.Second,
-		ObserveByList:    cfg.observe == configfile.ObserveList,
-		MaxReconcileRate: 1000,
+		BusyPollInterval:     cfg.busyPoll,
+		BackupHealthInterval: cfg.health,
+		Timeout:              30 * time.Second,
+		ObserveByList:        cfg.observe == configfile.ObserveList,
+		MaxReconcileRate:     1000,
 		// Namespaced ProviderConfigs point at the harness's emulator.
 		NamespacedEndpoints: []string{h.srvURL},
 	}
