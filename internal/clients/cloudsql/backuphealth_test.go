@@ -70,7 +70,7 @@ func TestBackupHealth(t *testing.T) {
 				LastRun:        &v1alpha1.BackupRunSummary{ID: "3", Type: BackupRunAutomated, Status: BackupRunFailed, Time: ago(time.Hour), Error: "INTERNAL_ERROR: disk full"}},
 		},
 		"RecoveryWindow": {
-			rt: &sqladmin.SqlInstancesGetLatestRecoveryTimeResponse{EarliestRecoveryTime: healthNow.Add(-72 * time.Hour).Format(time.RFC3339Nano), LatestRecoveryTime: healthNow.Format(time.RFC3339Nano)},
+			rt:   &sqladmin.SqlInstancesGetLatestRecoveryTimeResponse{EarliestRecoveryTime: healthNow.Add(-72 * time.Hour).Format(time.RFC3339Nano), LatestRecoveryTime: healthNow.Format(time.RFC3339Nano)},
 			want: &v1alpha1.BackupHealth{ReadTime: ago(0), EarliestRecoveryTime: ago(72 * time.Hour), LatestRecoveryTime: ago(0)},
 		},
 	}

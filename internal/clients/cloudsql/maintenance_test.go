@@ -36,12 +36,17 @@ func TestMaintenancePlanCompare(t *testing.T) {
 		want     []string
 	}{
 		"UnsetIsNotCompared": {
-			reason:   "An instance whose spec sets neither gets no patch, whatever Cloud SQL has.",
-			observed: func(s *sqladmin.Settings) { s.DenyMaintenancePeriods = yearly; s.MaintenanceWindow = &sqladmin.MaintenanceWindow{UpdateTrack: "canary"} },
+			reason: "An instance whose spec sets neither gets no patch, whatever Cloud SQL has.",
+			observed: func(s *sqladmin.Settings) {
+				s.DenyMaintenancePeriods = yearly
+				s.MaintenanceWindow = &sqladmin.MaintenanceWindow{UpdateTrack: "canary"}
+			},
 		},
 		"SameYearlyPeriodInAnotherForm": {
-			reason:   "12-01 is what Cloud SQL answers as 0-12-1.",
-			spec:     func(m *v1alpha1.Maintenance) { m.DenyPeriods = []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31"}} },
+			reason: "12-01 is what Cloud SQL answers as 0-12-1.",
+			spec: func(m *v1alpha1.Maintenance) {
+				m.DenyPeriods = []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31"}}
+			},
 			observed: func(s *sqladmin.Settings) { s.DenyMaintenancePeriods = yearly },
 		},
 		"PeriodMissing": {
@@ -109,8 +114,10 @@ func TestMaintenancePlanLateInitialize(t *testing.T) {
 			want: v1alpha1.Maintenance{Day: v1alpha1.Any, UpdateTrack: "canary", DenyPeriods: []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31", Time: "00:00:00"}}},
 		},
 		"UnknownTrackIsLeftOut": {
-			observed: func(s *sqladmin.Settings) { s.MaintenanceWindow = &sqladmin.MaintenanceWindow{UpdateTrack: "SQL_UPDATE_TRACK_UNSPECIFIED"} },
-			want:     v1alpha1.Maintenance{Day: v1alpha1.Any},
+			observed: func(s *sqladmin.Settings) {
+				s.MaintenanceWindow = &sqladmin.MaintenanceWindow{UpdateTrack: "SQL_UPDATE_TRACK_UNSPECIFIED"}
+			},
+			want: v1alpha1.Maintenance{Day: v1alpha1.Any},
 		},
 	}
 	for name, tc := range cases {

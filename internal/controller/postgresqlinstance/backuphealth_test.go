@@ -107,7 +107,9 @@ func TestObserveBackupHealth(t *testing.T) {
 		},
 		"SucceededWithRecoveryWindow": {
 			reason: "With point-in-time recovery on, the recoverable window is read too: two requests.",
-			mg:     clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) { p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true} })),
+			mg: clusterDB(withParams(func(p *v1alpha1.PostgresqlInstanceParameters) {
+				p.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true}
+			})),
 			args: args{cloud: clouds(seeded(ours, ourUID, "", pitr), withBackupRuns(ours, "")),
 				secrets: []client.Object{connSecret(ours, storedPW)}, health: time.Nanosecond},
 			want: want{
