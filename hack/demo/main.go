@@ -354,7 +354,7 @@ func (d *demo) printHowToLookAround() error {
 	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
 	fmt.Printf("  %s delete postgresqlinstances.cloudsql.travelaudience.com example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
 	fmt.Printf("  curl -s %semulator/v1/counts\n", d.endpoint)
-	fmt.Printf("\nBackup health and maintenance (status.atProvider.backups, the BackupsHealthy condition, scheduledMaintenance;\n"+
+	fmt.Printf("\nBackup health and maintenance (status.atProvider.backups, the BackupsHealthy condition, scheduledMaintenance;\n" +
 		"the demo reads the health every minute, [reconcile] backup_health_interval; the default is an hour):\n")
 	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:failNextBackup -d '{\"message\":\"the disk is full\"}'\n", d.endpoint, project)
 	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:runBackupWindow\n", d.endpoint, project)
