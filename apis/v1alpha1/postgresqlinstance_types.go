@@ -411,7 +411,7 @@ type Maintenance struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1
-	DenyPeriods []DenyPeriod `json:"denyPeriods"`
+	DenyPeriods *[]DenyPeriod `json:"denyPeriods,omitempty"`
 }
 
 // DenyPeriod is a period in which Cloud SQL starts no maintenance: from

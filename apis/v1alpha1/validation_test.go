@@ -388,7 +388,7 @@ func TestCreateValidation(t *testing.T) {
 
 // deny sets the deny maintenance periods.
 func deny(periods ...v1alpha1.DenyPeriod) func(p *v1alpha1.PostgresqlInstanceParameters) {
-	return func(p *v1alpha1.PostgresqlInstanceParameters) { p.Maintenance.DenyPeriods = periods }
+	return func(p *v1alpha1.PostgresqlInstanceParameters) { p.Maintenance.DenyPeriods = &periods }
 }
 
 func TestUpdateValidation(t *testing.T) {

@@ -273,8 +273,12 @@ func (in *Maintenance) DeepCopyInto(out *Maintenance) {
 	*out = *in
 	if in.DenyPeriods != nil {
 		in, out := &in.DenyPeriods, &out.DenyPeriods
-		*out = make([]DenyPeriod, len(*in))
-		copy(*out, *in)
+		*out = new([]DenyPeriod)
+		if **in != nil {
+			in, out := *in, *out
+			*out = make([]DenyPeriod, len(*in))
+			copy(*out, *in)
+		}
 	}
 }
 

@@ -41,7 +41,7 @@ func setDenyPeriods(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settin
 		return
 	}
 	s.DenyMaintenancePeriods = []*sqladmin.DenyMaintenancePeriod{}
-	for _, d := range dps {
+	for _, d := range *dps {
 		s.DenyMaintenancePeriods = append(s.DenyMaintenancePeriods, &sqladmin.DenyMaintenancePeriod{
 			StartDate: d.StartDate, EndDate: d.EndDate, Time: denyTime(d.Time),
 		})
@@ -69,12 +69,12 @@ func (ds *diffs) updateTrack(want string, mw *sqladmin.MaintenanceWindow) {
 // denyPeriods compares what setDenyPeriods writes, only when the spec sets
 // them. Dates compare by their year, month and day, whatever form Cloud SQL
 // answers them in (12-01, 0-12-1 and 2026-12-01 are the forms seen).
-func (ds *diffs) denyPeriods(want []v1alpha1.DenyPeriod, have []*sqladmin.DenyMaintenancePeriod) {
+func (ds *diffs) denyPeriods(want *[]v1alpha1.DenyPeriod, have []*sqladmin.DenyMaintenancePeriod) {
 	if want == nil {
 		return
 	}
-	w := make([]string, 0, len(want))
-	for _, d := range want {
+	w := make([]string, 0, len(*want))
+	for _, d := range *want {
 		w = append(w, denyText(d.StartDate, d.EndDate, denyTime(d.Time)))
 	}
 	h := make([]string, 0, len(have))
@@ -146,7 +146,7 @@ func (li *lateInit) maintenancePlan(m *v1alpha1.Maintenance, s *sqladmin.Setting
 	if !denyDateRE.MatchString(dp.StartDate) || !denyDateRE.MatchString(dp.EndDate) || !denyTimeRE.MatchString(dp.Time) {
 		return
 	}
-	m.DenyPeriods = []v1alpha1.DenyPeriod{dp}
+	m.DenyPeriods = &[]v1alpha1.DenyPeriod{dp}
 	li.changed = true
 }
 

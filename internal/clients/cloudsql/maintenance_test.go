@@ -45,19 +45,19 @@ func TestMaintenancePlanCompare(t *testing.T) {
 		"SameYearlyPeriodInAnotherForm": {
 			reason: "12-01 is what Cloud SQL answers as 0-12-1.",
 			spec: func(m *v1alpha1.Maintenance) {
-				m.DenyPeriods = []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31"}}
+				m.DenyPeriods = &[]v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31"}}
 			},
 			observed: func(s *sqladmin.Settings) { s.DenyMaintenancePeriods = yearly },
 		},
 		"PeriodMissing": {
 			spec: func(m *v1alpha1.Maintenance) {
-				m.DenyPeriods = []v1alpha1.DenyPeriod{{StartDate: "2026-12-01", EndDate: "2027-01-15", Time: "01:00:00"}}
+				m.DenyPeriods = &[]v1alpha1.DenyPeriod{{StartDate: "2026-12-01", EndDate: "2027-01-15", Time: "01:00:00"}}
 			},
 			want: []string{"settings.denyMaintenancePeriods: want [2026-12-01 to 2027-01-15 at 01:00:00], have none"},
 		},
 		"EmptyListRemoves": {
 			reason:   "An empty list asks for no period.",
-			spec:     func(m *v1alpha1.Maintenance) { m.DenyPeriods = []v1alpha1.DenyPeriod{} },
+			spec:     func(m *v1alpha1.Maintenance) { m.DenyPeriods = &[]v1alpha1.DenyPeriod{} },
 			observed: func(s *sqladmin.Settings) { s.DenyMaintenancePeriods = yearly },
 			want:     []string{"settings.denyMaintenancePeriods: want none, have [12-01 to 01-31 at 00:00:00]"},
 		},
@@ -93,7 +93,7 @@ func TestMaintenancePlanCompare(t *testing.T) {
 func TestGeneratePatchSendsAnEmptyDenyList(t *testing.T) {
 	g := NewWithT(t)
 	p, o := minimalParams(), minimalObserved()
-	p.Maintenance.DenyPeriods = []v1alpha1.DenyPeriod{}
+	p.Maintenance.DenyPeriods = &[]v1alpha1.DenyPeriod{}
 	o.Settings.DenyMaintenancePeriods = []*sqladmin.DenyMaintenancePeriod{{StartDate: "12-01", EndDate: "12-20", Time: "00:00:00"}}
 	b, err := GeneratePatch(p, o).Settings.MarshalJSON()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -111,7 +111,7 @@ func TestMaintenancePlanLateInitialize(t *testing.T) {
 				s.MaintenanceWindow = &sqladmin.MaintenanceWindow{UpdateTrack: "canary"}
 				s.DenyMaintenancePeriods = []*sqladmin.DenyMaintenancePeriod{{StartDate: "0-12-1", EndDate: "0-1-31", Time: "00:00:00"}}
 			},
-			want: v1alpha1.Maintenance{Day: v1alpha1.Any, UpdateTrack: "canary", DenyPeriods: []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31", Time: "00:00:00"}}},
+			want: v1alpha1.Maintenance{Day: v1alpha1.Any, UpdateTrack: "canary", DenyPeriods: &[]v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-31", Time: "00:00:00"}}},
 		},
 		"UnknownTrackIsLeftOut": {
 			observed: func(s *sqladmin.Settings) {

@@ -97,7 +97,7 @@ func TestMaintenancePlan(t *testing.T) {
 
 			h.update(pi.GetName(), func(o object) {
 				o.Parameters().Maintenance.UpdateTrack = "week5"
-				o.Parameters().Maintenance.DenyPeriods = []v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-15", Time: "00:00:00"}}
+				o.Parameters().Maintenance.DenyPeriods = &[]v1alpha1.DenyPeriod{{StartDate: "12-01", EndDate: "01-15", Time: "00:00:00"}}
 			})
 			h.g.Eventually(func(g Gomega) {
 				db, err := h.svc().Instances.Get(h.project, name).Do()
