@@ -659,11 +659,14 @@ type BackupHealth struct {
 	// +optional
 	LastRun *BackupRunSummary `json:"lastRun,omitempty"`
 
-	// EarliestRecoveryTime and LatestRecoveryTime bound the moments to
-	// which point-in-time recovery can bring the instance
-	// (instances.getLatestRecoveryTime); absent while it is off.
+	// EarliestRecoveryTime is the earliest moment to which point-in-time
+	// recovery can bring the instance (instances.getLatestRecoveryTime);
+	// absent while it is off.
 	// +optional
 	EarliestRecoveryTime *metav1.Time `json:"earliestRecoveryTime,omitempty"`
+
+	// LatestRecoveryTime is the latest moment to which point-in-time
+	// recovery can bring the instance; absent while it is off.
 	// +optional
 	LatestRecoveryTime *metav1.Time `json:"latestRecoveryTime,omitempty"`
 
