@@ -40,6 +40,7 @@ const BackupRunsRead = 10
 // Backup run types and statuses, as the API spells them.
 const (
 	BackupRunAutomated  = "AUTOMATED"
+	BackupRunOnDemand   = "ON_DEMAND"
 	BackupRunSuccessful = "SUCCESSFUL"
 	BackupRunFailed     = "FAILED"
 )

@@ -82,9 +82,6 @@ func TestBackupHealth(t *testing.T) {
 	}
 }
 
-// BackupRunOnDemand is an on-demand run, for the tests.
-const BackupRunOnDemand = "ON_DEMAND"
-
 func TestBackupsCondition(t *testing.T) {
 	instance := func(enabled bool, created time.Duration) *sqladmin.DatabaseInstance {
 		return &sqladmin.DatabaseInstance{Name: "orders", CreateTime: healthNow.Add(-created).Format(time.RFC3339),

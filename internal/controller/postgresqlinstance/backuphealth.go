@@ -30,10 +30,13 @@ import (
 )
 
 const (
-	errListBackupRuns  = "cannot list the backup runs of Cloud SQL instance %s in project %s"
-	errRecoveryWindow  = "cannot get the point-in-time recovery window of Cloud SQL instance %s in project %s"
-	backupReadsToStale = 3
+	errListBackupRuns = "cannot list the backup runs of Cloud SQL instance %s in project %s"
+	errRecoveryWindow = "cannot get the point-in-time recovery window of Cloud SQL instance %s in project %s"
 )
+
+// backupReadsToStale is how many health intervals without a read that
+// succeeded leave the backup health unknown.
+const backupReadsToStale = 3
 
 // observeBackups keeps the instance's backup health (status.atProvider.backups
 // and the BackupsHealthy condition) as it was, prev, and reads it again when
