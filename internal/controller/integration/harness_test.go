@@ -175,7 +175,10 @@ func withAttempts(n int) harnessOption {
 func newHarness(t testing.TB, o ...harnessOption) *harness {
 	t.Helper()
 	controlplane.Need(t)
-	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode}
+	// The backup health is read once a day unless a test asks for more:
+	// each instance's first read then falls at a time of its own within a
+	// day of the start, and almost never into a test that counts requests.
+	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode, health: 24 * time.Hour}
 	for _, fn := range o {
 		fn(&cfg)
 	}
