@@ -390,6 +390,57 @@ type Maintenance struct {
 	// +kubebuilder:validation:MaxLength=5
 	// +kubebuilder:validation:XValidation:rule="self == 'Any' || self.matches('^([01][0-9]|2[0-3]):00$')",message="must be Any or a full hour in 24-hour UTC time, hh:00, for example 16:00"
 	Hour string `json:"hour,omitempty"`
+
+	// UpdateTrack is when, after Cloud SQL announces a maintenance, it
+	// applies it to this instance (settings.maintenanceWindow.updateTrack):
+	// canary (7 to 14 days after the notice; "Week 1" in the console,
+	// preview in gcloud), stable (15 to 21 days; "Week 2", production) or
+	// week5 (35 to 42 days). Put test instances on canary and production
+	// ones on stable or week5 to see an update before it reaches what
+	// matters. When omitted, Cloud SQL's choice applies and an imported
+	// instance keeps its own.
+	// +optional
+	// +kubebuilder:validation:Enum=canary;stable;week5
+	UpdateTrack string `json:"updateTrack,omitempty"`
+
+	// DenyPeriods are the dates on which Cloud SQL must not start a
+	// maintenance (settings.denyMaintenancePeriods): at most one period,
+	// of at most 90 days, as Cloud SQL allows. When omitted, the provider
+	// leaves Cloud SQL's as they are (an imported instance's are filled
+	// in); an empty list ([]) removes them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1
+	DenyPeriods *[]DenyPeriod `json:"denyPeriods,omitempty"`
+}
+
+// DenyPeriod is a period in which Cloud SQL starts no maintenance: from
+// time on startDate to time on endDate (UTC). Both dates carry a year
+// (yyyy-mm-dd, one period) or neither does (mm-dd, every year).
+// +kubebuilder:validation:XValidation:rule="self.startDate.matches('^[0-9]{4}-') == self.endDate.matches('^[0-9]{4}-')",fieldPath=".endDate",message="maintenance.denyPeriods: startDate and endDate must both carry a year (yyyy-mm-dd, one period) or both omit it (mm-dd, every year)"
+// +kubebuilder:validation:XValidation:rule="!self.startDate.matches('^[0-9]{4}-') || (timestamp(self.endDate + 'T00:00:00Z') >= timestamp(self.startDate + 'T00:00:00Z') && timestamp(self.endDate + 'T00:00:00Z') - timestamp(self.startDate + 'T00:00:00Z') <= duration('2160h'))",fieldPath=".endDate",message="maintenance.denyPeriods: endDate must be on or after startDate and at most 90 days later, as Cloud SQL allows: shorten the period"
+// +kubebuilder:validation:XValidation:rule="self.startDate.matches('^[0-9]{4}-') || (timestamp('2001-' + self.endDate + 'T00:00:00Z') - timestamp('2001-' + self.startDate + 'T00:00:00Z') + (self.endDate < self.startDate ? duration('8760h') : duration('0s'))) <= duration('2160h')",fieldPath=".endDate",message="maintenance.denyPeriods: a yearly period (mm-dd) may last at most 90 days, as Cloud SQL allows: shorten the period"
+type DenyPeriod struct {
+	// StartDate is the first day of the period: yyyy-mm-dd, or mm-dd for
+	// a period that recurs every year.
+	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')",message="maintenance.denyPeriods.startDate must be a date yyyy-mm-dd, or mm-dd for every year, for example 2026-12-01 or 12-01"
+	StartDate string `json:"startDate"`
+
+	// EndDate is the last day of the period: yyyy-mm-dd, or mm-dd for a
+	// period that recurs every year (it may be earlier in the year than
+	// startDate: 12-01 to 01-31 spans the turn of the year).
+	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')",message="maintenance.denyPeriods.endDate must be a date yyyy-mm-dd, or mm-dd for every year, for example 2027-01-31 or 01-31"
+	EndDate string `json:"endDate"`
+
+	// Time (UTC, hh:mm:ss) at which the period starts on startDate and
+	// ends on endDate; 00:00:00 when omitted.
+	// +optional
+	// +kubebuilder:default="00:00:00"
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$')",message="maintenance.denyPeriods.time must be a UTC time hh:mm:ss, for example 00:00:00"
+	Time string `json:"time,omitempty"`
 }
 
 // EffectiveHour is the maintenance hour that applies: the hour given, or
@@ -561,7 +612,116 @@ type PostgresqlInstanceObservation struct {
 
 	// SelfLink is the URI of the instance in the Cloud SQL Admin API.
 	SelfLink string `json:"selfLink,omitempty"`
+
+	// ScheduledMaintenance is the maintenance Cloud SQL has scheduled for
+	// the instance (its scheduledMaintenance), absent when none is.
+	// +optional
+	ScheduledMaintenance *ScheduledMaintenance `json:"scheduledMaintenance,omitempty"`
+
+	// Backups is the health of the instance's backups, read from Cloud
+	// SQL's backup runs (and, with point-in-time recovery on, its
+	// recoverable window) about once an hour: see the BackupsHealthy
+	// condition. Absent until the first read.
+	// +optional
+	Backups *BackupHealth `json:"backups,omitempty"`
 }
+
+// ScheduledMaintenance is a maintenance that Cloud SQL has scheduled.
+type ScheduledMaintenance struct {
+	// StartTime is when the maintenance starts.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CanDefer says whether the maintenance can be deferred
+	// (gcloud sql reschedule-maintenance).
+	// +optional
+	CanDefer bool `json:"canDefer,omitempty"`
+
+	// CanReschedule says whether the maintenance can be rescheduled.
+	// +optional
+	CanReschedule bool `json:"canReschedule,omitempty"`
+
+	// ScheduleDeadlineTime is the latest time to which the maintenance can
+	// be rescheduled.
+	// +optional
+	ScheduleDeadlineTime *metav1.Time `json:"scheduleDeadlineTime,omitempty"`
+}
+
+// BackupHealth is what the provider last read of an instance's backups.
+type BackupHealth struct {
+	// LastSuccessful is the newest backup run (of any type) that succeeded,
+	// among the newest that Cloud SQL lists; absent when none did.
+	// +optional
+	LastSuccessful *BackupRunSummary `json:"lastSuccessful,omitempty"`
+
+	// LastRun is the newest backup run, when it is not lastSuccessful: one
+	// that failed, or that is still under way.
+	// +optional
+	LastRun *BackupRunSummary `json:"lastRun,omitempty"`
+
+	// EarliestRecoveryTime is the earliest moment to which point-in-time
+	// recovery can bring the instance (instances.getLatestRecoveryTime);
+	// absent while it is off.
+	// +optional
+	EarliestRecoveryTime *metav1.Time `json:"earliestRecoveryTime,omitempty"`
+
+	// LatestRecoveryTime is the latest moment to which point-in-time
+	// recovery can bring the instance; absent while it is off.
+	// +optional
+	LatestRecoveryTime *metav1.Time `json:"latestRecoveryTime,omitempty"`
+
+	// ReadTime is when this was read from Cloud SQL.
+	// +optional
+	ReadTime *metav1.Time `json:"readTime,omitempty"`
+
+	// ReadError is why the last read failed, when it did: what this block
+	// says is then as of readTime.
+	// +optional
+	ReadError string `json:"readError,omitempty"`
+}
+
+// BackupRunSummary is one backup run, as Cloud SQL lists it.
+type BackupRunSummary struct {
+	// ID of the backup run (gcloud sql backups describe ID).
+	ID string `json:"id"`
+
+	// Type is AUTOMATED, ON_DEMAND or FINAL.
+	Type string `json:"type"`
+
+	// Status is Cloud SQL's: SUCCESSFUL, FAILED, ENQUEUED, RUNNING, ...
+	// +optional
+	Status string `json:"status,omitempty"`
+
+	// Time is when the run ended (or, while it runs, when it was enqueued).
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+
+	// Error is Cloud SQL's error of a failed run: its code and message.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// BackupsHealthy is the condition type that says whether the instance's
+// automated backups succeed on time.
+const BackupsHealthy xpv2.ConditionType = "BackupsHealthy"
+
+// Reasons of the BackupsHealthy condition.
+const (
+	// ReasonBackupSucceeded: the newest automated backup succeeded, on time.
+	ReasonBackupSucceeded xpv2.ConditionReason = "Succeeded"
+	// ReasonBackupFailed: the newest automated backup failed.
+	ReasonBackupFailed xpv2.ConditionReason = "BackupFailed"
+	// ReasonBackupOverdue: no automated backup succeeded for longer than a
+	// day, the backup window and a grace.
+	ReasonBackupOverdue xpv2.ConditionReason = "Overdue"
+	// ReasonBackupsDisabled: daily backups are off.
+	ReasonBackupsDisabled xpv2.ConditionReason = "Disabled"
+	// ReasonNoBackupYet: a new instance whose first backup is not due yet.
+	ReasonNoBackupYet xpv2.ConditionReason = "NoBackupYet"
+	// ReasonBackupReadFailed: the reads of the backup runs have failed for
+	// a while, so the health is not known.
+	ReasonBackupReadFailed xpv2.ConditionReason = "ReadFailed"
+)
 
 // A PostgresqlInstanceSpec defines the desired state of a
 // PostgresqlInstance. The name, version, region and disk type cannot change

@@ -291,6 +291,24 @@ func TestCreateValidation(t *testing.T) {
 		"MaintenanceAnyWithHour": {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Any", Hour: "16:00"} }, want: []string{fp + "maintenance.hour", "must be Any while maintenance.day is Any"}},
 		"MaintenanceDayAnyHour":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "Any"} }, want: []string{fp + "maintenance.hour", "must be a full hour (hh:00, UTC) when maintenance.day is a weekday"}},
 		"MaintenanceHourFormat":  {mutate: func(p *params) { p.Maintenance = v1alpha1.Maintenance{Day: "Sunday", Hour: "4:00"} }, want: []string{fp + "maintenance.hour", "must be Any or a full hour"}},
+		"UpdateTrackWeek5":       {mutate: func(p *params) { p.Maintenance.UpdateTrack = "week5" }},
+		"UpdateTrackUnknown":     {mutate: func(p *params) { p.Maintenance.UpdateTrack = "production" }, want: []string{fp + "maintenance.updateTrack", `Unsupported value: "production"`}},
+		"DenyYearly":             {mutate: deny(v1alpha1.DenyPeriod{StartDate: "12-15", EndDate: "01-05"})},
+		"DenyDated90Days":        {mutate: deny(v1alpha1.DenyPeriod{StartDate: "2026-01-01", EndDate: "2026-04-01", Time: "01:00:00"})},
+		"DenyDated91Days": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "2026-01-01", EndDate: "2026-04-02"}),
+			want: []string{fp + "maintenance.denyPeriods[0].endDate", "at most 90 days later, as Cloud SQL allows"}},
+		"DenyDatedBackwards": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "2026-05-01", EndDate: "2026-04-01"}),
+			want: []string{fp + "maintenance.denyPeriods[0].endDate", "must be on or after startDate"}},
+		"DenyYearlyTooLong": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "10-01", EndDate: "01-31"}),
+			want: []string{fp + "maintenance.denyPeriods[0].endDate", "a yearly period (mm-dd) may last at most 90 days"}},
+		"DenyYearInOneDate": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "2026-12-01", EndDate: "12-20"}),
+			want: []string{fp + "maintenance.denyPeriods[0].endDate", "must both carry a year"}},
+		"DenyBadDate": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "12-1", EndDate: "12-20"}),
+			want: []string{fp + "maintenance.denyPeriods[0].startDate", "must be a date yyyy-mm-dd, or mm-dd"}},
+		"DenyBadTime": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "12-01", EndDate: "12-20", Time: "1:00"}),
+			want: []string{fp + "maintenance.denyPeriods[0].time", "must be a UTC time hh:mm:ss"}},
+		"DenyTwoPeriods": {mutate: deny(v1alpha1.DenyPeriod{StartDate: "12-01", EndDate: "12-20"}, v1alpha1.DenyPeriod{StartDate: "06-01", EndDate: "06-20"}),
+			want: []string{fp + "maintenance.denyPeriods", "must have at most 1 item"}},
 
 		// networking
 		"NetworkingNone": {mutate: func(p *params) { p.Networking.PublicIP.Enabled = false }, want: []string{fp + "networking", "enable at least one of networking.publicIp and networking.privateIp"}},
@@ -366,6 +384,11 @@ func TestCreateValidation(t *testing.T) {
 			denied(g, err, tc.want...)
 		})
 	}
+}
+
+// deny sets the deny maintenance periods.
+func deny(periods ...v1alpha1.DenyPeriod) func(p *v1alpha1.PostgresqlInstanceParameters) {
+	return func(p *v1alpha1.PostgresqlInstanceParameters) { p.Maintenance.DenyPeriods = &periods }
 }
 
 func TestUpdateValidation(t *testing.T) {

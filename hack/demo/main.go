@@ -197,7 +197,7 @@ func (d *demo) startEmulator(context.Context) error {
 }
 
 func (d *demo) startProvider(context.Context) error {
-	p, err := providerproc.Start(d.provider, d.dir, d.env, "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\n")
+	p, err := providerproc.Start(d.provider, d.dir, d.env, "[reconcile]\npoll_interval = \"1m\"\nbusy_poll_interval = \"2s\"\nbackup_health_interval = \"1m\"\n")
 	if err != nil {
 		return errors.Wrap(err, errStartProvider)
 	}
@@ -354,6 +354,12 @@ func (d *demo) printHowToLookAround() error {
 	fmt.Printf("  %s -n %s get pod psql -o yaml\n", kubectl, appNS)
 	fmt.Printf("  %s delete postgresqlinstances.cloudsql.travelaudience.com example-minimal   # denied: it lacks %s\n", kubectl, v1alpha1.AnnotationAllowDeletion)
 	fmt.Printf("  curl -s %semulator/v1/counts\n", d.endpoint)
+	fmt.Printf("\nBackup health and maintenance (status.atProvider.backups, the BackupsHealthy condition, scheduledMaintenance;\n" +
+		"the demo reads the health every minute, [reconcile] backup_health_interval; the default is an hour):\n")
+	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:failNextBackup -d '{\"message\":\"the disk is full\"}'\n", d.endpoint, project)
+	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:runBackupWindow\n", d.endpoint, project)
+	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:scheduleMaintenance -d '{\"startTime\":\"2030-03-20T02:00:00Z\",\"canDefer\":true}'\n", d.endpoint, project)
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com example-minimal -o jsonpath='{.status.atProvider.backups}{\"\\n\"}{.status.atProvider.scheduledMaintenance}{\"\\n\"}'\n", kubectl)
 	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
 	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", d.proxyBin, d.endpoint, project)
 	fmt.Printf("  PGPASSWORD=$(%s -n %s get secret example-minimal-postgres -o jsonpath='{.data.password}' | base64 -d) psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'\n", kubectl, namespace)

@@ -29,6 +29,11 @@ limitations under the License.
 //   - the provider's peak RSS and CPU seconds per minute;
 //   - with -create, the time to create that many more instances to Ready (in the
 //     modes -create-modes names);
+//   - the backup-health reads (backupRuns.list, and getLatestRecoveryTime for
+//     the -pitr share of the instances that have point-in-time recovery on)
+//     per instance and hour, at the provider's backup_health_interval
+//     (-health): the provider starts with no health read, so its reads spread
+//     over the interval after it starts;
 //   - for the -databases PostgresqlDatabases and -users PostgresqlUsers of each
 //     instance (5 and 5 by default), the databases.list and users.list requests a
 //     minute, the time between the reads behind two observations of an object
@@ -125,6 +130,10 @@ type options struct {
 	// databases and users are how many PostgresqlDatabases and
 	// PostgresqlUsers each instance has.
 	databases, users int
+	// health is the provider's backup_health_interval; pitr the share of the
+	// instances with point-in-time recovery on.
+	health time.Duration
+	pitr   float64
 }
 
 func main() {
@@ -144,6 +153,8 @@ func main() {
 	flag.BoolVar(&o.debug, "debug", false, "run the provider with --debug (its log is in the work directory: use with -keep)")
 	flag.IntVar(&o.databases, "databases", 5, "PostgresqlDatabases of each instance, imported observe-only (0: none)")
 	flag.IntVar(&o.users, "users", 5, "PostgresqlUsers of each instance, imported observe-only (0: none)")
+	flag.DurationVar(&o.health, "health", time.Hour, "reconcile.backup_health_interval of the provider")
+	flag.Float64Var(&o.pitr, "pitr", 0.5, "share of the instances with point-in-time recovery on (their health read costs two requests)")
 	flag.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT of the provider, as the provider sets it from a container's memory limit (90% of it), for example 230MiB for a 256 MiB container; empty: none")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -187,6 +198,9 @@ type row struct {
 	created             int
 	warmup              time.Duration
 	synced              int
+	// healthRuns and healthWindow are the backup-health reads (backupRuns.list,
+	// getLatestRecoveryTime) per instance and hour in the steady state.
+	healthRuns, healthWindow float64
 	// Of the databases and users: how many objects, how many synced at the
 	// end of the warm-up, the gaps between the reads behind two observations
 	// of an object, and the shortest time between two listings of one
@@ -312,7 +326,7 @@ func (b *bench) seed(ctx context.Context) error {
 	b.r.objects = b.n * (b.o.databases + b.o.users)
 	fmt.Fprintf(os.Stderr, "    importing %d instances with %d databases and %d users each (objects, secrets, seeded Cloud SQL instances, databases and users)\n", b.n, b.o.databases, b.o.users)
 	return parallel(b.n, 8, func(i int) error {
-		return importInstance(ctx, b.env.Client, b.emu, fmt.Sprintf("fleet-%05d", i), b.o.databases, b.o.users)
+		return importInstance(ctx, b.env.Client, b.emu, fmt.Sprintf("fleet-%05d", i), float64(i) < b.o.pitr*float64(b.n), b.o.databases, b.o.users)
 	})
 }
 
@@ -329,8 +343,8 @@ func (b *bench) startProvider(bin, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", b.metricsAddr, pprofAddr)
 	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", b.n, b.mode))
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
-		b.o.poll.String(), b.o.rate, b.mode, b.o.quota), 0o600); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nbackup_health_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
+		b.o.poll.String(), b.o.health.String(), b.o.rate, b.mode, b.o.quota), 0o600); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -481,6 +495,9 @@ func (b *bench) recordRequests(elapsed time.Duration, warmupRequests []emulator.
 	for m, k := range b.emu.Counts() {
 		b.r.perMinute[m] = float64(k) / elapsed.Minutes()
 	}
+	perInstanceHour := 60 / float64(b.n)
+	b.r.healthRuns = b.r.perMinute[emulator.MethodBackupRunsList] * perInstanceHour
+	b.r.healthWindow = b.r.perMinute[emulator.MethodInstancesLatestRecovery] * perInstanceHour
 	for _, q := range b.emu.Requests() {
 		if q.Status == http.StatusTooManyRequests {
 			b.r.throttled++
@@ -540,11 +557,15 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// importInstance creates a PostgresqlInstance, its connection secret, and the
-// Cloud SQL instance as the provider would have created it; then its users
-// and databases, seeded in the emulator and imported observe-only.
-func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, name string, databases, users int) error {
+// importInstance creates a PostgresqlInstance (with point-in-time recovery
+// when pitr), its connection secret, and the Cloud SQL instance as the
+// provider would have created it; then its users and databases, seeded in the
+// emulator and imported observe-only.
+func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, name string, pitr bool, databases, users int) error {
 	pi := newInstance(name)
+	if pitr {
+		pi.Spec.ForProvider.Backups.PointInTimeRecovery = &v1alpha1.PointInTimeRecovery{Enabled: true}
+	}
 	if err := c.Create(ctx, pi); err != nil {
 		return err
 	}
@@ -864,6 +885,14 @@ func print(o options, rows []row) {
 			r.n, r.mode, warmup, r.perMinute[emulator.MethodInstancesList], r.perMinute[emulator.MethodInstancesGet], other,
 			r.throttled, r.gapP50, r.gapP99, r.listEvery, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
 			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
+	}
+	_ = w.Flush()
+	fmt.Printf("\nbackup-health reads, backup_health_interval %s, point-in-time recovery on %.0f%% of the instances (at most 2 requests per instance and hour)\n\n", o.health, 100*o.pitr)
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "instances\tobserve\treq/min backupRuns.list\treq/min getLatestRecoveryTime\tbackupRuns.list /instance/h\tgetLatestRecoveryTime /instance/h\ttotal /instance/h")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", r.n, r.mode, r.perMinute[emulator.MethodBackupRunsList], r.perMinute[emulator.MethodInstancesLatestRecovery],
+			r.healthRuns, r.healthWindow, r.healthRuns+r.healthWindow)
 	}
 	_ = w.Flush()
 	if o.databases+o.users == 0 {

@@ -97,6 +97,11 @@ type Reconcile struct {
 	// operation of the provider's is under way (creating, updating, deleting),
 	// so that Ready and deletion show without waiting a whole PollInterval.
 	BusyPollInterval Duration `toml:"busy_poll_interval"`
+	// BackupHealthInterval is how often each instance's backup health is
+	// read (backupRuns.list, and instances.getLatestRecoveryTime with
+	// point-in-time recovery on), each instance at a time of its own; longer
+	// when the fleet's reads would take more than a tenth of the budget.
+	BackupHealthInterval Duration `toml:"backup_health_interval"`
 	// MaxReconcileRate is how many reconciles per second the provider starts at most.
 	MaxReconcileRate int `toml:"max_reconcile_rate"`
 	// Timeout bounds one reconcile, Cloud SQL calls included.
@@ -226,11 +231,12 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 func Defaults() Config {
 	return Config{
 		Reconcile: Reconcile{
-			PollInterval:     Duration{5 * time.Minute},
-			BusyPollInterval: Duration{15 * time.Second},
-			MaxReconcileRate: 10,
-			Timeout:          Duration{2 * time.Minute},
-			Observe:          ObserveList,
+			PollInterval:         Duration{5 * time.Minute},
+			BusyPollInterval:     Duration{15 * time.Second},
+			BackupHealthInterval: Duration{time.Hour},
+			MaxReconcileRate:     10,
+			Timeout:              Duration{2 * time.Minute},
+			Observe:              ObserveList,
 		},
 		CloudSQL: CloudSQL{RequestsPerMinute: 180, NamespaceShare: budget.DefaultNamespaceShare, AllNamespacesShare: budget.DefaultAllNamespacesShare},
 		Webhook:  Webhook{Port: 9443, CloudSQLTimeout: Duration{5 * time.Second}},
@@ -376,6 +382,9 @@ func (c Config) Validate() error {
 	}
 	if c.Reconcile.BusyPollInterval.Duration < time.Second || c.Reconcile.BusyPollInterval.Duration > c.Reconcile.PollInterval.Duration {
 		bad("reconcile.busy_poll_interval", "must be at least 1s and at most reconcile.poll_interval (%s), got %s", c.Reconcile.PollInterval, c.Reconcile.BusyPollInterval)
+	}
+	if c.Reconcile.BackupHealthInterval.Duration < time.Minute {
+		bad("reconcile.backup_health_interval", "must be at least 1m (each read is one or two Cloud SQL requests per instance), got %s", c.Reconcile.BackupHealthInterval)
 	}
 	if c.Reconcile.MaxReconcileRate < 1 {
 		bad("reconcile.max_reconcile_rate", "must be at least 1, got %d", c.Reconcile.MaxReconcileRate)

@@ -42,6 +42,7 @@ const (
 	adminActionSetOwner      = ":setOwner"
 	adminActionFailBackup    = ":failNextBackup"
 	adminActionBackupWindow  = ":runBackupWindow"
+	adminActionMaintenance   = ":scheduleMaintenance"
 )
 
 // serveAdmin serves the HTTP side of the admin surface; the package doc
@@ -183,6 +184,18 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 		return nil, adminError(s.FailNextBackup(project, strings.TrimSuffix(seg[2], adminActionFailBackup), in.Message))
 	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionBackupWindow) && m == http.MethodPost:
 		return s.RunBackupWindow(project, strings.TrimSuffix(seg[2], adminActionBackupWindow))
+	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionMaintenance) && m == http.MethodPost:
+		name := strings.TrimSuffix(seg[2], adminActionMaintenance)
+		var in sqladmin.SqlScheduledMaintenance
+		if b := readAll(r); len(strings.TrimSpace(string(b))) > 0 {
+			if err := decodeJSON(b, &in); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.ScheduleMaintenance(project, name, &in); err != nil {
+			return nil, adminError(err)
+		}
+		return s.adminInstance(project, name)
 	case len(seg) == 3 && m == http.MethodGet:
 		return s.adminInstance(project, seg[2])
 	case len(seg) == 3 && m == http.MethodPatch:
@@ -293,7 +306,7 @@ func adminError(err error) error {
 		return errUserExists()
 	case errors.Is(err, ErrRoleNotFound):
 		return errInvalid("%v.", err)
-	case errors.Is(err, ErrInvalidState):
+	case errors.Is(err, ErrInvalidState), errors.Is(err, ErrMaintenanceDenied):
 		return errInvalid("%v.", err)
 	}
 	return err

@@ -117,6 +117,20 @@ func TestInjectedBackupFailure(t *testing.T) {
 	resp.Body.Close()
 	e.g.Expect(resp.StatusCode).To(Equal(http.StatusNoContent))
 	e.g.Expect(e.backupNow("orders").Status).To(Equal(emulator.BackupFailed))
+
+	// A failed automated run is listed with Cloud SQL's error, whole.
+	e.g.Expect(e.emu.FailNextBackup(project, "orders", "")).To(Succeed())
+	_, err = e.emu.RunBackupWindow(project, "orders")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	list, err := e.svc.BackupRuns.List(project, "orders").MaxResults(1).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(list.Items).To(HaveLen(1))
+	newest := list.Items[0]
+	e.g.Expect(newest.Type).To(Equal(emulator.BackupAutomated))
+	e.g.Expect(newest.Status).To(Equal(emulator.BackupFailed))
+	e.g.Expect(newest.EndTime).NotTo(BeEmpty())
+	e.g.Expect(newest.Error).To(Equal(&sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR",
+		Message: "An unknown error occurred while taking the backup."}))
 }
 
 func TestAutomatedBackupsFollowTheWindowAndRetention(t *testing.T) {

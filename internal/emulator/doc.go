@@ -162,6 +162,7 @@ limitations under the License.
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:failNextBackup  {"message":"..."} (optional)
 //	POST   /emulator/v1/projects/{p}/instances/{i}:runBackupWindow  take an AUTOMATED backup -> BackupRun
+//	POST   /emulator/v1/projects/{p}/instances/{i}:scheduleMaintenance  SqlScheduledMaintenance ({} clears) -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}/databases  seed a Database -> database
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users      seed a User, with its password -> user
 //	POST   /emulator/v1/projects/{p}/instances/{i}/users/{u}:checkPassword  {"password":"..."} -> {"match":true}

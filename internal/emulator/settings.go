@@ -281,6 +281,9 @@ func validateSettings(st, old *sqladmin.Settings, region string) error {
 	if err := validateLabels(st.UserLabels); err != nil {
 		return err
 	}
+	if err := validateMaintenance(st); err != nil {
+		return err
+	}
 	return validateFlags(st.DatabaseFlags)
 }
 

@@ -32,6 +32,12 @@ import (
 // changes and the webhooks' lookups.
 const PollShare = 0.5
 
+// HealthShare is the share of the request budget that the reads of the
+// fleet's backup health (backupRuns.list, instances.getLatestRecoveryTime)
+// plan for, out of the headroom that PollShare leaves: when the fleet's
+// hourly reads would take more, each instance is read less often.
+const HealthShare = 0.1
+
 // DefaultWriteReserve is the share of a window that reads leave to writes, so that
 // creates, updates, deletes and password changes keep a share of the quota however
 // much there is to poll.

@@ -184,6 +184,8 @@ func differences(p *v1alpha1.PostgresqlInstanceParameters, o *sqladmin.DatabaseI
 	ds.networks(p.Networking, s.IpConfiguration)
 	ds.zone(p.Location.Zone, s.LocationPreference)
 	ds.maintenance(p.Maintenance, s.MaintenanceWindow)
+	ds.updateTrack(p.Maintenance.UpdateTrack, s.MaintenanceWindow)
+	ds.denyPeriods(p.Maintenance.DenyPeriods, s.DenyMaintenancePeriods)
 	ds.disk(p.Resources.Disk, s)
 	return ds
 }

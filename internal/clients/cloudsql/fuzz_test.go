@@ -137,7 +137,7 @@ func FuzzSpecRoundTrip(f *testing.F) {
 // patchableSettings are the settings a patch may send (see GeneratePatch).
 var patchableSettings = []string{
 	"settingsVersion", "tier", "edition", "availabilityType", "backupConfiguration", "databaseFlags", "userLabels",
-	"ipConfiguration", "locationPreference", "maintenanceWindow", "dataDiskSizeGb", "storageAutoResize", "storageAutoResizeLimit",
+	"ipConfiguration", "locationPreference", "maintenanceWindow", "denyMaintenancePeriods", "dataDiskSizeGb", "storageAutoResize", "storageAutoResizeLimit",
 	"deletionProtectionEnabled", "retainBackupsOnDelete", "finalBackupConfig",
 }
 

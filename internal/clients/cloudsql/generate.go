@@ -80,7 +80,7 @@ type setter func(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings)
 // insertSetters write every managed setting, in the order of the API.
 var insertSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
-	setIPConfiguration, setZone, setMaintenance, setDiskSize, setAutoResize, setDiskType,
+	setIPConfiguration, setZone, setMaintenance, setDenyPeriods, setDiskSize, setAutoResize, setDiskType,
 	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
@@ -89,7 +89,7 @@ var insertSetters = []setter{
 // shrink, which Cloud SQL rejects (and with it the whole patch).
 var patchSetters = []setter{
 	setTier, setEdition, setAvailability, setBackups, setFlags, setLabels,
-	setIPConfiguration, setZone, setMaintenance, setAutoResize,
+	setIPConfiguration, setZone, setMaintenance, setDenyPeriods, setAutoResize,
 	setDeletionProtection, setRetainBackups, setFinalBackup,
 }
 
@@ -211,17 +211,19 @@ func setZone(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
 }
 
 // setMaintenance sends day and hour together, 0 included: day 0 is how
-// Cloud SQL says "any day", and must be sent to undo a chosen day.
+// Cloud SQL says "any day", and must be sent to undo a chosen day. The
+// update track goes with them when the spec sets it.
 func setMaintenance(p *v1alpha1.PostgresqlInstanceParameters, s *sqladmin.Settings) {
 	m := p.Maintenance
-	if m.Day == "" {
+	if m.Day == "" && m.UpdateTrack == "" {
 		return
 	}
-	s.MaintenanceWindow = &sqladmin.MaintenanceWindow{
-		Day:             MaintenanceDay(m.Day),
-		Hour:            wantMaintenanceHour(m),
-		ForceSendFields: []string{fieldDay, fieldHour},
+	mw := &sqladmin.MaintenanceWindow{UpdateTrack: m.UpdateTrack}
+	if m.Day != "" {
+		mw.Day, mw.Hour = MaintenanceDay(m.Day), wantMaintenanceHour(m)
+		mw.ForceSendFields = []string{fieldDay, fieldHour}
 	}
+	s.MaintenanceWindow = mw
 }
 
 // wantMaintenanceHour is the maintenanceWindow.hour for m: the effective

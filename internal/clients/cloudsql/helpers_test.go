@@ -44,7 +44,8 @@ func minimalParams() v1alpha1.PostgresqlInstanceParameters {
 	}
 }
 
-// fullParams is examples/postgresqlinstance-full.yaml.
+// fullParams is examples/postgresqlinstance-full.yaml without its maintenance
+// plan (updateTrack, denyPeriods), which maintenance_test.go covers.
 func fullParams() v1alpha1.PostgresqlInstanceParameters {
 	p := v1alpha1.PostgresqlInstanceParameters{
 		Name:         ptr.To("cloudsql-psql-123456"),

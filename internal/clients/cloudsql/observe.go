@@ -37,6 +37,13 @@ const (
 // backupLocationRE is the shape of a backup location the CRD accepts.
 var backupLocationRE = regexp.MustCompile(`^[a-z]+(-[a-z]+[0-9]+)?$`)
 
+// denyDateRE and denyTimeRE are the shapes of a deny period's date and time
+// that the CRD accepts.
+var (
+	denyDateRE = regexp.MustCompile(`^([0-9]{4}-)?(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
+	denyTimeRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$`)
+)
+
 var (
 	// tierRE is the shape of an instance type the CRD accepts.
 	tierRE = regexp.MustCompile(`^(db-f1-micro|db-g1-small|db-custom-[0-9]{1,3}-[0-9]{1,7}|db-perf-optimized-N-[0-9]{1,3})$`)
@@ -59,6 +66,7 @@ func GenerateObservation(observed *sqladmin.DatabaseInstance) v1alpha1.Postgresq
 		DatabaseInstalledVersion:   observed.DatabaseInstalledVersion,
 		ServiceAccountEmailAddress: observed.ServiceAccountEmailAddress,
 		SelfLink:                   observed.SelfLink,
+		ScheduledMaintenance:       ScheduledMaintenance(observed.ScheduledMaintenance),
 	}
 	if s := observed.Settings; s != nil {
 		obs.CurrentDiskSizeGb = s.DataDiskSizeGb
@@ -133,6 +141,7 @@ func LateInitialize(p *v1alpha1.PostgresqlInstanceParameters, observed *sqladmin
 		li.disk(&p.Resources.Disk, s)
 		li.string(&p.Resources.Disk.Type, FromDataDiskType(s.DataDiskType))
 		li.maintenance(&p.Maintenance, s.MaintenanceWindow)
+		li.maintenancePlan(&p.Maintenance, s)
 	}
 	return li.changed
 }

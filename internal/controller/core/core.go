@@ -83,6 +83,12 @@ type Options struct {
 	// BusyPollInterval is how soon an instance is looked at again while an
 	// operation of the provider's is under way.
 	BusyPollInterval time.Duration
+	// BackupHealthInterval is how often each instance's backup health is
+	// read (backupRuns.list, and instances.getLatestRecoveryTime while
+	// point-in-time recovery is on); DefaultBackupHealthInterval (an hour)
+	// when zero. The reads of the fleet are spread over it, and it grows
+	// when they would take more than budget.HealthShare of the budget.
+	BackupHealthInterval time.Duration
 	// Timeout bounds one reconcile.
 	Timeout time.Duration
 	// ObserveByList serves observations from one shared instances.list per
@@ -172,7 +178,8 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 	c.pacing = newPacing(pacingConfig{
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: budget.PerMinuteOf(o.Transport),
 		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: c.fleet.count,
-		others: c.objects.count,
+		healthEvery: o.BackupHealthInterval,
+		others:      c.objects.count,
 	})
 	// A listing of an instance's databases or users serves its objects for
 	// an interval of the fleet's polls; those asked for in the last few

@@ -42,6 +42,7 @@ type Pacing struct {
 	marks
 	operations
 	fleetInterval
+	health backupHealth
 }
 
 // marks are the per-object marks (marks.go).
@@ -146,11 +147,14 @@ type pacingConfig struct {
 	// reconcileRate is how many reconciles a second the controller starts at
 	// most; every observation is one.
 	reconcileRate int
-	listed        bool // observe = list
-	log           logging.Logger
-	pages         func() int
-	objects       func() int
-	others        func() int
+	// healthEvery is the backup-health interval (DefaultBackupHealthInterval
+	// when zero).
+	healthEvery time.Duration
+	listed      bool // observe = list
+	log         logging.Logger
+	pages       func() int
+	objects     func() int
+	others      func() int
 }
 
 func newPacing(c pacingConfig) *Pacing {
@@ -158,8 +162,13 @@ func newPacing(c pacingConfig) *Pacing {
 	if log == nil {
 		log = logging.NewNopLogger()
 	}
+	healthEvery := c.healthEvery
+	if healthEvery <= 0 {
+		healthEvery = DefaultBackupHealthInterval
+	}
 	return &Pacing{
 		now: time.Now, poll: c.poll, busyPoll: c.busyPoll, log: log,
+		health: backupHealth{every: healthEvery, started: time.Now(), tried: map[string]time.Time{}, requests: map[string]int{}},
 		marks: marks{
 			busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{},
 			relist: map[string]time.Duration{}, wrote: map[string]bool{},
@@ -178,9 +187,14 @@ func newPacing(c pacingConfig) *Pacing {
 
 // NewPacing returns a pacing of its own for the external client of one
 // object, outside a Core: no budget, no fleet, no listings; poll and busyPoll
-// are the poll intervals (tests of an external client read its marks).
-func NewPacing(poll, busyPoll time.Duration) *Pacing {
-	return newPacing(pacingConfig{poll: poll, busyPoll: busyPoll})
+// are the poll intervals (tests of an external client read its marks), and
+// health the backup-health interval (zero: DefaultBackupHealthInterval).
+func NewPacing(poll, busyPoll time.Duration, health ...time.Duration) *Pacing {
+	c := pacingConfig{poll: poll, busyPoll: busyPoll}
+	if len(health) > 0 {
+		c.healthEvery = health[0]
+	}
+	return newPacing(c)
 }
 
 // BusyPoll is how soon an object is looked at again while an operation of
@@ -226,6 +240,8 @@ func (p *Pacing) Forget(name string) {
 	delete(p.opsAsked, name)
 	delete(p.seen, name)
 	delete(p.objectSeen, name)
+	delete(p.health.tried, name)
+	delete(p.health.requests, name)
 }
 
 func (p *Pacing) take(m map[string]bool, name string) bool {

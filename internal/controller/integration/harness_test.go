@@ -135,6 +135,8 @@ type harnessConfig struct {
 	rpm      int
 	attempts int
 	observe  string
+	// health is the backup-health interval (core's default when zero).
+	health time.Duration
 	// impersonate, when set, is the user the controllers run as.
 	impersonate string
 }
@@ -161,6 +163,11 @@ func withObserve(mode string) harnessOption {
 	return func(c *harnessConfig) { c.observe = mode }
 }
 
+// withHealth reads each instance's backup health every d.
+func withHealth(d time.Duration) harnessOption {
+	return func(c *harnessConfig) { c.health = d }
+}
+
 func withAttempts(n int) harnessOption {
 	return func(c *harnessConfig) { c.attempts = n }
 }
@@ -168,7 +175,10 @@ func withAttempts(n int) harnessOption {
 func newHarness(t testing.TB, o ...harnessOption) *harness {
 	t.Helper()
 	controlplane.Need(t)
-	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode}
+	// The backup health is read once a day unless a test asks for more:
+	// each instance's first read then falls at a time of its own within a
+	// day of the start, and almost never into a test that counts requests.
+	cfg := harnessConfig{poll: time.Hour, busyPoll: 100 * time.Millisecond, rpm: 100000, attempts: 5, observe: observeMode, health: 24 * time.Hour}
 	for _, fn := range o {
 		fn(&cfg)
 	}
@@ -239,10 +249,11 @@ func (h *harness) startManager() {
 		// As cmd/provider: each namespaced ProviderConfig spends a window of its own.
 		TenantTransport: budget.NewWindows(func() *budget.Window { return budget.PerMinute(cfg.rpm) },
 			budget.WithRetries(cfg.attempts, 10*time.Millisecond, 100*time.Millisecond)).Transport,
-		BusyPollInterval: cfg.busyPoll,
-		Timeout:          30 * time.Second,
-		ObserveByList:    cfg.observe == configfile.ObserveList,
-		MaxReconcileRate: 1000,
+		BusyPollInterval:     cfg.busyPoll,
+		BackupHealthInterval: cfg.health,
+		Timeout:              30 * time.Second,
+		ObserveByList:        cfg.observe == configfile.ObserveList,
+		MaxReconcileRate:     1000,
 		// Namespaced ProviderConfigs point at the harness's emulator.
 		NamespacedEndpoints: []string{h.srvURL},
 	}

@@ -128,8 +128,10 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		return managed.ExternalObservation{}, err
 	}
 	e.observed, e.readAt = inst, readAt
+	backups := mg.Observation().Backups
 	*mg.Observation() = cloudsql.GenerateObservation(inst)
 	e.showState(mg, inst)
+	e.observeBackups(ctx, mg, inst, backups)
 
 	if err := e.settlePassword(ctx, mg, inst); err != nil {
 		return managed.ExternalObservation{}, err

@@ -363,6 +363,8 @@ type args struct {
 	between cloud
 	// noImport is the configuration's refusal to import, nil when it allows it.
 	noImport error
+	// health is the backup-health interval; the default when zero.
+	health time.Duration
 }
 
 // result is what a call did: its answer, and what it left in the object, the
@@ -415,7 +417,7 @@ func newWorld(t *testing.T, a args) (*world, *sqladmin.Service) {
 		}
 	}
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.secrets...).WithInterceptorFuncs(a.kube).Build()
-	w := &world{emu: emu, kube: kube, p: core.NewPacing(time.Minute, a.busyPollOr(time.Second))}
+	w := &world{emu: emu, kube: kube, p: core.NewPacing(time.Minute, a.busyPollOr(time.Second), a.health)}
 	if a.pacing != nil {
 		a.pacing(w.p, core.ObjectKey(a.mg))
 	}
@@ -470,7 +472,7 @@ func callKind[T core.Instance](t *testing.T, a args, mg T, method, kind string) 
 			a.between(t, w.emu)
 		}
 		w.emu.ResetCounts()
-		w.p = core.NewPacing(time.Minute, a.busyPollOr(time.Second))
+		w.p = core.NewPacing(time.Minute, a.busyPollOr(time.Second), a.health)
 		if a.pacing != nil {
 			a.pacing(w.p, core.ObjectKey(mg))
 		}
