@@ -92,6 +92,26 @@ func (mg *PostgresqlDatabase) ResolveReferences(ctx context.Context, c client.Re
 	return nil
 }
 
+// ResolveReferences of this PostgresqlBackup.
+func (mg *PostgresqlBackup) ResolveReferences(ctx context.Context, c client.Reader) error {
+	rsp, err := reference.NewAPIResolver(c, mg).Resolve(ctx, reference.ResolutionRequest{
+		CurrentValue: mg.Spec.ForProvider.Instance,
+		Extract:      ObjectName(),
+		Reference:    mg.Spec.ForProvider.InstanceRef,
+		Selector:     mg.Spec.ForProvider.InstanceSelector,
+		To: reference.To{
+			List:    &PostgresqlInstanceList{},
+			Managed: &PostgresqlInstance{},
+		},
+	})
+	if err != nil {
+		return errors.Wrap(err, errResolveInstance)
+	}
+	mg.Spec.ForProvider.Instance = rsp.ResolvedValue
+	mg.Spec.ForProvider.InstanceRef = rsp.ResolvedReference
+	return nil
+}
+
 // ResolveReferences of this PostgresqlUser.
 func (mg *PostgresqlUser) ResolveReferences(ctx context.Context, c client.Reader) error {
 	r := reference.NewAPIResolver(c, mg)

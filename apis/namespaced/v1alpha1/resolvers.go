@@ -92,6 +92,25 @@ func (mg *PostgresqlUser) ResolveReferences(ctx context.Context, c client.Reader
 	return nil
 }
 
+// ResolveReferences of this PostgresqlBackup.
+func (mg *PostgresqlBackup) ResolveReferences(ctx context.Context, c client.Reader) error {
+	p := &mg.Spec.ForProvider
+	var err error
+
+	p.Instance, p.InstanceRef, err = resolveLocal(ctx, c, mg, p.Instance, p.InstanceRef, p.InstanceSelector,
+		reference.To{Managed: &PostgresqlInstance{}, List: &PostgresqlInstanceList{}})
+	if err != nil {
+		return errors.Wrap(err, errResolveInstance)
+	}
+
+	p.ClusterInstance, p.ClusterInstanceRef, err = resolveClusterInstance(ctx, c, mg, p.ClusterInstance, p.ClusterInstanceRef, p.ClusterInstanceSelector)
+	if err != nil {
+		return errors.Wrap(err, errResolveClusterInstance)
+	}
+
+	return nil
+}
+
 // resolveLocal resolves a reference from a namespaced object to an object of
 // its own namespace (the value, the reference or the selector given) as
 // angryjet's generated code does: it returns the value and the reference to

@@ -256,6 +256,21 @@ func (p Pacer) Waiting(m metav1.Object) {
 	}
 }
 
+// Settled says that what the object manages no longer changes by itself (a
+// backup that ended): it is looked at again settledFactor times less often
+// than the fleet's interval, still with jitter.
+func (p Pacer) Settled(m metav1.Object) {
+	if p.p != nil {
+		p.p.mu.Lock()
+		defer p.p.mu.Unlock()
+		p.p.settled[kindKey(p.gvk, m)] = true
+	}
+}
+
+// settledFactor is how many fleet intervals pass between two observations of
+// a settled object.
+const settledFactor = 10
+
 // Forget drops what the pacing knows of a deleted object.
 func (p Pacer) Forget(m metav1.Object) {
 	if p.p != nil {
@@ -269,7 +284,11 @@ func (p Pacer) Forget(m metav1.Object) {
 func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		if p.take(p.busy, key(mg)) {
+			p.take(p.settled, key(mg))
 			return min(busyInterval, poll)
+		}
+		if p.take(p.settled, key(mg)) {
+			return jitter(settledFactor * max(poll, p.effectiveInterval()))
 		}
 		return jitter(max(poll, p.effectiveInterval()))
 	}

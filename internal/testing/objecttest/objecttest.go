@@ -38,7 +38,7 @@ import (
 
 // Marks records the marks a reconcile left for the pacing
 // (postgresqlinstance.Marks).
-type Marks struct{ busy, stalled, waiting bool }
+type Marks struct{ busy, stalled, waiting, settled bool }
 
 // Busy records that the object is busy.
 func (r *Marks) Busy(metav1.Object) { r.busy = true }
@@ -52,6 +52,9 @@ func (r *Marks) Waiting(metav1.Object) { r.waiting = true }
 // Observed records nothing: no case is about the observation-gap metric.
 func (r *Marks) Observed(metav1.Object, time.Time) {}
 
+// Settled records that what the object manages no longer changes by itself.
+func (r *Marks) Settled(metav1.Object) { r.settled = true }
+
 // List is the marks left, in a fixed order: busy, stalled, waiting.
 func (r *Marks) List() []string {
 	var m []string
@@ -63,6 +66,9 @@ func (r *Marks) List() []string {
 	}
 	if r.waiting {
 		m = append(m, "waiting")
+	}
+	if r.settled {
+		m = append(m, "settled")
 	}
 	return m
 }
