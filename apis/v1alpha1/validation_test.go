@@ -558,7 +558,7 @@ func TestExamplesAreAccepted(t *testing.T) {
 	g.Expect(files).ToNot(BeEmpty())
 	namespaced, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", "*.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(namespaced).To(HaveLen(7))
+	g.Expect(namespaced).To(HaveLen(8))
 	files = append(files, namespaced...)
 	// The namespaced examples are a team's, in its namespace.
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
@@ -594,6 +594,10 @@ func TestKubectlExplain(t *testing.T) {
 	g.Expect(explain("postgresqlinstance.spec.forProvider.deletionProtection")()).To(And(
 		ContainSubstring("settings.deletionProtectionEnabled"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
 	g.Expect(explain("postgresqlinstance.spec.forProvider.backups.finalBackup.retentionDays")()).To(ContainSubstring("1 to 365"))
+	g.Eventually(explain("postgresqlbackups.cloudsql.travelaudience.com.status.atProvider.sizeBytes"), 30*time.Second, 250*time.Millisecond).Should(
+		ContainSubstring("maxChargeableBytes"))
+	g.Expect(explain("postgresqlbackups.cloudsql.m.travelaudience.com")()).To(And(
+		ContainSubstring("creating one takes the backup"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
 }
 
 func TestMaintenanceEffectiveHour(t *testing.T) {
