@@ -75,14 +75,14 @@ func named(id string) backupMod {
 	return func(b *v1alpha1.PostgresqlBackup) { meta.SetExternalName(b, id) }
 }
 
-// run is a backup run the emulator holds before the call.
+// run is a backup run the emulator holds before the call; the zero run is
+// none.
 type run int
 
 const (
-	noRun run = iota
 	// mine is the object's run, SUCCESSFUL, named by its external name
 	// unless the case names another.
-	mine
+	mine run = iota + 1
 	// mineLost is the object's run, its ID not recorded.
 	mineLost
 	// failed is the object's run, FAILED.
