@@ -597,7 +597,7 @@ func TestKubectlExplain(t *testing.T) {
 	g.Eventually(explain("postgresqlbackups.cloudsql.travelaudience.com.status.atProvider.sizeBytes"), 30*time.Second, 250*time.Millisecond).Should(
 		ContainSubstring("maxChargeableBytes"))
 	g.Expect(explain("postgresqlbackups.cloudsql.m.travelaudience.com")()).To(And(
-		ContainSubstring("creating one takes the backup"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
+		ContainSubstring("an on-demand backup, belonging to a namespace"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
 }
 
 func TestMaintenanceEffectiveHour(t *testing.T) {
