@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
@@ -195,14 +194,7 @@ func call(t *testing.T, a args, method string) result {
 		_, err = e.Delete(ctx, mg)
 	}
 	r.Err = objecttest.Shown(err)
-	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
-		r.Condition = string(c.Reason) + ": " + c.Message
-	}
-	for _, req := range emu.Requests() {
-		if req.Method != "" {
-			r.Calls = append(r.Calls, req.Method)
-		}
-	}
+	r.Condition, r.Calls = objecttest.Condition(mg), objecttest.Calls(emu.Requests())
 	r.Pacing = rec.List()
 	r.ExternalName = meta.GetExternalName(mg)
 	if r.ExternalName == id && id != "" {

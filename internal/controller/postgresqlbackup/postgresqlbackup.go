@@ -37,7 +37,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -121,17 +120,13 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return core.Released[T]{}, nil
 	}
 	key := mg.InstanceKey()
-	if key.Name == "" {
-		return nil, errors.New(errNoInstance)
-	}
-	conn, _, err := c.core.Connection(ctx, c.kube, c.live, mg, key)
-	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
-		// The instance, or its configuration, went first: nothing can
-		// reach its backups through it any more.
+	conn, released, err := c.core.ObjectConnection(ctx, c.kube, c.live, mg, key, errNoInstance)
+	if released {
+		// Nothing can reach its backups through the instance any more.
 		return core.Released[T]{}, nil
 	}
 	if err != nil {
-		return nil, cloudsql.Truncated(err)
+		return nil, err
 	}
 	return &external[T]{conn: conn, pacer: c.pacer, instance: key}, nil
 }

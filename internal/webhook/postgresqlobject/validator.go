@@ -279,10 +279,7 @@ func subjectOf(obj client.Object) *subject {
 	case *v1alpha1.PostgresqlDatabase:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = v1alpha1.PostgresqlDatabaseKind, resource("postgresqldatabases", v1alpha1.Group)
-		s.instances = add(s.instances, fieldInstance, "", p.Instance)
-		if p.InstanceRef != nil {
-			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
-		}
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
 		s.owners = add(s.owners, fieldOwner, "", p.Owner)
 		if p.OwnerRef != nil {
 			s.owners = add(s.owners, fieldOwnerRef, "", p.OwnerRef.Name)
@@ -292,10 +289,7 @@ func subjectOf(obj client.Object) *subject {
 	case *v1alpha1.PostgresqlUser:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = v1alpha1.PostgresqlUserKind, resource("postgresqlusers", v1alpha1.Group)
-		s.instances = add(s.instances, fieldInstance, "", p.Instance)
-		if p.InstanceRef != nil {
-			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
-		}
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
 		s.policies, s.orphan = o.Spec.ManagementPolicies, o.Spec.DeletionPolicy == xpv2.DeletionOrphan
 		s.login = cloudsql.UserName(&p.PostgresqlUserSettings, name)
 	case *nsv1alpha1.PostgresqlDatabase:
@@ -317,10 +311,7 @@ func subjectOf(obj client.Object) *subject {
 	case *v1alpha1.PostgresqlBackup:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = v1alpha1.PostgresqlBackupKind, resource("postgresqlbackups", v1alpha1.Group)
-		s.instances = add(s.instances, fieldInstance, "", p.Instance)
-		if p.InstanceRef != nil {
-			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
-		}
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
 		s.policies, s.orphan = o.Spec.ManagementPolicies, o.Spec.DeletionPolicy == xpv2.DeletionOrphan
 		s.backupID = meta.GetExternalName(o)
 	case *nsv1alpha1.PostgresqlBackup:
@@ -333,6 +324,16 @@ func subjectOf(obj client.Object) *subject {
 		return nil
 	}
 	return s
+}
+
+// clusterInstancesOf are the instances a cluster-scoped object's fields name:
+// cluster-scoped ones.
+func clusterInstancesOf(instance string, ref *xpv2.Reference) []reference {
+	refs := add(nil, fieldInstance, "", instance)
+	if ref != nil {
+		refs = add(refs, fieldInstanceRef, "", ref.Name)
+	}
+	return refs
 }
 
 // instancesOf are the instances a namespaced object's fields name: of its
