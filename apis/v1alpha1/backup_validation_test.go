@@ -20,7 +20,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,10 +29,6 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 )
-
-// A cluster-scoped PostgresqlBackup is a resource.LegacyManaged, whose
-// deletionPolicy the managed reconciler honours.
-var _ resource.LegacyManaged = &v1alpha1.PostgresqlBackup{}
 
 // backup is the smallest valid PostgresqlBackup, changed by fns.
 func backup(name string, fns ...func(p *v1alpha1.PostgresqlBackupParameters)) *v1alpha1.PostgresqlBackup {

@@ -634,8 +634,14 @@ var (
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlDatabase{}
 	//lint:ignore SA1019 as above
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlUser{}
+	//lint:ignore SA1019 as above
+	_ resource.LegacyManaged = &v1alpha1.PostgresqlBackup{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlDatabaseList{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlUserList{}
+	_ resource.ManagedList   = &v1alpha1.PostgresqlBackupList{}
+	_ interface {
+		ResolveReferences(ctx context.Context, c client.Reader) error
+	} = &v1alpha1.PostgresqlBackup{}
 	_ interface {
 		ResolveReferences(ctx context.Context, c client.Reader) error
 	} = &v1alpha1.PostgresqlDatabase{}
