@@ -38,8 +38,12 @@ import (
 // namespaced managed resource takes.
 var _ resource.ModernManaged = &v1alpha1.PostgresqlBackup{}
 
+// backupTeam is the namespace of the backups below, apart from the other
+// tests', which create theirs.
+const backupTeam = "team-backups"
+
 func nsBackup(name string, fns ...func(p *v1alpha1.PostgresqlBackupParameters)) *v1alpha1.PostgresqlBackup {
-	b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name}}
+	b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: backupTeam, Name: name}}
 	b.Spec.ForProvider.Instance = "shared"
 	for _, fn := range fns {
 		fn(&b.Spec.ForProvider)
@@ -53,14 +57,14 @@ func TestNamespacedBackupValidation(t *testing.T) {
 	type params = v1alpha1.PostgresqlBackupParameters
 	ctx := context.Background()
 	g := NewWithT(t)
-	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))).To(Succeed())
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: backupTeam}}))).To(Succeed())
 	onCluster := func(p *params) { p.Instance, p.ClusterInstance = "", "shared" }
 
 	b := nsBackup("backup-defaults", onCluster)
 	g.Expect(env.Client.Create(ctx, b)).To(Succeed())
 	g.Expect(b.Spec.ManagementPolicies).To(ConsistOf(xpv2.ManagementActionAll))
 	g.Expect(b.InstanceKey()).To(Equal(types.NamespacedName{Name: "shared"}), "a cluster-scoped instance has no namespace")
-	g.Expect(nsBackup("x").InstanceKey()).To(Equal(types.NamespacedName{Namespace: team, Name: "shared"}))
+	g.Expect(nsBackup("x").InstanceKey()).To(Equal(types.NamespacedName{Namespace: backupTeam, Name: "shared"}))
 
 	creates := map[string]struct {
 		fn   func(p *params)
