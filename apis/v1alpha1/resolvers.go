@@ -22,17 +22,18 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reference"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // These ResolveReferences are what angryjet would generate from
 // +crossplane:generate:reference markers, written by hand: angryjet writes
 // resolvers only for kinds whose spec embeds crossplane's ManagedResourceSpec or
-// ClusterManagedResourceSpec, and a PostgresqlDatabase or PostgresqlUser spells
-// its spec out because it has no providerConfigRef. Like angryjet's, they use
-// crossplane-runtime's reference.APIResolver, so the usual semantics hold: a
-// value already set is kept unless the reference's policy is resolve: Always,
-// and a selector picks the first match.
+// ClusterManagedResourceSpec, and a PostgresqlDatabase, PostgresqlUser or
+// PostgresqlBackup spells its spec out because it has no providerConfigRef.
+// Like angryjet's, they use crossplane-runtime's reference.APIResolver, so the
+// usual semantics hold: a value already set is kept unless the reference's
+// policy is resolve: Always, and a selector picks the first match.
 
 // Errors of reference resolution, which the managed reconciler shows in the
 // Synced condition.
@@ -54,26 +55,12 @@ func ObjectName() reference.ExtractValueFn {
 func (mg *PostgresqlDatabase) ResolveReferences(ctx context.Context, c client.Reader) error {
 	r := reference.NewAPIResolver(c, mg)
 
-	var rsp reference.ResolutionResponse
-	var err error
-
-	rsp, err = r.Resolve(ctx, reference.ResolutionRequest{
-		CurrentValue: mg.Spec.ForProvider.Instance,
-		Extract:      ObjectName(),
-		Reference:    mg.Spec.ForProvider.InstanceRef,
-		Selector:     mg.Spec.ForProvider.InstanceSelector,
-		To: reference.To{
-			List:    &PostgresqlInstanceList{},
-			Managed: &PostgresqlInstance{},
-		},
-	})
-	if err != nil {
-		return errors.Wrap(err, errResolveInstance)
+	p := &mg.Spec.ForProvider
+	if err := resolveInstance(ctx, r, &p.Instance, &p.InstanceRef, p.InstanceSelector); err != nil {
+		return err
 	}
-	mg.Spec.ForProvider.Instance = rsp.ResolvedValue
-	mg.Spec.ForProvider.InstanceRef = rsp.ResolvedReference
 
-	rsp, err = r.Resolve(ctx, reference.ResolutionRequest{
+	rsp, err := r.Resolve(ctx, reference.ResolutionRequest{
 		CurrentValue: mg.Spec.ForProvider.Owner,
 		Extract:      ObjectName(),
 		Reference:    mg.Spec.ForProvider.OwnerRef,
@@ -92,15 +79,27 @@ func (mg *PostgresqlDatabase) ResolveReferences(ctx context.Context, c client.Re
 	return nil
 }
 
+// ResolveReferences of this PostgresqlBackup.
+func (mg *PostgresqlBackup) ResolveReferences(ctx context.Context, c client.Reader) error {
+	p := &mg.Spec.ForProvider
+	return resolveInstance(ctx, reference.NewAPIResolver(c, mg), &p.Instance, &p.InstanceRef, p.InstanceSelector)
+}
+
 // ResolveReferences of this PostgresqlUser.
 func (mg *PostgresqlUser) ResolveReferences(ctx context.Context, c client.Reader) error {
-	r := reference.NewAPIResolver(c, mg)
+	p := &mg.Spec.ForProvider
+	return resolveInstance(ctx, reference.NewAPIResolver(c, mg), &p.Instance, &p.InstanceRef, p.InstanceSelector)
+}
 
+// resolveInstance resolves the cluster-scoped PostgresqlInstance that an
+// object names with instance, instanceRef or instanceSelector, and sets the
+// first two.
+func resolveInstance(ctx context.Context, r *reference.APIResolver, instance *string, ref **xpv2.Reference, sel *xpv2.Selector) error {
 	rsp, err := r.Resolve(ctx, reference.ResolutionRequest{
-		CurrentValue: mg.Spec.ForProvider.Instance,
+		CurrentValue: *instance,
 		Extract:      ObjectName(),
-		Reference:    mg.Spec.ForProvider.InstanceRef,
-		Selector:     mg.Spec.ForProvider.InstanceSelector,
+		Reference:    *ref,
+		Selector:     sel,
 		To: reference.To{
 			List:    &PostgresqlInstanceList{},
 			Managed: &PostgresqlInstance{},
@@ -109,8 +108,6 @@ func (mg *PostgresqlUser) ResolveReferences(ctx context.Context, c client.Reader
 	if err != nil {
 		return errors.Wrap(err, errResolveInstance)
 	}
-	mg.Spec.ForProvider.Instance = rsp.ResolvedValue
-	mg.Spec.ForProvider.InstanceRef = rsp.ResolvedReference
-
+	*instance, *ref = rsp.ResolvedValue, rsp.ResolvedReference
 	return nil
 }

@@ -581,7 +581,7 @@ func TestExamplesAreAccepted(t *testing.T) {
 	g.Expect(files).ToNot(BeEmpty())
 	namespaced, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "examples", "namespaced", "*.yaml"))
 	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(namespaced).To(HaveLen(7))
+	g.Expect(namespaced).To(HaveLen(8))
 	files = append(files, namespaced...)
 	// The namespaced examples are a team's, in its namespace.
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
@@ -617,6 +617,10 @@ func TestKubectlExplain(t *testing.T) {
 	g.Expect(explain("postgresqlinstance.spec.forProvider.deletionProtection")()).To(And(
 		ContainSubstring("settings.deletionProtectionEnabled"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
 	g.Expect(explain("postgresqlinstance.spec.forProvider.backups.finalBackup.retentionDays")()).To(ContainSubstring("1 to 365"))
+	g.Eventually(explain("postgresqlbackups.cloudsql.travelaudience.com.status.atProvider.sizeBytes"), 30*time.Second, 250*time.Millisecond).Should(
+		ContainSubstring("maxChargeableBytes"))
+	g.Expect(explain("postgresqlbackups.cloudsql.m.travelaudience.com")()).To(And(
+		ContainSubstring("an on-demand backup, belonging to a namespace"), ContainSubstring("cloudsql.travelaudience.com/allow-deletion")))
 }
 
 func TestMaintenanceEffectiveHour(t *testing.T) {
@@ -653,8 +657,14 @@ var (
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlDatabase{}
 	//lint:ignore SA1019 as above
 	_ resource.LegacyManaged = &v1alpha1.PostgresqlUser{}
+	//lint:ignore SA1019 as above
+	_ resource.LegacyManaged = &v1alpha1.PostgresqlBackup{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlDatabaseList{}
 	_ resource.ManagedList   = &v1alpha1.PostgresqlUserList{}
+	_ resource.ManagedList   = &v1alpha1.PostgresqlBackupList{}
+	_ interface {
+		ResolveReferences(ctx context.Context, c client.Reader) error
+	} = &v1alpha1.PostgresqlBackup{}
 	_ interface {
 		ResolveReferences(ctx context.Context, c client.Reader) error
 	} = &v1alpha1.PostgresqlDatabase{}

@@ -69,7 +69,8 @@ func TestRoomsImportOnlyTheirShare(t *testing.T) {
 			kinds = append(kinds, pkg)
 		}
 	}
-	g.Expect(kinds).To(ContainElements("internal/controller/postgresqlinstance", "internal/controller/postgresqluser", "internal/controller/postgresqldatabase"))
+	g.Expect(kinds).To(ContainElements("internal/controller/postgresqlinstance", "internal/controller/postgresqluser", "internal/controller/postgresqldatabase",
+		"internal/controller/postgresqlbackup"))
 	for _, kind := range kinds {
 		g.Expect(imports[kind]).To(ContainElement("internal/controller/core"), "%s does not use the shared core", kind)
 		for _, other := range kinds {

@@ -418,7 +418,7 @@ func runProvider(args []string) error {
 	}
 	c := commonFlags(fs)
 	instanceWebhook := fs.Bool("instance-webhook", true, "serve the validating webhooks of PostgresqlInstances at "+instance.Path+
-		", and of PostgresqlDatabases and PostgresqlUsers at "+postgresqlobject.DatabasePath+" and "+postgresqlobject.UserPath)
+		", and of PostgresqlDatabases, PostgresqlUsers and PostgresqlBackups at "+postgresqlobject.DatabasePath+", "+postgresqlobject.UserPath+" and "+postgresqlobject.BackupPath)
 	podInjector := fs.Bool("pod-injector", true, "serve the pod injection webhook at "+podinject.Path+" (and keep the password copies it makes current)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -527,7 +527,7 @@ func runProvider(args []string) error {
 		// pod injector decides it, with the same default.
 		postgresqlobject.Setup(mgr, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 			postgresqlobject.WithLogger(s.log.WithValues("webhook", "postgresqlobjects")))
-		s.log.Info("Serving the PostgresqlDatabase and PostgresqlUser webhook", "paths", []string{postgresqlobject.DatabasePath, postgresqlobject.UserPath})
+		s.log.Info("Serving the PostgresqlDatabase, PostgresqlUser and PostgresqlBackup webhook", "paths", []string{postgresqlobject.DatabasePath, postgresqlobject.UserPath, postgresqlobject.BackupPath})
 	}
 	if *podInjector {
 		if err := setupInjector(mgr, s, g); err != nil {

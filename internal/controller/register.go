@@ -31,6 +31,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/config"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlbackup"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqldatabase"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqlinstance"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/postgresqluser"
@@ -59,12 +60,12 @@ var NamespacedConfigKinds = []schema.GroupVersionKind{
 var NamespacedInstanceKinds = append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlInstanceGroupVersionKind}, NamespacedConfigKinds...)
 
 // ObjectKinds are the kinds the controllers of the cluster-scoped
-// PostgresqlDatabase and PostgresqlUser kinds read, besides their own: their
+// PostgresqlDatabase, PostgresqlUser and PostgresqlBackup kinds read, besides their own: their
 // instances and the instances' configurations.
 var ObjectKinds = InstanceKinds
 
 // NamespacedObjectKinds are the kinds the controllers of the namespaced
-// PostgresqlDatabase and PostgresqlUser kinds need, besides their own: the
+// PostgresqlDatabase, PostgresqlUser and PostgresqlBackup kinds need, besides their own: the
 // namespaced instances and their configurations. They read cluster-scoped
 // instances too, for the objects that name one (clusterInstance), but do not
 // wait for that kind: a cluster that serves only the namespaced group has
@@ -87,6 +88,7 @@ func Setup(mgr ctrl.Manager, o core.Options) error {
 		postgresqlinstance.SetupCluster, postgresqlinstance.SetupNamespaced,
 		postgresqluser.SetupCluster, postgresqluser.SetupNamespaced,
 		postgresqldatabase.SetupCluster, postgresqldatabase.SetupNamespaced,
+		postgresqlbackup.SetupCluster, postgresqlbackup.SetupNamespaced,
 	} {
 		if err := setup(mgr, c); err != nil {
 			return err
@@ -122,6 +124,10 @@ func SetupGated(mgr ctrl.Manager, o core.Options, failed func(error)) (*core.Cor
 		append([]schema.GroupVersionKind{v1alpha1.PostgresqlDatabaseGroupVersionKind, v1alpha1.PostgresqlUserGroupVersionKind}, ObjectKinds...)...)
 	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlDatabase", func() error { return postgresqldatabase.SetupNamespaced(mgr, c) },
 		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlDatabaseGroupVersionKind, nsv1alpha1.PostgresqlUserGroupVersionKind}, NamespacedObjectKinds...)...)
+	WhenEstablished(mgr, o.Gate, failed, "PostgresqlBackup", func() error { return postgresqlbackup.SetupCluster(mgr, c) },
+		append([]schema.GroupVersionKind{v1alpha1.PostgresqlBackupGroupVersionKind}, ObjectKinds...)...)
+	WhenEstablished(mgr, o.Gate, failed, "namespaced PostgresqlBackup", func() error { return postgresqlbackup.SetupNamespaced(mgr, c) },
+		append([]schema.GroupVersionKind{nsv1alpha1.PostgresqlBackupGroupVersionKind}, NamespacedObjectKinds...)...)
 	return c, nil
 }
 

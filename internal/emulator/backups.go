@@ -39,6 +39,10 @@ const (
 	BackupRunning    = "RUNNING"
 	BackupSuccessful = "SUCCESSFUL"
 	BackupFailed     = "FAILED"
+	// BackupDeletionPending is a run while its DELETE_BACKUP operation
+	// runs, and BackupDeletionFailed one whose deletion failed.
+	BackupDeletionPending = "DELETION_PENDING"
+	BackupDeletionFailed  = "DELETION_FAILED"
 )
 
 // Reasons and messages of backup errors. Cloud SQL's list of Admin API
@@ -79,8 +83,10 @@ type backupState struct {
 	window      time.Time // the backup window an automated backup ran in
 	// op is the BACKUP_VOLUME operation of an on-demand backup; while it
 	// runs the backup is ENQUEUED, then RUNNING.
-	op       *operation
-	failure  *sqladmin.OperationError
+	op      *operation
+	failure *sqladmin.OperationError
+	// deletion is the DELETE_BACKUP operation of the run, once asked for.
+	deletion *operation
 	version  string
 	location string
 	// settings is the instance as it was when the backup was taken, which
@@ -94,10 +100,20 @@ type backupState struct {
 	// data is the copy of the instance's PostgreSQL (WithPostgres); nil
 	// without a data plane or when the copy could not be taken.
 	data *postgres.Backup
+	// size is the size of data's files: the run's maxChargeableBytes.
+	size int64
 }
 
 // status is the backup run's status at time now.
 func (b *backupState) status(now time.Time) string {
+	if d := b.deletion; d != nil {
+		switch {
+		case d.status(now) != OperationDone:
+			return BackupDeletionPending
+		case d.failure != nil:
+			return BackupDeletionFailed
+		}
+	}
 	if b.op != nil {
 		switch b.op.status(now) {
 		case OperationPending:
@@ -150,9 +166,12 @@ func (b *backupState) run(now time.Time) *sqladmin.BackupRun {
 	if st != BackupEnqueued {
 		r.StartTime = formatTime(b.enqueued)
 	}
-	if st == BackupSuccessful || st == BackupFailed {
+	if st != BackupEnqueued && st != BackupRunning {
 		r.EndTime = formatTime(b.end())
 		r.Error = b.failure
+	}
+	if b.data != nil && b.failure == nil && st != BackupEnqueued && st != BackupRunning {
+		r.MaxChargeableBytes = b.size
 	}
 	return r
 }
@@ -221,9 +240,13 @@ func (s *Server) copyData(c pgCheck, b *backupState) {
 		return
 	}
 	var data *postgres.Backup
+	var size int64
 	ok := c.run("take backup "+strconv.FormatInt(b.id, 10), func(ctx context.Context, pg *postgres.Server) error {
 		var err error
 		data, err = pg.Backup(ctx, b.project+"-"+b.instance+"-"+strconv.FormatInt(b.id, 10))
+		if err == nil {
+			size = data.Size()
+		}
 		return err
 	})
 	s.mu.Lock()
@@ -232,7 +255,7 @@ func (s *Server) copyData(c pgCheck, b *backupState) {
 		b.failure = &sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR", Message: msgBackupFailed}
 		return
 	}
-	b.data = data
+	b.data, b.size = data, size
 }
 
 // backupRunsInsert takes an ON_DEMAND backup (POST .../backupRuns): a
@@ -359,13 +382,17 @@ func (s *Server) queueBackupData(inst *instanceState, b *backupState) {
 			return nil
 		}
 		data, err := pg.Backup(ctx, b.project+"-"+b.instance+"-"+strconv.FormatInt(b.id, 10))
+		var size int64
+		if err == nil {
+			size = data.Size()
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if err != nil {
 			b.failure = &sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR", Message: msgBackupFailed}
 			return err
 		}
-		b.data = data
+		b.data, b.size = data, size
 		return nil
 	}})
 }
@@ -486,6 +513,7 @@ func (s *Server) startBackupDeletion(p *projectState, project string, b *backupS
 		s.settle(p, s.now())
 	}
 	op.backupID = b.id
+	b.deletion = op
 	return op, nil
 }
 

@@ -47,6 +47,9 @@ func TestDataPlaneBackupHoldsTheRowsOfItsTime(t *testing.T) {
 	rows, err := e.emu.BackupQuery(e.ctx, e.project, op.BackupContext.BackupId, "postgres", selectRows)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rows).To(Equal("first\nsecond"), "the backup holds the rows written before it, none after")
+	run, err := e.svc.BackupRuns.Get(e.project, "orders", op.BackupContext.BackupId).Context(e.ctx).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(run.MaxChargeableBytes).To(BeNumerically(">", 0), "a backup with data has its size")
 
 	op, err = e.svc.Instances.Delete(e.project, "orders").EnableFinalBackup(true).Context(e.ctx).Do()
 	g.Expect(err).NotTo(HaveOccurred())

@@ -94,6 +94,34 @@ func TestBackupRunTakesTimeAndConflictsMeanwhile(t *testing.T) {
 	e.g.Expect(run.Status).To(Equal(emulator.BackupSuccessful))
 }
 
+// The insert's operation names its run in backupContext.backupId, as Cloud
+// SQL's does, from its first answer; while a run's delete runs the run is
+// DELETION_PENDING, and it is gone once the delete is DONE. Without a data
+// plane a run has no size.
+func TestBackupRunDeletionIsPendingWhileItRuns(t *testing.T) {
+	e := newEnv(t, emulator.WithDelays(0, 10*time.Minute, 0))
+	e.insert("orders")
+	op, err := e.svc.BackupRuns.Insert(project, "orders", &sqladmin.BackupRun{}).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(op.Status).To(Equal(emulator.OperationPending))
+	e.g.Expect(op.BackupContext).To(HaveField("BackupId", Not(BeZero())))
+	e.clk.Advance(10 * time.Minute)
+	run, err := e.svc.BackupRuns.Get(project, "orders", op.BackupContext.BackupId).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(run.Status).To(Equal(emulator.BackupSuccessful))
+	e.g.Expect(run.MaxChargeableBytes).To(BeZero(), "no data, no size")
+
+	del, err := e.svc.BackupRuns.Delete(project, "orders", run.Id).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(del.BackupContext).To(HaveField("BackupId", run.Id))
+	run, err = e.svc.BackupRuns.Get(project, "orders", run.Id).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(run.Status).To(Equal(emulator.BackupDeletionPending))
+	e.clk.Advance(10 * time.Minute)
+	_, err = e.svc.BackupRuns.Get(project, "orders", run.Id).Do()
+	expectAPIError(e.g, err, http.StatusNotFound, emulator.ReasonBackupRunDoesNotExist)
+}
+
 func TestInjectedBackupFailure(t *testing.T) {
 	e := newEnv(t)
 	e.insert("orders")

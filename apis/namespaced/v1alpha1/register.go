@@ -55,6 +55,14 @@ var (
 	PostgresqlDatabaseGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlDatabaseKind)
 )
 
+// PostgresqlBackup type metadata.
+var (
+	PostgresqlBackupKind             = reflect.TypeFor[PostgresqlBackup]().Name()
+	PostgresqlBackupGroupKind        = schema.GroupKind{Group: Group, Kind: PostgresqlBackupKind}.String()
+	PostgresqlBackupKindAPIVersion   = PostgresqlBackupKind + "." + SchemeGroupVersion.String()
+	PostgresqlBackupGroupVersionKind = SchemeGroupVersion.WithKind(PostgresqlBackupKind)
+)
+
 // PostgresqlUser type metadata.
 var (
 	PostgresqlUserKind             = reflect.TypeFor[PostgresqlUser]().Name()
@@ -102,6 +110,7 @@ var (
 func init() {
 	SchemeBuilder.Register(&PostgresqlInstance{}, &PostgresqlInstanceList{})
 	SchemeBuilder.Register(&PostgresqlDatabase{}, &PostgresqlDatabaseList{})
+	SchemeBuilder.Register(&PostgresqlBackup{}, &PostgresqlBackupList{})
 	SchemeBuilder.Register(&PostgresqlUser{}, &PostgresqlUserList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})

@@ -31,14 +31,14 @@ import (
 // These ResolveReferences are what angryjet would generate from
 // +crossplane:generate:reference markers, written by hand for two reasons:
 // angryjet writes resolvers only for kinds whose spec embeds crossplane's
-// ManagedResourceSpec, and a namespaced PostgresqlDatabase or PostgresqlUser
-// spells its spec out because it has no providerConfigRef; and angryjet
-// resolves every reference of a namespaced kind with the namespaced resolver,
-// while clusterInstanceRef names a cluster-scoped PostgresqlInstance, which
-// crossplane-runtime's cluster resolver (reference.APIResolver, with no
-// namespace) finds. References within the kind's own namespace use
-// reference.APINamespacedResolver; the CRD's rules keep their namespace empty,
-// so they resolve in the object's namespace.
+// ManagedResourceSpec, and a namespaced PostgresqlDatabase, PostgresqlUser or
+// PostgresqlBackup spells its spec out because it has no providerConfigRef;
+// and angryjet resolves every reference of a namespaced kind with the
+// namespaced resolver, while clusterInstanceRef names a cluster-scoped
+// PostgresqlInstance, which crossplane-runtime's cluster resolver
+// (reference.APIResolver, with no namespace) finds. References within the
+// kind's own namespace use reference.APINamespacedResolver; the CRD's rules
+// keep their namespace empty, so they resolve in the object's namespace.
 
 // Errors of reference resolution, which the managed reconciler shows in the
 // Synced condition.
@@ -51,19 +51,12 @@ const (
 // ResolveReferences of this PostgresqlDatabase.
 func (mg *PostgresqlDatabase) ResolveReferences(ctx context.Context, c client.Reader) error {
 	p := &mg.Spec.ForProvider
+	if err := resolveInstances(ctx, c, mg, instanceFields{&p.Instance, &p.InstanceRef, p.InstanceSelector,
+		&p.ClusterInstance, &p.ClusterInstanceRef, p.ClusterInstanceSelector}); err != nil {
+		return err
+	}
+
 	var err error
-
-	p.Instance, p.InstanceRef, err = resolveLocal(ctx, c, mg, p.Instance, p.InstanceRef, p.InstanceSelector,
-		reference.To{Managed: &PostgresqlInstance{}, List: &PostgresqlInstanceList{}})
-	if err != nil {
-		return errors.Wrap(err, errResolveInstance)
-	}
-
-	p.ClusterInstance, p.ClusterInstanceRef, err = resolveClusterInstance(ctx, c, mg, p.ClusterInstance, p.ClusterInstanceRef, p.ClusterInstanceSelector)
-	if err != nil {
-		return errors.Wrap(err, errResolveClusterInstance)
-	}
-
 	p.Owner, p.OwnerRef, err = resolveLocal(ctx, c, mg, p.Owner, p.OwnerRef, p.OwnerSelector,
 		reference.To{Managed: &PostgresqlUser{}, List: &PostgresqlUserList{}})
 	if err != nil {
@@ -76,20 +69,40 @@ func (mg *PostgresqlDatabase) ResolveReferences(ctx context.Context, c client.Re
 // ResolveReferences of this PostgresqlUser.
 func (mg *PostgresqlUser) ResolveReferences(ctx context.Context, c client.Reader) error {
 	p := &mg.Spec.ForProvider
-	var err error
+	return resolveInstances(ctx, c, mg, instanceFields{&p.Instance, &p.InstanceRef, p.InstanceSelector,
+		&p.ClusterInstance, &p.ClusterInstanceRef, p.ClusterInstanceSelector})
+}
 
-	p.Instance, p.InstanceRef, err = resolveLocal(ctx, c, mg, p.Instance, p.InstanceRef, p.InstanceSelector,
+// ResolveReferences of this PostgresqlBackup.
+func (mg *PostgresqlBackup) ResolveReferences(ctx context.Context, c client.Reader) error {
+	p := &mg.Spec.ForProvider
+	return resolveInstances(ctx, c, mg, instanceFields{&p.Instance, &p.InstanceRef, p.InstanceSelector,
+		&p.ClusterInstance, &p.ClusterInstanceRef, p.ClusterInstanceSelector})
+}
+
+// instanceFields are the fields by which a namespaced object names its
+// PostgresqlInstance: of its namespace (instance*) or cluster-scoped
+// (clusterInstance*).
+type instanceFields struct {
+	instance        *string
+	instanceRef     **xpv2.NamespacedReference
+	instanceSel     *xpv2.NamespacedSelector
+	cluster         *string
+	clusterRef      **xpv2.Reference
+	clusterSelector *xpv2.Selector
+}
+
+// resolveInstances resolves the instance that from names with f, and sets
+// the value and reference fields.
+func resolveInstances(ctx context.Context, c client.Reader, from resource.Managed, f instanceFields) error {
+	var err error
+	*f.instance, *f.instanceRef, err = resolveLocal(ctx, c, from, *f.instance, *f.instanceRef, f.instanceSel,
 		reference.To{Managed: &PostgresqlInstance{}, List: &PostgresqlInstanceList{}})
 	if err != nil {
 		return errors.Wrap(err, errResolveInstance)
 	}
-
-	p.ClusterInstance, p.ClusterInstanceRef, err = resolveClusterInstance(ctx, c, mg, p.ClusterInstance, p.ClusterInstanceRef, p.ClusterInstanceSelector)
-	if err != nil {
-		return errors.Wrap(err, errResolveClusterInstance)
-	}
-
-	return nil
+	*f.cluster, *f.clusterRef, err = resolveClusterInstance(ctx, c, from, *f.cluster, *f.clusterRef, f.clusterSelector)
+	return errors.Wrap(err, errResolveClusterInstance)
 }
 
 // resolveLocal resolves a reference from a namespaced object to an object of

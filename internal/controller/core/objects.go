@@ -23,11 +23,13 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/spf13/afero"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -256,6 +258,21 @@ func (p Pacer) Waiting(m metav1.Object) {
 	}
 }
 
+// Settled says that what the object manages no longer changes by itself (a
+// backup that ended): it is looked at again settledFactor times less often
+// than the fleet's interval, still with jitter.
+func (p Pacer) Settled(m metav1.Object) {
+	if p.p != nil {
+		p.p.mu.Lock()
+		defer p.p.mu.Unlock()
+		p.p.settled[kindKey(p.gvk, m)] = true
+	}
+}
+
+// settledFactor is how many fleet intervals pass between two observations of
+// a settled object.
+const settledFactor = 10
+
 // Forget drops what the pacing knows of a deleted object.
 func (p Pacer) Forget(m metav1.Object) {
 	if p.p != nil {
@@ -269,7 +286,11 @@ func (p Pacer) Forget(m metav1.Object) {
 func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		if p.take(p.busy, key(mg)) {
+			p.take(p.settled, key(mg))
 			return min(busyInterval, poll)
+		}
+		if p.take(p.settled, key(mg)) {
+			return jitter(settledFactor * max(poll, p.effectiveInterval()))
 		}
 		return jitter(max(poll, p.effectiveInterval()))
 	}
@@ -402,6 +423,25 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		return pgsql.New(d, ic.Observed.ConnectionName, pw.Value, pgsql.WithIPType(pgsql.IPTypeFor(ic.Observed.PublicIP))), nil
 	}
 	return ic, obj, nil
+}
+
+// ObjectConnection is Connection for mg, a database, user or backup of the
+// instance key, with what their connectors share: noInstance is the error
+// while mg names no instance yet, and released says that mg is deleted and its
+// instance, or the instance's configuration, went first: nothing can reach
+// what mg manages any more (Released is its client).
+func (c *Core) ObjectConnection(ctx context.Context, kube client.Client, live client.Reader, mg resource.Managed, key types.NamespacedName, noInstance string) (conn *InstanceConnection, released bool, err error) {
+	if key.Name == "" {
+		return nil, false, errors.New(noInstance)
+	}
+	conn, _, err = c.Connection(ctx, kube, live, mg, key)
+	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, cloudsql.Truncated(err)
+	}
+	return conn, false, nil
 }
 
 // MayChange says whether mg's management policies let the provider change

@@ -63,6 +63,10 @@ type marks struct {
 	// once would only start a listing that shows it PENDING_CREATE or
 	// PENDING_DELETE.
 	wrote map[string]bool
+	// settled marks objects of other kinds whose external resource no
+	// longer changes by itself (a finished backup): they come back at
+	// settledFactor times the fleet's interval.
+	settled map[string]bool
 }
 
 // operations is what is known of the provider's operations on instances
@@ -171,7 +175,7 @@ func newPacing(c pacingConfig) *Pacing {
 		health: backupHealth{every: healthEvery, started: time.Now(), tried: map[string]time.Time{}, requests: map[string]int{}},
 		marks: marks{
 			busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{},
-			relist: map[string]time.Duration{}, wrote: map[string]bool{},
+			relist: map[string]time.Duration{}, wrote: map[string]bool{}, settled: map[string]bool{},
 		},
 		operations: operations{
 			active: map[string]time.Time{}, hurry: map[string]bool{}, visible: map[string]bool{}, idle: map[string]bool{},
@@ -237,6 +241,7 @@ func (p *Pacing) Forget(name string) {
 	delete(p.changeSeen, name)
 	delete(p.opAt, name)
 	delete(p.wrote, name)
+	delete(p.settled, name)
 	delete(p.opsAsked, name)
 	delete(p.seen, name)
 	delete(p.objectSeen, name)

@@ -267,6 +267,30 @@ func TestObjectPollHookKeepsObjectsApartFromInstances(t *testing.T) {
 	g.Expect(p.seen).To(BeEmpty(), "objects are not counted as instances")
 }
 
+// A settled object (a backup that ended) comes back settledFactor times less
+// often than the fleet's interval, once per mark; a busy mark wins over it,
+// and Forget drops it.
+func TestSettledObjectsComeBackRarely(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: time.Minute})
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlBackup")
+	hook := p.objectPollHook(func(m metav1.Object) string { return kindKey(gvk, m) }, 2*time.Second)
+	pacer := Pacer{p: p, gvk: gvk}
+	obj := &v1alpha1.PostgresqlBackup{}
+	obj.SetName("nightly")
+
+	pacer.Settled(obj)
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically(">=", 9*time.Minute), "a settled backup is looked at rarely")
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically("<", 2*time.Minute), "once per mark: each observation marks it again")
+	pacer.Settled(obj)
+	pacer.Busy(obj)
+	g.Expect(hook(obj, time.Minute)).To(Equal(2*time.Second), "busy wins: a deletion under way is looked at soon")
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically("<", 2*time.Minute), "and takes the settled mark with it")
+	pacer.Settled(obj)
+	pacer.Forget(obj)
+	g.Expect(hook(obj, time.Minute)).To(BeNumerically("<", 2*time.Minute), "a forgotten object has no mark")
+}
+
 // A busy database or user comes back soon, but hurries no listing of
 // instances: their changes show in the databases' and users' listings, and
 // only an instance's visit takes a hurry back, so one database created would

@@ -54,7 +54,9 @@ import (
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/postgresqlobject"
 )
 
 const secretNamespace = "crossplane-system"
@@ -139,6 +141,9 @@ type harnessConfig struct {
 	health time.Duration
 	// impersonate, when set, is the user the controllers run as.
 	impersonate string
+	// tenancy, when set, checks that a cluster-scoped instance admits the
+	// namespace of an object that names it, as cmd/provider does.
+	tenancy *tenancy.Policy
 }
 
 func withEmulator(o ...emulator.Option) harnessOption {
@@ -156,6 +161,13 @@ func withBudget(perMinute int) harnessOption {
 // withImpersonation runs the controllers as user, with only the rights RBAC gives.
 func withImpersonation(user string) harnessOption {
 	return func(c *harnessConfig) { c.impersonate = user }
+}
+
+// withTenancy has the controllers check, as cmd/provider does, that a
+// cluster-scoped instance admits the namespace of an object that names it,
+// with policy.
+func withTenancy(policy tenancy.Policy) harnessOption {
+	return func(c *harnessConfig) { c.tenancy = &policy }
 }
 
 // withObserve sets how the controllers observe instances, whatever OBSERVE says.
@@ -256,6 +268,11 @@ func (h *harness) startManager() {
 		MaxReconcileRate:     1000,
 		// Namespaced ProviderConfigs point at the harness's emulator.
 		NamespacedEndpoints: []string{h.srvURL},
+	}
+	if p := cfg.tenancy; p != nil {
+		o.AdmitsNamespace = func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckClusterInstance(ctx, *p, mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
+		}
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(h.ctx)

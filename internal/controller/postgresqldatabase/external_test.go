@@ -241,14 +241,7 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 		_, err = e.Delete(ctx, mg)
 	}
 	r.Err = objecttest.Shown(err)
-	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
-		r.Condition = string(c.Reason) + ": " + c.Message
-	}
-	for _, req := range emu.Requests() {
-		if req.Method != "" {
-			r.Calls = append(r.Calls, req.Method)
-		}
-	}
+	r.Condition, r.Calls = objecttest.Condition(mg), objecttest.Calls(emu.Requests())
 	r.Pacing = rec.List()
 	emu.FinishOperations()
 	dbs, err := svc.Databases.List(unitProject, unitInstance).Do()

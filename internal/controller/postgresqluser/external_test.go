@@ -271,14 +271,7 @@ func call(t *testing.T, a args, method string) result {
 		_, err = e.Delete(ctx, mg)
 	}
 	r.Err = objecttest.Shown(err)
-	if c := mg.GetCondition(xpv2.TypeReady); c.Reason != "" {
-		r.Condition = string(c.Reason) + ": " + c.Message
-	}
-	for _, req := range w.emu.Requests() {
-		if req.Method != "" {
-			r.Calls = append(r.Calls, req.Method)
-		}
-	}
+	r.Condition, r.Calls = objecttest.Condition(mg), objecttest.Calls(w.emu.Requests())
 	r.Pacing = w.rec.List()
 	r.Secret = secretState(t, w.kube, mg)
 	r.Login = loginState(w, cloudsql.UserName(mg.Settings(), mg.GetName()), r.Secret)

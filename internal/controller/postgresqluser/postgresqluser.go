@@ -33,7 +33,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -124,17 +123,14 @@ type connector[T user] struct {
 // Connect implements managed.TypedExternalConnector.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 	key := mg.InstanceKey()
-	if key.Name == "" {
-		return nil, errors.New(errNoInstance)
-	}
-	conn, _, err := c.core.Connection(ctx, c.kube, c.secrets, mg, key)
-	if meta.WasDeleted(mg) && kerrors.IsNotFound(errors.Cause(err)) {
-		// The instance, or its configuration, went first: its logins went
-		// with it, or nothing can reach them any more.
+	conn, released, err := c.core.ObjectConnection(ctx, c.kube, c.secrets, mg, key, errNoInstance)
+	if released {
+		// Its logins went with the instance, or nothing can reach them any
+		// more.
 		return core.Released[T]{}, nil
 	}
 	if err != nil {
-		return nil, cloudsql.Truncated(err)
+		return nil, err
 	}
 	return &external[T]{
 		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,

@@ -36,6 +36,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -339,6 +340,21 @@ func (b *Backup) dataDir() string { return filepath.Join(b.dir, "data") }
 
 // Remove deletes the backup's files.
 func (b *Backup) Remove() error { return os.RemoveAll(b.dir) }
+
+// Size is how many bytes the backup's files hold.
+func (b *Backup) Size() int64 {
+	var n int64
+	_ = filepath.WalkDir(b.dataDir(), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
 
 // Restore starts a server called name on a copy of the backup's data; the
 // backup stays as it is. The server's administrator password is the one of

@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Package objecttest holds what the table tests of the external clients of
-// an instance's objects (databases, users) share: a recorder of the pacing's
-// marks, errors as a case's result shows them, and an instance that nothing
-// answers.
+// an instance's objects (databases, users, backups) share: a recorder of the
+// pacing's marks, errors, conditions and calls as a case's result shows them,
+// and an instance that nothing answers.
 package objecttest
 
 import (
@@ -30,15 +30,17 @@ import (
 	"time"
 
 	"cloud.google.com/go/cloudsqlconn"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"google.golang.org/api/googleapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
 
 // Marks records the marks a reconcile left for the pacing
 // (postgresqlinstance.Marks).
-type Marks struct{ busy, stalled, waiting bool }
+type Marks struct{ busy, stalled, waiting, settled bool }
 
 // Busy records that the object is busy.
 func (r *Marks) Busy(metav1.Object) { r.busy = true }
@@ -52,6 +54,9 @@ func (r *Marks) Waiting(metav1.Object) { r.waiting = true }
 // Observed records nothing: no case is about the observation-gap metric.
 func (r *Marks) Observed(metav1.Object, time.Time) {}
 
+// Settled records that what the object manages no longer changes by itself.
+func (r *Marks) Settled(metav1.Object) { r.settled = true }
+
 // List is the marks left, in a fixed order: busy, stalled, waiting.
 func (r *Marks) List() []string {
 	var m []string
@@ -64,7 +69,33 @@ func (r *Marks) List() []string {
 	if r.waiting {
 		m = append(m, "waiting")
 	}
+	if r.settled {
+		m = append(m, "settled")
+	}
 	return m
+}
+
+// Condition is mg's Ready condition as a case's result holds it: its reason
+// and message, "" while it has none.
+func Condition(mg interface {
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+}) string {
+	c := mg.GetCondition(xpv2.TypeReady)
+	if c.Reason == "" {
+		return ""
+	}
+	return string(c.Reason) + ": " + c.Message
+}
+
+// Calls are the Admin API methods of reqs, in order.
+func Calls(reqs []emulator.Request) []string {
+	var calls []string
+	for _, req := range reqs {
+		if req.Method != "" {
+			calls = append(calls, req.Method)
+		}
+	}
+	return calls
 }
 
 // Shown is err as a case's result holds it: a Cloud SQL Admin API error as

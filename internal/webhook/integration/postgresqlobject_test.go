@@ -20,11 +20,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
@@ -205,4 +207,54 @@ func TestDatabaseDeletionNeedsTheAnnotation(t *testing.T) {
 	g.Expect(env.Client.Delete(ctx, leaving)).To(MatchError(ContainSubstring("PostgresqlDatabase guarded-leaving/kept may not be deleted")))
 	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "guarded-leaving"}})).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, leaving)).To(Succeed())
+}
+
+// A PostgresqlBackup, of either scope, is deleted only with the allow-deletion
+// annotation, and a namespaced one may back up a cluster-scoped instance only
+// when the instance admits its namespace.
+func TestBackupAdmission(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "backed-up", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"backups-app"}}
+	})
+	namespace(t, "backups-app", nil)
+	namespace(t, "backups-other", nil)
+	nsBackup := func(ns, name string) *nsv1alpha1.PostgresqlBackup {
+		b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		b.Spec.ForProvider.ClusterInstance = "backed-up"
+		return b
+	}
+
+	g.Expect(env.Client.Create(ctx, nsBackup("backups-other", "nightly"))).To(MatchError(And(
+		ContainSubstring("PostgresqlBackup backups-other/nightly: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance backed-up, which does not admit namespace backups-other"),
+		ContainSubstring("or use a PostgresqlInstance of namespace backups-other, with spec.forProvider.instance, instead"),
+	)))
+	admitted := nsBackup("backups-app", "nightly")
+	g.Expect(env.Client.Create(ctx, admitted)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, admitted)).To(MatchError(And(
+		ContainSubstring("PostgresqlBackup backups-app/nightly may not be deleted: deleting it deletes the backup it took of its Cloud SQL instance"),
+		ContainSubstring("kubectl annotate -n backups-app postgresqlbackups.cloudsql.m.travelaudience.com nightly cloudsql.travelaudience.com/allow-deletion=true"),
+	)))
+
+	cb := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Name: "backed-up-nightly", Annotations: map[string]string{"crossplane.io/external-name": "1700000000123"}}}
+	cb.Spec.ForProvider.Instance = "backed-up"
+	g.Expect(env.Client.Create(ctx, cb)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, cb)).To(MatchError(And(
+		ContainSubstring("PostgresqlBackup backed-up-nightly may not be deleted: deleting it deletes backup run 1700000000123 of its Cloud SQL instance"),
+		ContainSubstring("kubectl annotate postgresqlbackups.cloudsql.travelaudience.com backed-up-nightly cloudsql.travelaudience.com/allow-deletion=true"),
+	)))
+
+	// Nothing of a backup changes: the CRD says so, naming the field.
+	cb.Spec.ForProvider.Description = ptr.To("another")
+	g.Expect(env.Client.Update(ctx, cb)).To(MatchError(ContainSubstring("spec.forProvider.description: Invalid value")))
+
+	for _, o := range []client.Object{admitted, cb} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+		meta.AddAnnotations(o, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+		g.Expect(env.Client.Update(ctx, o)).To(Succeed())
+		g.Expect(env.Client.Delete(ctx, o)).To(Succeed())
+		g.Expect(kerrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(o), o))).To(BeTrue())
+	}
 }

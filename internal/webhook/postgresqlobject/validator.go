@@ -14,13 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package postgresqlobject is the validating webhook of PostgresqlDatabases and
-// PostgresqlUsers, of both scopes: it judges what their CRDs cannot, because it
-// needs a lookup or an annotation.
+// Package postgresqlobject is the validating webhook of PostgresqlDatabases,
+// PostgresqlUsers and PostgresqlBackups, of both scopes: it judges what their
+// CRDs cannot, because it needs a lookup or an annotation.
 //
 // On CREATE and UPDATE it denies
 //
-//   - a namespaced object that names a cluster-scoped PostgresqlInstance
+//   - a namespaced object (of any of the three kinds) that names a
+//     cluster-scoped PostgresqlInstance
 //     (spec.forProvider.clusterInstance or clusterInstanceRef) whose
 //     spec.tenancy or spec.injection does not admit the object's namespace
 //     (CheckClusterInstance). A
@@ -42,12 +43,12 @@ limitations under the License.
 // and the allow-deletion annotation on. What cannot be read is admitted with a
 // warning; the controller enforces the same rules.
 //
-// On DELETE a PostgresqlDatabase, which holds data, is denied unless it carries
-// cloudsql.travelaudience.com/allow-deletion: "true", as a PostgresqlInstance
-// is; a namespaced one whose namespace is being deleted is let go without it,
-// so that the namespace can finish terminating (the controller then keeps the
-// database). PostgresqlUsers are deleted freely: their controller keeps a login
-// that still owns a database.
+// On DELETE a PostgresqlDatabase or a PostgresqlBackup, which hold data, is
+// denied unless it carries cloudsql.travelaudience.com/allow-deletion: "true",
+// as a PostgresqlInstance is; a namespaced one whose namespace is being deleted
+// is let go without it, so that the namespace can finish terminating (the
+// controller then keeps the database or the backup). PostgresqlUsers are
+// deleted freely: their controller keeps a login that still owns a database.
 //
 // Every request whose object's namespace differs from the request's is denied:
 // the API server never sends one.
@@ -61,6 +62,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -85,6 +87,7 @@ import (
 const (
 	DatabasePath = "/validate-postgresqldatabases"
 	UserPath     = "/validate-postgresqlusers"
+	BackupPath   = "/validate-postgresqlbackups"
 )
 
 // Fields that messages name.
@@ -101,7 +104,7 @@ const (
 // do.
 const (
 	errDecode         = "cannot decode the %s"
-	errUnknownKind    = "this webhook judges PostgresqlDatabases and PostgresqlUsers, not %s"
+	errUnknownKind    = "this webhook judges PostgresqlDatabases, PostgresqlUsers and PostgresqlBackups, not %s"
 	errOtherNamespace = "the %s's metadata.namespace %q differs from the admission request's namespace %q: the request was not sent by the API server for this object, and is refused"
 	errNotAdmitted    = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, which does not admit namespace %s: %s (the platform team decides); or use a PostgresqlInstance of namespace %s, with %s, instead"
 	errCheckAdmitted  = "cannot decide whether PostgresqlInstance %s admits namespace %s"
@@ -112,12 +115,12 @@ const (
 	warnNoInstance    = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, which does not exist (yet): whether it admits namespace %s was not checked; the controller checks it before it uses the instance"
 	warnInstance      = "%s %s: whether the cluster-scoped PostgresqlInstance %s named by %s admits namespace %s was not checked (%s); the controller checks it before it uses the instance"
 	warnOwner         = "%s %s: whether PostgresqlUser %s named by %s belongs to the database's instance was not checked (%s); the controller checks it before it makes the user the owner"
-	msgNamespaceGoes  = "namespace %s is being deleted: the PostgresqlDatabase goes, and PostgreSQL database %s is kept (it is dropped only with the allow-deletion annotation)"
+	msgNamespaceGoes  = "namespace %s is being deleted: the %s goes, and %s is kept (it is %s only with the allow-deletion annotation)"
 	msgBeingDeleted   = "the object is being deleted: its finalizers may change whatever its instance allows now"
 )
 
-// A Validator is the admission handler of PostgresqlDatabases and
-// PostgresqlUsers.
+// A Validator is the admission handler of PostgresqlDatabases,
+// PostgresqlUsers and PostgresqlBackups.
 type Validator struct {
 	reader  client.Reader
 	policy  tenancy.Policy
@@ -147,12 +150,13 @@ func New(reader client.Reader, scheme *runtime.Scheme, policy tenancy.Policy, o 
 	return v
 }
 
-// Setup serves a Validator at DatabasePath and UserPath on mgr's webhook
-// server, reading through mgr's API reader.
+// Setup serves a Validator at DatabasePath, UserPath and BackupPath on mgr's
+// webhook server, reading through mgr's API reader.
 func Setup(mgr ctrl.Manager, policy tenancy.Policy, o ...Option) {
 	v := New(mgr.GetAPIReader(), mgr.GetScheme(), policy, o...)
 	mgr.GetWebhookServer().Register(DatabasePath, &webhook.Admission{Handler: v})
 	mgr.GetWebhookServer().Register(UserPath, &webhook.Admission{Handler: v})
+	mgr.GetWebhookServer().Register(BackupPath, &webhook.Admission{Handler: v})
 }
 
 // A reference is a name that one field of an object gives to another object.
@@ -161,10 +165,11 @@ type reference struct {
 	key   types.NamespacedName
 }
 
-// subject is the PostgresqlDatabase or PostgresqlUser under admission.
+// subject is the PostgresqlDatabase, PostgresqlUser or PostgresqlBackup under
+// admission.
 type subject struct {
 	obj client.Object
-	// kind is PostgresqlDatabase or PostgresqlUser.
+	// kind is PostgresqlDatabase, PostgresqlUser or PostgresqlBackup.
 	kind string
 	// ref is how messages name it: its name, or namespace/name.
 	ref string
@@ -181,6 +186,8 @@ type subject struct {
 	database string
 	// login is a user's login name in PostgreSQL.
 	login string
+	// backupID is a backup's run ID (its external name), "" before it has one.
+	backupID string
 }
 
 // pgName is the name s gives its login or database in PostgreSQL, and the
@@ -196,6 +203,22 @@ func (s *subject) namespace() string { return s.obj.GetNamespace() }
 
 func (s *subject) isDatabase() bool {
 	return s.kind == v1alpha1.PostgresqlDatabaseKind
+}
+
+func (s *subject) isBackup() bool {
+	return s.kind == v1alpha1.PostgresqlBackupKind
+}
+
+// holding names what s holds in Cloud SQL, for the messages of its deletion,
+// and the verb of its deletion there.
+func (s *subject) holding() (what, verb string) {
+	switch {
+	case s.isBackup() && s.backupID != "":
+		return "backup run " + s.backupID, "deleted"
+	case s.isBackup():
+		return "the backup it took", "deleted"
+	}
+	return "PostgreSQL database " + s.database, "dropped"
 }
 
 // instance is the instance s belongs to (the value field wins, as the
@@ -231,11 +254,15 @@ func newObject(req admission.Request) (client.Object, error) {
 		return &nsv1alpha1.PostgresqlDatabase{}, nil
 	case req.Kind.Group == nsv1alpha1.Group && req.Kind.Kind == nsv1alpha1.PostgresqlUserKind:
 		return &nsv1alpha1.PostgresqlUser{}, nil
+	case req.Kind.Group == v1alpha1.Group && req.Kind.Kind == v1alpha1.PostgresqlBackupKind:
+		return &v1alpha1.PostgresqlBackup{}, nil
+	case req.Kind.Group == nsv1alpha1.Group && req.Kind.Kind == nsv1alpha1.PostgresqlBackupKind:
+		return &nsv1alpha1.PostgresqlBackup{}, nil
 	}
 	return nil, errors.Errorf(errUnknownKind, req.Kind.Kind+"."+req.Kind.Group)
 }
 
-// subjectOf describes obj, one of the four kinds; nil for any other.
+// subjectOf describes obj, one of the six kinds; nil for any other.
 func subjectOf(obj client.Object) *subject {
 	ns, name := obj.GetNamespace(), obj.GetName()
 	s := &subject{obj: obj, ref: name}
@@ -252,10 +279,7 @@ func subjectOf(obj client.Object) *subject {
 	case *v1alpha1.PostgresqlDatabase:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = v1alpha1.PostgresqlDatabaseKind, resource("postgresqldatabases", v1alpha1.Group)
-		s.instances = add(s.instances, fieldInstance, "", p.Instance)
-		if p.InstanceRef != nil {
-			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
-		}
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
 		s.owners = add(s.owners, fieldOwner, "", p.Owner)
 		if p.OwnerRef != nil {
 			s.owners = add(s.owners, fieldOwnerRef, "", p.OwnerRef.Name)
@@ -265,10 +289,7 @@ func subjectOf(obj client.Object) *subject {
 	case *v1alpha1.PostgresqlUser:
 		p := o.Spec.ForProvider
 		s.kind, s.kubectl = v1alpha1.PostgresqlUserKind, resource("postgresqlusers", v1alpha1.Group)
-		s.instances = add(s.instances, fieldInstance, "", p.Instance)
-		if p.InstanceRef != nil {
-			s.instances = add(s.instances, fieldInstanceRef, "", p.InstanceRef.Name)
-		}
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
 		s.policies, s.orphan = o.Spec.ManagementPolicies, o.Spec.DeletionPolicy == xpv2.DeletionOrphan
 		s.login = cloudsql.UserName(&p.PostgresqlUserSettings, name)
 	case *nsv1alpha1.PostgresqlDatabase:
@@ -287,10 +308,32 @@ func subjectOf(obj client.Object) *subject {
 		s.instances = instancesOf(ns, p.Instance, p.InstanceRef, p.ClusterInstance, p.ClusterInstanceRef)
 		s.policies = o.Spec.ManagementPolicies
 		s.login = cloudsql.UserName(&p.PostgresqlUserSettings, name)
+	case *v1alpha1.PostgresqlBackup:
+		p := o.Spec.ForProvider
+		s.kind, s.kubectl = v1alpha1.PostgresqlBackupKind, resource("postgresqlbackups", v1alpha1.Group)
+		s.instances = clusterInstancesOf(p.Instance, p.InstanceRef)
+		s.policies, s.orphan = o.Spec.ManagementPolicies, o.Spec.DeletionPolicy == xpv2.DeletionOrphan
+		s.backupID = meta.GetExternalName(o)
+	case *nsv1alpha1.PostgresqlBackup:
+		p := o.Spec.ForProvider
+		s.kind, s.kubectl = nsv1alpha1.PostgresqlBackupKind, resource("postgresqlbackups", nsv1alpha1.Group)
+		s.instances = instancesOf(ns, p.Instance, p.InstanceRef, p.ClusterInstance, p.ClusterInstanceRef)
+		s.policies = o.Spec.ManagementPolicies
+		s.backupID = meta.GetExternalName(o)
 	default:
 		return nil
 	}
 	return s
+}
+
+// clusterInstancesOf are the instances a cluster-scoped object's fields name:
+// cluster-scoped ones.
+func clusterInstancesOf(instance string, ref *xpv2.Reference) []reference {
+	refs := add(nil, fieldInstance, "", instance)
+	if ref != nil {
+		refs = add(refs, fieldInstanceRef, "", ref.Name)
+	}
+	return refs
 }
 
 // instancesOf are the instances a namespaced object's fields name: of its
@@ -347,7 +390,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if r != nil {
 			return *r
 		}
-		if !s.isDatabase() {
+		if !s.isDatabase() && !s.isBackup() {
 			return admission.Allowed("")
 		}
 		return v.delete(ctx, s)
@@ -395,6 +438,10 @@ func (v *Validator) admit(ctx context.Context, s *subject, old *subject) admissi
 			return *deny
 		}
 		warnings = append(warnings, warn...)
+	}
+	if s.isBackup() {
+		// A backup names no login or database, and has no owner.
+		return admission.Allowed("").WithWarnings(warnings...)
 	}
 	deny, warn := v.namesakes(ctx, s, old)
 	if deny != nil {
@@ -600,13 +647,18 @@ func (v *Validator) delete(ctx context.Context, s *subject) admission.Response {
 		n := &corev1.Namespace{}
 		err := v.reader.Get(ctx, types.NamespacedName{Name: ns}, n)
 		if err == nil && n.DeletionTimestamp != nil {
-			v.log.Debug("Letting a PostgresqlDatabase of a terminating namespace go, keeping its database", "postgresqldatabase", s.ref, "database", s.database)
-			return admission.Allowed(fmt.Sprintf(msgNamespaceGoes, ns, s.database))
+			what, verb := s.holding()
+			v.log.Debug("Letting an object of a terminating namespace go, keeping what it holds", "kind", s.kind, "object", s.ref, "keeps", what)
+			return admission.Allowed(fmt.Sprintf(msgNamespaceGoes, ns, s.kind, what, verb))
 		}
 	}
-	effect := fmt.Sprintf("drops PostgreSQL database %s and its data", s.database)
+	what, _ := s.holding()
+	effect := fmt.Sprintf("drops %s and its data", what)
+	if s.isBackup() {
+		effect = fmt.Sprintf("deletes %s of its Cloud SQL instance", what)
+	}
 	if !instance.DeletesExternal(s.policies, s.orphan) {
-		effect = fmt.Sprintf("stops managing PostgreSQL database %s, which stays with its data", s.database)
+		effect = fmt.Sprintf("stops managing %s, which stays with its data", what)
 	}
 	return admission.Denied(fmt.Sprintf(errNoDeletion, s.kind, s.ref, effect, s.kubectl, v1alpha1.AnnotationAllowDeletion))
 }
@@ -625,8 +677,8 @@ func IsNotAdmitted(err error) bool {
 }
 
 // CheckClusterInstance returns nil when the cluster-scoped PostgresqlInstance
-// pi admits the namespace of mg, a namespaced PostgresqlDatabase or
-// PostgresqlUser that names pi in field (for example
+// pi admits the namespace of mg, a namespaced PostgresqlDatabase,
+// PostgresqlUser or PostgresqlBackup that names pi in field (for example
 // spec.forProvider.clusterInstance). pi admits the namespaces of its
 // spec.tenancy, and those whose pods it serves postgres, as the pod injector
 // decides with policy (Policy.AdmitsObjects): its spec.injection, or the
@@ -660,6 +712,8 @@ func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces
 		kind = nsv1alpha1.PostgresqlDatabaseKind
 	case *nsv1alpha1.PostgresqlUser:
 		kind = nsv1alpha1.PostgresqlUserKind
+	case *nsv1alpha1.PostgresqlBackup:
+		kind = nsv1alpha1.PostgresqlBackupKind
 	}
 	return &notAdmitted{msg: fmt.Sprintf(errNotAdmitted, kind, ns+"/"+mg.GetName(), field, pi.GetName(), ns,
 		policy.ExplainObjects(pi, ns), ns, fieldInstance)}

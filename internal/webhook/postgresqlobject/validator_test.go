@@ -136,6 +136,26 @@ func clusterUser(name, inst string) *v1alpha1.PostgresqlUser {
 	return u
 }
 
+// nsBackup is a namespaced PostgresqlBackup of the cluster-scoped instance
+// clusterInstance.
+func nsBackup(ns, name, clusterInstance string) *nsv1alpha1.PostgresqlBackup {
+	b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	b.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	b.Spec.ForProvider.ClusterInstance = clusterInstance
+	return b
+}
+
+func clusterBackup(name string, fns ...func(*v1alpha1.PostgresqlBackup)) *v1alpha1.PostgresqlBackup {
+	b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	b.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	b.Spec.DeletionPolicy = xpv2.DeletionDelete
+	b.Spec.ForProvider.Instance = "shared"
+	for _, fn := range fns {
+		fn(b)
+	}
+	return b
+}
+
 func onCluster(name string) func(*nsv1alpha1.PostgresqlDatabase) {
 	return func(d *nsv1alpha1.PostgresqlDatabase) { d.Spec.ForProvider.ClusterInstance = name }
 }
@@ -523,6 +543,55 @@ func TestHandle(t *testing.T) {
 				"namespace team-going is being deleted: the PostgresqlDatabase goes, and PostgreSQL database db is kept",
 			}},
 		},
+		"BackupOfAClusterInstanceThatAdmitsTheNamespace": {
+			reason: "A namespaced backup may name a cluster-scoped instance that admits its namespace; a backup names no login or database, so no namesake is looked for.",
+			req:    request{op: admissionv1.Create, obj: nsBackup(nsA, "nightly", "open")},
+			want:   allowed,
+		},
+		"BackupOfAClusterInstanceThatDoesNotAdmitTheNamespace": {
+			reason: "A namespaced backup may not name a cluster-scoped instance that does not admit its namespace: the message names the object and the field.",
+			req:    request{op: admissionv1.Create, obj: nsBackup(nsA, "nightly", "closed")},
+			want: denied("PostgresqlBackup team-a/nightly: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance closed, which does not admit namespace team-a",
+				"or use a PostgresqlInstance of namespace team-a, with spec.forProvider.instance, instead"),
+		},
+		"BackupMovedToAClusterInstanceThatDoesNotAdmitTheNamespace": {
+			reason: "An update that names another cluster-scoped instance is judged too (the CRD refuses it as well).",
+			req:    request{op: admissionv1.Update, obj: nsBackup(nsA, "nightly", "closed"), old: nsBackup(nsA, "nightly", "open")},
+			want:   denied("PostgresqlBackup team-a/nightly: spec.forProvider.clusterInstance names the cluster-scoped PostgresqlInstance closed"),
+		},
+		"DeleteBackupWithoutTheAnnotation": {
+			reason: "A backup holds data: its deletion is guarded as a database's, and the message names the backup run.",
+			req: request{op: admissionv1.Delete, obj: clusterBackup("nightly", func(b *v1alpha1.PostgresqlBackup) {
+				b.SetAnnotations(map[string]string{"crossplane.io/external-name": "1700000000123"})
+			})},
+			want: denied("PostgresqlBackup nightly may not be deleted: deleting it deletes backup run 1700000000123 of its Cloud SQL instance",
+				"`kubectl annotate postgresqlbackups.cloudsql.travelaudience.com nightly cloudsql.travelaudience.com/allow-deletion=true`"),
+		},
+		"DeleteOrphanedBackupWithoutTheAnnotation": {
+			reason: "With deletionPolicy Orphan the backup stays, but the guard still holds.",
+			req: request{op: admissionv1.Delete, obj: clusterBackup("nightly", func(b *v1alpha1.PostgresqlBackup) {
+				b.Spec.DeletionPolicy = xpv2.DeletionOrphan
+			})},
+			want: denied("PostgresqlBackup nightly may not be deleted: deleting it stops managing the backup it took, which stays with its data"),
+		},
+		"DeleteNamespacedBackupWithoutTheAnnotation": {
+			reason: "The namespaced kind is guarded the same way.",
+			req:    request{op: admissionv1.Delete, obj: nsBackup(nsA, "nightly", "open")},
+			want: denied("PostgresqlBackup team-a/nightly may not be deleted",
+				"`kubectl annotate -n team-a postgresqlbackups.cloudsql.m.travelaudience.com nightly cloudsql.travelaudience.com/allow-deletion=true`"),
+		},
+		"DeleteBackupWithTheAnnotation": {
+			reason: "A backup that carries the annotation is deleted.",
+			req:    request{op: admissionv1.Delete, obj: annotated(nsBackup(nsA, "nightly", "open"))},
+			want:   verdict{Allowed: true, Code: http.StatusOK, Message: []string{"deletion allowed by annotation cloudsql.travelaudience.com/allow-deletion"}},
+		},
+		"DeleteBackupOfATerminatingNamespace": {
+			reason: "A namespace being deleted is not kept Terminating: its backups go without the annotation, and the backup runs are kept.",
+			req:    request{op: admissionv1.Delete, obj: nsBackup(nsGoing, "nightly", "open")},
+			want: verdict{Allowed: true, Code: http.StatusOK, Message: []string{
+				"namespace team-going is being deleted: the PostgresqlBackup goes, and the backup it took is kept (it is deleted only with the allow-deletion annotation)",
+			}},
+		},
 		"DeleteUser": {
 			reason: "A user needs no annotation to be deleted.",
 			req:    request{op: admissionv1.Delete, obj: nsUser(nsA, "app")},
@@ -570,7 +639,7 @@ func TestHandleBadRequests(t *testing.T) {
 			reason: "An instance is not this webhook's to judge.",
 			req: admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create,
 				Kind: metav1.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: v1alpha1.PostgresqlInstanceKind}}},
-			want: "this webhook judges PostgresqlDatabases and PostgresqlUsers, not PostgresqlInstance.cloudsql.travelaudience.com",
+			want: "this webhook judges PostgresqlDatabases, PostgresqlUsers and PostgresqlBackups, not PostgresqlInstance.cloudsql.travelaudience.com",
 		},
 		"Garbage": {
 			reason: "An object that is not JSON is an error, not a panic.",
