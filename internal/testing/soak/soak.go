@@ -25,8 +25,9 @@ limitations under the License.
 // least privilege, the most requests Cloud SQL counted in any 60 seconds, 429s
 // shown in conditions, secrets or finalizers left behind, writes to instances
 // deleted without the allow-deletion annotation, live instances without
-// deletion protection, and deleted instances without exactly one final
-// backup. RunFailover does the same
+// deletion protection, deleted instances without exactly one final backup,
+// and on-demand backups (PostgresqlBackups) taken twice, lost or left behind.
+// RunFailover does the same
 // with two replicas and leader election: it kills and stops the leader, and
 // reports how long each takeover took, the busiest minute across both replicas
 // and whether annotated pods were admitted throughout.
@@ -152,6 +153,11 @@ type Report struct {
 	// LostFinalBackups are deleted instances of which no final backup is
 	// listed; FinalBackupsTwice those of which more than one is.
 	LostFinalBackups, FinalBackupsTwice int
+	// Backups is how many PostgresqlBackups were taken; BackupsTwice the
+	// backup runs taken beyond one per object, BackupsLost the Ready ones
+	// whose run Cloud SQL does not list, BackupsLeft the runs still listed
+	// after their objects were deleted.
+	Backups, BackupsTwice, BackupsLost, BackupsLeft int
 	// Conditions are the condition messages that mentioned a 429, for the
 	// record.
 	Conditions []string
@@ -181,6 +187,9 @@ func (r Report) Failed() []string {
 	check(r.Unprotected, "live instances without deletion protection")
 	check(r.LostFinalBackups, "deleted instances without a final backup")
 	check(r.FinalBackupsTwice, "deleted instances with more than one final backup")
+	check(r.BackupsTwice, "backup runs taken twice")
+	check(r.BackupsLost, "Ready backups whose run Cloud SQL does not list")
+	check(r.BackupsLeft, "backup runs left after their objects were deleted")
 	check(r.FailedConnections, "connections refused during rotations with a password its secret had held, confirmed, for "+followLag.String())
 	if r.MaxPerMinute > r.Quota {
 		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
@@ -218,6 +227,9 @@ func (r Report) Print(w io.Writer) {
 			{"orphaned users", r.OrphanUsers},
 			{"orphaned databases", r.OrphanDatabases},
 			{"users, databases not least privileged", r.NotLeastPrivileged},
+			{fmt.Sprintf("backups (of %d) taken twice", r.Backups), r.BackupsTwice},
+			{"Ready backups not in Cloud SQL", r.BackupsLost},
+			{"backups left after deletion", r.BackupsLeft},
 			{fmt.Sprintf("connections refused (of %d; %d rotations, %d kills)", r.ClientConnections, r.Rotations, r.RotationKills), r.FailedConnections},
 		}...)
 	}
@@ -532,6 +544,9 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 		if err := w.checkLogins(ctx, r); err != nil {
 			return err
 		}
+		if err := w.takeBackups(ctx, r); err != nil {
+			return err
+		}
 		if err := w.rotateLogins(ctx, r); err != nil {
 			return err
 		}
@@ -786,6 +801,10 @@ func (w *world) tally(ctx context.Context, r *Report) {
 	dbs := &v1alpha1.PostgresqlDatabaseList{}
 	if err := w.c.List(ctx, dbs); err == nil {
 		r.ObjectsLeft += len(dbs.Items)
+	}
+	backups := &v1alpha1.PostgresqlBackupList{}
+	if err := w.c.List(ctx, backups); err == nil {
+		r.ObjectsLeft += len(backups.Items)
 	}
 }
 
