@@ -144,6 +144,7 @@ var namespacedControllers = []string{
 	"managed/postgresqlinstance.cloudsql.m.travelaudience.com",
 	"managed/postgresqldatabase.cloudsql.m.travelaudience.com",
 	"managed/postgresqluser.cloudsql.m.travelaudience.com",
+	"managed/postgresqlbackup.cloudsql.m.travelaudience.com",
 }
 
 // namespacedFirst installs the namespaced group's CRDs alone: their
@@ -155,7 +156,7 @@ func namespacedFirst(t *testing.T, g Gomega, env *controlplane.Env, crds, endpoi
 	c := env.Client
 	paths, err := filepath.Glob(filepath.Join(crds, nsv1alpha1.Group+"_*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(paths).To(HaveLen(7))
+	g.Expect(paths).To(HaveLen(8))
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
 	g.Expect(err).NotTo(HaveOccurred())
 	cpc := &nsv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: nsv1alpha1.ClusterProviderConfigSpec{
