@@ -721,6 +721,10 @@ const (
 	// ReasonBackupReadFailed: the reads of the backup runs have failed for
 	// a while, so the health is not known.
 	ReasonBackupReadFailed xpv2.ConditionReason = "ReadFailed"
+	// ReasonAutomatedNotListed: the newest backup runs, as many as one read
+	// lists, are all on-demand ones, so the newest automated run is not
+	// known.
+	ReasonAutomatedNotListed xpv2.ConditionReason = "AutomatedNotListed"
 )
 
 // A PostgresqlInstanceSpec defines the desired state of a

@@ -127,6 +127,8 @@ func runError(r *sqladmin.BackupRun) string {
 //   - False, Overdue, when no automated backup succeeded for longer than a
 //     day, the backup window and a grace (BackupOverdue), counted from the
 //     newest that did, or from the instance's creation;
+//   - Unknown, AutomatedNotListed, when runs (a full read) holds on-demand
+//     runs only;
 //   - Unknown, NoBackupYet, for an instance younger than that with no
 //     automated backup yet;
 //   - True, Succeeded, otherwise.
@@ -142,6 +144,15 @@ func BackupsCondition(ref string, inst *sqladmin.DatabaseInstance, runs []*sqlad
 				"nothing can be recovered; set spec.forProvider.backups.daily.enabled to true", ref))
 	}
 	ended, success := newestAutomated(runs)
+	if ended == nil && success == nil && len(runs) >= BackupRunsRead {
+		// On-demand runs crowd the automated ones out of the page: a
+		// namespace's backups of a shared instance must not make it look
+		// overdue.
+		return withState(c, corev1.ConditionUnknown, v1alpha1.ReasonAutomatedNotListed, fmt.Sprintf(
+			"the newest %d backup runs of PostgresqlInstance %s are all on-demand, so its newest automated backup is not known: "+
+				"delete on-demand backups that are no longer needed (PostgresqlBackups, or gcloud sql backups delete), or see gcloud sql backups list --instance=%s",
+			len(runs), ref, instanceName(inst)))
+	}
 	if ended != nil && ended.Status == BackupRunFailed {
 		return withState(c, corev1.ConditionFalse, v1alpha1.ReasonBackupFailed, Truncate(fmt.Sprintf(
 			"the last automated backup of PostgresqlInstance %s (backup run %d, %s) failed: %s; Cloud SQL tries again in the next backup window "+

@@ -117,6 +117,19 @@ func TestBackupsCondition(t *testing.T) {
 			runs:   []*sqladmin.BackupRun{run(5, BackupRunOnDemand, BackupRunSuccessful, time.Minute), run(4, BackupRunAutomated, BackupRunFailed, time.Hour)},
 			status: corev1.ConditionFalse, want: v1alpha1.ReasonBackupFailed,
 		},
+		"OnDemandRunsCrowdTheReadOut": {
+			reason: "A full read of on-demand runs only (a namespace's PostgresqlBackups of a shared instance) says nothing of the automated ones: unknown, not overdue.",
+			inst:   instance(true, 30*24*time.Hour),
+			runs:   onDemandRuns(BackupRunsRead),
+			status: corev1.ConditionUnknown, want: v1alpha1.ReasonAutomatedNotListed,
+			messages: []string{"newest 10 backup runs of PostgresqlInstance default/orders are all on-demand", "gcloud sql backups list --instance=orders"},
+		},
+		"FewOnDemandRunsOnly": {
+			reason: "A read that is not full holds every run: no automated backup for longer than a day is overdue.",
+			inst:   instance(true, 30*24*time.Hour),
+			runs:   onDemandRuns(BackupRunsRead - 1),
+			status: corev1.ConditionFalse, want: v1alpha1.ReasonBackupOverdue,
+		},
 		"SucceededAgain": {
 			inst:   instance(true, 30*24*time.Hour),
 			runs:   []*sqladmin.BackupRun{run(5, BackupRunAutomated, BackupRunSuccessful, time.Minute), run(4, BackupRunAutomated, BackupRunFailed, 24*time.Hour)},
@@ -166,4 +179,13 @@ func TestBackupsReadFailedCondition(t *testing.T) {
 	g.Expect(c.Status).To(Equal(corev1.ConditionUnknown))
 	g.Expect(c.Reason).To(Equal(v1alpha1.ReasonBackupReadFailed))
 	g.Expect(c.Message).To(ContainSubstring("since 2026-03-10T08:00:00Z: googleapi: Error 403: forbidden"))
+}
+
+// onDemandRuns are n successful on-demand runs, newest first.
+func onDemandRuns(n int) []*sqladmin.BackupRun {
+	var runs []*sqladmin.BackupRun
+	for i := range n {
+		runs = append(runs, run(int64(100-i), BackupRunOnDemand, BackupRunSuccessful, time.Duration(i+1)*time.Minute))
+	}
+	return runs
 }

@@ -417,3 +417,62 @@ func TestNamespacedBackupIsMarkedWithItsNamespace(t *testing.T) {
 		t.Errorf("IsBackupOf(%q, %q) = false", r.Description, unitUID)
 	}
 }
+
+// A namespaced PostgresqlBackup whose external name is set by hand to a run
+// it did not take (another team's backup, the platform's automated one)
+// neither shows that run nor deletes it, even when deleted with the
+// allow-deletion annotation: it only lets go.
+func TestNamespacedBackupManagesOnlyItsOwnRun(t *testing.T) {
+	ctx := context.Background()
+	emu := emulator.New(emulator.WithRequestBudget(0))
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.Seed(unitProject, &sqladmin.DatabaseInstance{
+		Name: unitInstance, DatabaseVersion: "POSTGRES_15", Region: "europe-west1", RootPassword: "root",
+		Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := svc.BackupRuns.Insert(unitProject, unitInstance, cloudsql.GenerateBackupRun(&v1alpha1.PostgresqlBackupSettings{}, "team-b/theirs", "uid-team-b")).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu.FinishOperations()
+	theirs := cloudsql.BackupRunID(op.BackupContext.BackupId)
+	conn := &core.InstanceConnection{
+		Service: svc, Project: unitProject, Instance: unitInstance, Source: "pc",
+		Observed: v1alpha1.PostgresqlInstanceObservation{State: "RUNNABLE"},
+	}
+	for _, gone := range []bool{false, true} {
+		b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "mine", UID: unitUID}}
+		meta.SetExternalName(b, theirs)
+		meta.AddAnnotations(b, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+		if gone {
+			b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		}
+		e := &external[*nsv1alpha1.PostgresqlBackup]{conn: conn, pacer: &objecttest.Marks{}, instance: types.NamespacedName{Namespace: "team-a", Name: unitInstance}}
+		o, err := e.Observe(ctx, b)
+		want := "backup run " + theirs + " of Cloud SQL instance shared was not taken by PostgresqlBackup team-a/mine (its description does not carry this object's UID): " +
+			"a namespaced PostgresqlBackup manages only the backup it takes, so that no namespace can read or delete another's; remove the annotation crossplane.io/external-name and create the object again to take a backup of its own"
+		switch {
+		case gone && (err != nil || o.ResourceExists):
+			t.Errorf("deleted: Observe(...) = %+v, %v; want it let go (the run does not exist for it)", o, err)
+		case !gone && objecttest.Shown(err) != want:
+			t.Errorf("Observe(...): error %q, want %q", objecttest.Shown(err), want)
+		}
+		if b.Status.AtProvider.ID != "" || b.Status.AtProvider.Description != "" {
+			t.Errorf("the other team's run shows in the status: %+v", b.Status.AtProvider)
+		}
+	}
+	runs, err := svc.BackupRuns.List(unitProject, unitInstance).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Items) != 1 || runs.Items[0].Status != "SUCCESSFUL" {
+		t.Errorf("the other team's run changed: %+v", runs.Items)
+	}
+}

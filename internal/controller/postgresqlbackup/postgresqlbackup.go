@@ -30,6 +30,7 @@ package postgresqlbackup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -58,6 +59,7 @@ const (
 	errDelete         = "cannot delete backup run %s of Cloud SQL instance %s in project %s"
 	errBadExternal    = "the annotation crossplane.io/external-name is %q, which is not a backup run ID: set it to the ID of a backup run of instance %s (gcloud sql backups list --instance %s), or remove it from an object that should take a backup"
 	errGone           = "backup run %s of Cloud SQL instance %s in project %s no longer exists (deleted outside the provider, or with its instance): delete this PostgresqlBackup, and create a new one to take another backup"
+	errNotTaken       = "backup run %s of Cloud SQL instance %s was not taken by %s %s (its description does not carry this object's UID): a namespaced PostgresqlBackup manages only the backup it takes, so that no namespace can read or delete another's; remove the annotation crossplane.io/external-name and create the object again to take a backup of its own"
 	errDeleteNotAllow = "%s %s is being deleted without the annotation %s: \"true\", so the provider does not delete backup run %s of Cloud SQL instance %s: add the annotation to delete the backup, or keep it by letting the object go (deletionPolicy Orphan for a cluster-scoped PostgresqlBackup; managementPolicies without Delete for a namespaced one)"
 	msgRunning        = "backup run %s of Cloud SQL instance %s is %s"
 	msgFailed         = "backup run %s of Cloud SQL instance %s FAILED: %s; delete this PostgresqlBackup and create a new one to take the backup again"
@@ -170,6 +172,10 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	n, ok := cloudsql.ParseBackupRunID(id)
 	if !ok {
+		if meta.WasDeleted(mg) {
+			// Nothing it names can be deleted: let the object go.
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
 		e.pacer.Stalled(mg)
 		return managed.ExternalObservation{}, errors.Errorf(errBadExternal, id, e.conn.Instance, e.conn.Instance)
 	}
@@ -189,6 +195,16 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrapf(cloudsql.Truncated(err), errGet, id, e.conn.Instance, e.conn.Project)
+	}
+	if mg.GetNamespace() != "" && !cloudsql.IsBackupOf(run, mg.GetUID()) {
+		// An ID written into the annotation by hand: another team's backup,
+		// or the platform's automated one. Neither is shown nor deleted.
+		if meta.WasDeleted(mg) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		e.pacer.Stalled(mg)
+		kind, ref := objectRef(mg)
+		return managed.ExternalObservation{}, errors.Errorf(errNotTaken, id, e.conn.Instance, kind, ref)
 	}
 	e.observed(mg, run)
 	e.run = run
@@ -227,20 +243,31 @@ func (e *external[T]) find(ctx context.Context, mg T) (managed.ExternalObservati
 }
 
 // lookUp lists the instance's backup runs for the one taken for mg; nil when
-// there is none.
+// there is none. Cloud SQL lists the newest first, and the run cannot be
+// older than the insert: the listing stops at runs enqueued before it was
+// sent, so that an insert retried after errors costs one page, not a year
+// of automated runs.
 func (e *external[T]) lookUp(ctx context.Context, mg T) (*sqladmin.BackupRun, error) {
 	var found *sqladmin.BackupRun
-	err := e.conn.Service.BackupRuns.List(e.conn.Project, e.conn.Instance).Pages(ctx, func(l *sqladmin.BackupRunsListResponse) error {
+	// Clocks differ: a run enqueued a little before the pending mark counts.
+	since := meta.GetExternalCreatePending(mg).Add(-lookUpSlack)
+	err := e.conn.Service.BackupRuns.List(e.conn.Project, e.conn.Instance).MaxResults(cloudsql.BackupRunsRead).Pages(ctx, func(l *sqladmin.BackupRunsListResponse) error {
 		for _, r := range l.Items {
 			if cloudsql.IsBackupOf(r, mg.GetUID()) {
 				found = r
 				return errFound
+			}
+			if t, err := time.Parse(time.RFC3339Nano, r.EnqueuedTime); err == nil && t.Before(since) {
+				return errPast
 			}
 		}
 		return nil
 	})
 	if errors.Is(err, errFound) {
 		return found, nil
+	}
+	if errors.Is(err, errPast) {
+		return nil, nil
 	}
 	if cloudsql.IsNotFound(err) {
 		// No instance, no backup of it.
@@ -249,8 +276,16 @@ func (e *external[T]) lookUp(ctx context.Context, mg T) (*sqladmin.BackupRun, er
 	return nil, errors.Wrapf(cloudsql.Truncated(err), errList, e.conn.Instance, e.conn.Project)
 }
 
-// errFound stops a listing at the run looked for.
-var errFound = errors.New("found")
+// errFound stops a listing at the run looked for; errPast at runs older
+// than the insert.
+var (
+	errFound = errors.New("found")
+	errPast  = errors.New("older than the insert")
+)
+
+// lookUpSlack is how much earlier than the provider's mark of an insert
+// Cloud SQL may have enqueued its run, the clocks being apart.
+const lookUpSlack = 10 * time.Minute
 
 // errDeletedRun is a run that Cloud SQL reports DELETED: as gone as a 404.
 var errDeletedRun = errors.New("the backup run is deleted")
