@@ -441,16 +441,21 @@ func testDeletionNeedsTheAnnotation(h kindHarness) {
 }
 
 // A delete called off after its patch lifted the deletion protection (Cloud
-// SQL refused the delete, and the allow-deletion annotation was then removed)
-// leaves no live instance unprotected: one patch puts the protection back, and
+// SQL refused the delete) leaves no live instance unprotected, whether the
+// allow-deletion annotation is removed (the object stays, deleting nothing)
+// or the object is switched to keep its instance (deletionPolicy Orphan; the
+// namespaced kind: no Delete policy), which the managed reconciler lets go
+// without observing it: one patch puts the protection back first, and
 // nothing else is written.
 func TestProtectionComesBackWhenTheDeleteIsCalledOff(t *testing.T) {
 	for _, k := range kinds {
-		t.Run(k.String(), func(t *testing.T) { testProtectionComesBackWhenTheDeleteIsCalledOff(newHarness(t).of(k)) })
+		for _, how := range []string{"annotation-removed", "orphaned"} {
+			t.Run(k.String()+"/"+how, func(t *testing.T) { testProtectionComesBackWhenTheDeleteIsCalledOff(newHarness(t).of(k), how) })
+		}
 	}
 }
 
-func testProtectionComesBackWhenTheDeleteIsCalledOff(h kindHarness) {
+func testProtectionComesBackWhenTheDeleteIsCalledOff(h kindHarness, how string) {
 	name := "called-off"
 	h.create(h.instance(name, func(p object) {
 		meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
@@ -468,6 +473,14 @@ func testProtectionComesBackWhenTheDeleteIsCalledOff(h kindHarness) {
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
 
 	pi := h.get(name)
+	if how == "orphaned" {
+		h.k.orphan(pi)
+		h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
+		h.waitGone(name)
+		h.g.Expect(protected(h.g)).To(BeTrue(), "the object went, leaving its instance unprotected")
+		h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(2), "one patch lifted the protection, one put it back")
+		return
+	}
 	delete(pi.GetAnnotations(), v1alpha1.AnnotationAllowDeletion)
 	h.g.Expect(env.Client.Update(h.ctx, pi)).To(Succeed())
 	h.g.Eventually(protected, 30*time.Second, 50*time.Millisecond).Should(BeTrue())

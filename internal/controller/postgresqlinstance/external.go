@@ -60,7 +60,9 @@ const (
 	errNotImported       = "Cloud SQL instance %s in project %s exists and no PostgresqlInstance created it, so this one neither observes nor changes it"
 	errLiftProtection    = "cannot turn off the deletion protection of Cloud SQL instance %s in project %s before deleting it"
 	errRestoreProtection = "cannot turn the deletion protection of Cloud SQL instance %s in project %s back on: it was lifted for a delete that no longer happens (the allow-deletion annotation or the Delete policy was removed); it is retried"
-	errDeleteNotAllowed  = "PostgresqlInstance %s is being deleted without the annotation %s: \"true\", so the provider neither " +
+	errProtectionPending = "PostgresqlInstance %s now keeps Cloud SQL instance %s in project %s, whose deletion protection a delete may have turned off: " +
+		"the provider turns it back on, and lets the object go once Cloud SQL shows it on; this is retried"
+	errDeleteNotAllowed = "PostgresqlInstance %s is being deleted without the annotation %s: \"true\", so the provider neither " +
 		"turns off the deletion protection of Cloud SQL instance %s in project %s nor deletes it: add the annotation to delete the instance " +
 		"and its data, or keep the instance by letting the object go (deletionPolicy Orphan; for a namespaced PostgresqlInstance, " +
 		"managementPolicies without Delete)"
@@ -167,16 +169,39 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 // the allow-deletion annotation was removed, or the policies now keep the
 // instance. The instance lives on, and guarded as its spec says. An object
 // that still deletes needs nothing: Delete goes on.
+//
+// An object that keeps its instance is observed only by its finalizer (the
+// managed reconciler lets such an object go without observing it), which
+// must not let go while the protection may still be off: until an
+// observation made after the provider's last operation shows it on, this
+// returns errProtectionPending.
 func (e *external[T]) keepProtected(ctx context.Context, mg T, name string) error {
-	if e.observed.State != core.StateRunnable || (deletesInstance(mg) && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true") {
+	deletes := deletesInstance(mg)
+	if e.observed.State != core.StateRunnable || (deletes && mg.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true") {
 		return nil
 	}
 	if !cloudsql.ProtectionLeftOff(desired(mg), e.observed) {
+		if !deletes {
+			running, ended, err := e.operationRunning(ctx, mg, name)
+			if err != nil {
+				return err
+			}
+			if running || ended.After(e.readAt) {
+				// A lift may be under way, or have ended after this read.
+				return errors.Errorf(errProtectionPending, objectRef(mg), name, e.project)
+			}
+		}
 		// A protection put back has taken effect: nothing is under way.
 		e.pacing.Settled(core.ObjectKey(mg), e.readAt)
 		return nil
 	}
-	return e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtection(e.observed, true), errRestoreProtection)
+	if err := e.patchWhenIdle(ctx, mg, name, cloudsql.GenerateProtection(e.observed, true), errRestoreProtection); err != nil {
+		return err
+	}
+	if !deletes {
+		return errors.Errorf(errProtectionPending, objectRef(mg), name, e.project)
+	}
+	return nil
 }
 
 // showState sets the object's conditions from the instance's state, and asks

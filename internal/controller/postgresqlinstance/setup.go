@@ -91,6 +91,18 @@ func setupKind[T core.Instance](mgr ctrl.Manager, c *core.Core, obj T, groupKind
 			reader:       mgr.GetAPIReader(),
 			pacing:       c.Pacing(),
 			observer:     c.Observer(),
+			observe: func(ctx context.Context, obj resource.Object) error {
+				mg, ok := obj.(T)
+				if !ok {
+					return nil
+				}
+				ext, err := conn.Connect(ctx, mg)
+				if err != nil {
+					return err
+				}
+				_, err = ext.Observe(ctx, mg)
+				return err
+			},
 		},
 	})
 }
@@ -127,10 +139,22 @@ type copyCleaner struct {
 	pacing *core.Pacing
 	// observer, when observing by listing, stops listing for the object.
 	observer *observer.Observer
+	// observe observes a deleted object through its external client, which
+	// puts back a deletion protection that a delete lifted (keepProtected).
+	observe func(ctx context.Context, obj resource.Object) error
 }
 
 // RemoveFinalizer cleans up, then removes the finalizer.
 func (f *copyCleaner) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	if pi, ok := obj.(core.Instance); ok && f.observe != nil && !deletesInstance(pi) && pi.GetAnnotations()[v1alpha1.AnnotationAllowDeletion] == "true" {
+		// It was deleted allowed to delete, and now keeps its instance
+		// (deletionPolicy Orphan, or no Delete policy): the delete may have
+		// lifted the instance's deletion protection, which must be on again
+		// before the object goes and nothing watches the instance.
+		if err := f.observe(ctx, obj); err != nil {
+			return err
+		}
+	}
 	// A namespaced instance's copies are in its namespace, under its group's label.
 	opts := []client.ListOption{client.MatchingLabels{v1alpha1.LabelInstance: obj.GetName()}}
 	if ns := obj.GetNamespace(); ns != "" {
