@@ -659,6 +659,9 @@ func (v *Validator) delete(ctx context.Context, s *subject) admission.Response {
 	}
 	if !instance.DeletesExternal(s.policies, s.orphan) {
 		effect = fmt.Sprintf("stops managing %s, which stays with its data", what)
+		if s.isBackup() {
+			effect = fmt.Sprintf("stops managing %s, which Cloud SQL keeps", what)
+		}
 	}
 	return admission.Denied(fmt.Sprintf(errNoDeletion, s.kind, s.ref, effect, s.kubectl, v1alpha1.AnnotationAllowDeletion))
 }
