@@ -418,20 +418,20 @@ type Maintenance struct {
 // time on startDate to time on endDate (UTC). Both dates carry a year
 // (yyyy-mm-dd, one period) or neither does (mm-dd, every year).
 // +kubebuilder:validation:XValidation:rule="self.startDate.matches('^[0-9]{4}-') == self.endDate.matches('^[0-9]{4}-')",fieldPath=".endDate",message="maintenance.denyPeriods: startDate and endDate must both carry a year (yyyy-mm-dd, one period) or both omit it (mm-dd, every year)"
-// +kubebuilder:validation:XValidation:rule="!self.startDate.matches('^[0-9]{4}-') || (timestamp(self.endDate + 'T00:00:00Z') >= timestamp(self.startDate + 'T00:00:00Z') && timestamp(self.endDate + 'T00:00:00Z') - timestamp(self.startDate + 'T00:00:00Z') <= duration('2160h'))",fieldPath=".endDate",message="maintenance.denyPeriods: endDate must be on or after startDate and at most 90 days later, as Cloud SQL allows: shorten the period"
-// +kubebuilder:validation:XValidation:rule="self.startDate.matches('^[0-9]{4}-') || (timestamp('2001-' + self.endDate + 'T00:00:00Z') - timestamp('2001-' + self.startDate + 'T00:00:00Z') + (self.endDate < self.startDate ? duration('8760h') : duration('0s'))) <= duration('2160h')",fieldPath=".endDate",message="maintenance.denyPeriods: a yearly period (mm-dd) may last at most 90 days, as Cloud SQL allows: shorten the period"
+// +kubebuilder:validation:XValidation:rule="!self.startDate.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$') || !self.endDate.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$') || !self.startDate.matches('^[0-9]{4}-') || (timestamp(self.endDate + 'T00:00:00Z') >= timestamp(self.startDate + 'T00:00:00Z') && timestamp(self.endDate + 'T00:00:00Z') - timestamp(self.startDate + 'T00:00:00Z') <= duration('2160h'))",fieldPath=".endDate",message="maintenance.denyPeriods: endDate must be on or after startDate and at most 90 days later, as Cloud SQL allows: shorten the period"
+// +kubebuilder:validation:XValidation:rule="!self.startDate.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$') || !self.endDate.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$') || self.startDate.matches('^[0-9]{4}-') || (timestamp('2000-' + self.endDate + 'T00:00:00Z') - timestamp('2000-' + self.startDate + 'T00:00:00Z') + (self.endDate < self.startDate ? duration('8784h') : duration('0s'))) <= duration('2160h')",fieldPath=".endDate",message="maintenance.denyPeriods: a yearly period (mm-dd) may last at most 90 days, as Cloud SQL allows: shorten the period"
 type DenyPeriod struct {
 	// StartDate is the first day of the period: yyyy-mm-dd, or mm-dd for
 	// a period that recurs every year.
 	// +kubebuilder:validation:MaxLength=10
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')",message="maintenance.denyPeriods.startDate must be a date yyyy-mm-dd, or mm-dd for every year, for example 2026-12-01 or 12-01"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$')",message="maintenance.denyPeriods.startDate must be a date that exists, yyyy-mm-dd, or mm-dd for every year, for example 2026-12-01 or 12-01"
 	StartDate string `json:"startDate"`
 
 	// EndDate is the last day of the period: yyyy-mm-dd, or mm-dd for a
 	// period that recurs every year (it may be earlier in the year than
 	// startDate: 12-01 to 01-31 spans the turn of the year).
 	// +kubebuilder:validation:MaxLength=10
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')",message="maintenance.denyPeriods.endDate must be a date yyyy-mm-dd, or mm-dd for every year, for example 2027-01-31 or 01-31"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]{4}-)?((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$')",message="maintenance.denyPeriods.endDate must be a date that exists, yyyy-mm-dd, or mm-dd for every year, for example 2027-01-31 or 01-31"
 	EndDate string `json:"endDate"`
 
 	// Time (UTC, hh:mm:ss) at which the period starts on startDate and
