@@ -64,8 +64,12 @@ const (
 	// MaxTakeoverKilled bounds how long a killed leader's replica may take
 	// to be replaced.
 	MaxTakeoverKilled = 15 * time.Second
-	// MaxTakeoverStopped bounds a graceful stop's handover.
-	MaxTakeoverStopped = 3 * time.Second
+	// MaxTakeoverStopped bounds a graceful stop's handover: the leader
+	// releases the Lease as it stops (about a second, its controllers
+	// ending first), and the standby, which looks every retry period
+	// jittered up to 2.2 times that (client-go), takes it within 2.2 s
+	// more.
+	MaxTakeoverStopped = 4 * time.Second
 )
 
 // FailoverOptions size a failover run.

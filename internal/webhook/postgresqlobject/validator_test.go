@@ -572,7 +572,7 @@ func TestHandle(t *testing.T) {
 			req: request{op: admissionv1.Delete, obj: clusterBackup("nightly", func(b *v1alpha1.PostgresqlBackup) {
 				b.Spec.DeletionPolicy = xpv2.DeletionOrphan
 			})},
-			want: denied("PostgresqlBackup nightly may not be deleted: deleting it stops managing the backup it took, which stays with its data"),
+			want: denied("PostgresqlBackup nightly may not be deleted: deleting it stops managing the backup it took, which Cloud SQL keeps"),
 		},
 		"DeleteNamespacedBackupWithoutTheAnnotation": {
 			reason: "The namespaced kind is guarded the same way.",
