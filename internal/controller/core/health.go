@@ -45,8 +45,23 @@ type backupHealth struct {
 	// instance's health.
 	tried map[string]time.Time
 	// requests is what each instance's last read cost (one or two
-	// requests), to size the fleet's reads against the budget.
+	// requests), to size the fleet's reads against the budget; total is
+	// their sum, kept as they change: every observation asks for the
+	// interval, and a walk of a 10,000-instance map each time would cost
+	// the fleet's observations a hundred million steps an interval.
 	requests map[string]int
+	total    int
+}
+
+// set records that the last read of the instance keyed key cost n requests
+// (0: forget it).
+func (h *backupHealth) set(key string, n int) {
+	h.total += n - h.requests[key]
+	if n == 0 {
+		delete(h.requests, key)
+		return
+	}
+	h.requests[key] = n
 }
 
 // BackupHealthDue says whether the backup health of the instance keyed key,
@@ -75,7 +90,7 @@ func (p *Pacing) BackupHealthRead(key string, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.health.tried[key] = p.now()
-	p.health.requests[key] = requests
+	p.health.set(key, requests)
 }
 
 // BackupHealthInterval is the time between two health reads of an instance:
@@ -96,11 +111,8 @@ func (p *Pacing) backupHealthIntervalLocked() time.Duration {
 	if p.objects != nil {
 		n = max(n, p.objects())
 	}
-	requests := 0
-	for _, r := range p.health.requests {
-		requests += r
-	}
-	requests += max(0, n-len(p.health.requests))
+	// An instance not read yet counts as one request.
+	requests := p.health.total + max(0, n-len(p.health.requests))
 	least := time.Duration(float64(requests) / (budget.HealthShare * float64(p.perMinute)) * float64(time.Minute))
 	return max(iv, least)
 }

@@ -83,4 +83,14 @@ func TestBackupHealthIntervalFitsItsShareOfTheBudget(t *testing.T) {
 	}
 	// 2,000 reads at a tenth of 180 a minute: 111 minutes.
 	g.Expect(p.BackupHealthInterval()).To(BeNumerically("~", 2000/18.0*float64(time.Minute), float64(time.Second)))
+	// Half of them turn point-in-time recovery off (one request a read),
+	// then go: the sum follows each change.
+	for i := range 500 {
+		p.BackupHealthRead(fmt.Sprintf("i-%d", i), 1)
+	}
+	g.Expect(p.BackupHealthInterval()).To(BeNumerically("~", 1500/18.0*float64(time.Minute), float64(time.Second)))
+	for i := range 200 {
+		p.Forget(fmt.Sprintf("i-%d", i))
+	}
+	g.Expect(p.BackupHealthInterval()).To(BeNumerically("~", 1300/18.0*float64(time.Minute), float64(time.Second)))
 }

@@ -246,7 +246,7 @@ func (p *Pacing) Forget(name string) {
 	delete(p.seen, name)
 	delete(p.objectSeen, name)
 	delete(p.health.tried, name)
-	delete(p.health.requests, name)
+	p.health.set(name, 0)
 }
 
 func (p *Pacing) take(m map[string]bool, name string) bool {

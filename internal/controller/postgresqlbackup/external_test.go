@@ -407,8 +407,7 @@ func TestDelete(t *testing.T) {
 // namespaced object with its namespace, and the same mark finds it.
 func TestNamespacedBackupIsMarkedWithItsNamespace(t *testing.T) {
 	b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "nightly", UID: unitUID}}
-	_, ref := objectRef(b)
-	r := cloudsql.GenerateBackupRun(b.Settings(), ref, b.GetUID())
+	r := cloudsql.GenerateBackupRun(b.Settings(), core.ObjectKey(b), b.GetUID())
 	if want := "PostgresqlBackup team-a/nightly, uid uid-backup"; r.Description != want {
 		t.Errorf("description %q, want %q", r.Description, want)
 	}

@@ -152,15 +152,6 @@ func (e *external[T]) instanceName() string {
 	return e.instance.String()
 }
 
-// objectRef names mg in messages: its kind and name, or namespace/name.
-func objectRef(mg resource.Managed) (kind, ref string) {
-	kind = v1alpha1.PostgresqlBackupKind
-	if mg.GetNamespace() == "" {
-		return kind, mg.GetName()
-	}
-	return kind, mg.GetNamespace() + "/" + mg.GetName()
-}
-
 // Observe implements managed.TypedExternalClient. A backup that has an ID
 // costs one backupRuns.get, at the busy poll interval while it runs and
 // rarely once it ended; one without costs nothing, but after an insert whose
@@ -203,8 +194,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
 		e.pacer.Stalled(mg)
-		kind, ref := objectRef(mg)
-		return managed.ExternalObservation{}, errors.Errorf(errNotTaken, id, e.conn.Instance, kind, ref)
+		return managed.ExternalObservation{}, errors.Errorf(errNotTaken, id, e.conn.Instance, v1alpha1.PostgresqlBackupKind, core.ObjectKey(mg))
 	}
 	e.observed(mg, run)
 	e.run = run
@@ -318,7 +308,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		e.pacer.Waiting(mg)
 		return managed.ExternalCreation{}, e.conn.NotReady(e.instanceName(), "backup")
 	}
-	_, ref := objectRef(mg)
+	ref := core.ObjectKey(mg)
 	e.pacer.Busy(mg)
 	op, err := e.conn.Service.BackupRuns.Insert(e.conn.Project, e.conn.Instance, cloudsql.GenerateBackupRun(mg.Settings(), ref, mg.GetUID())).Context(ctx).Do()
 	if err != nil {
@@ -348,8 +338,7 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		// Nothing is under way: the object comes back at the poll
 		// interval, or at once when the annotation (or the policy) changes.
 		e.pacer.Stalled(mg)
-		kind, ref := objectRef(mg)
-		return managed.ExternalDelete{}, errors.Errorf(errDeleteNotAllow, kind, ref, v1alpha1.AnnotationAllowDeletion, id, e.conn.Instance)
+		return managed.ExternalDelete{}, errors.Errorf(errDeleteNotAllow, v1alpha1.PostgresqlBackupKind, core.ObjectKey(mg), v1alpha1.AnnotationAllowDeletion, id, e.conn.Instance)
 	}
 	mg.SetConditions(xpv2.Deleting())
 	e.pacer.Busy(mg)
