@@ -150,6 +150,9 @@ type Records struct {
 	namespace string
 	ttl       time.Duration
 	now       func() time.Time
+	// started is when these records were made, at the provider's start:
+	// the latest time the marker may say (Since).
+	started time.Time
 
 	mu   sync.Mutex
 	memo map[string]memo
@@ -165,12 +168,15 @@ type memo struct {
 // NewRecords returns the records kept in namespace, written through kube and
 // read through live, which should not be a cache.
 func NewRecords(kube client.Client, live client.Reader, namespace string) *Records {
-	return &Records{kube: kube, live: live, namespace: namespace, ttl: defaultMemoTTL, now: time.Now, memo: map[string]memo{}}
+	return &Records{kube: kube, live: live, namespace: namespace, ttl: defaultMemoTTL, now: time.Now, started: time.Now(), memo: map[string]memo{}}
 }
 
 // Since is when the provider began to record holders: objects created
 // before it may have made their logins and databases without a record
-// (Migrated). It is recorded once, the first time it is asked for.
+// (Migrated). It is recorded once, the first time it is asked for, as the
+// time these records were made: an object created after the provider
+// started, and before the first question, is never taken for one made
+// before (it could otherwise take over a name no object holds).
 func (r *Records) Since(ctx context.Context) (time.Time, error) {
 	r.mu.Lock()
 	since := r.since
@@ -183,7 +189,7 @@ func (r *Records) Since(ctx context.Context) (time.Time, error) {
 	err := r.live.Get(ctx, key, l)
 	if kerrors.IsNotFound(err) {
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: markerName,
-			Annotations: map[string]string{annotationSince: r.now().UTC().Format(time.RFC3339)}}}
+			Annotations: map[string]string{annotationSince: r.started.UTC().Format(time.RFC3339)}}}
 		err = r.kube.Create(ctx, l)
 		if kerrors.IsAlreadyExists(err) {
 			err = r.live.Get(ctx, key, l)

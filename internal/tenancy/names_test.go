@@ -23,6 +23,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +69,9 @@ func TestRecords(t *testing.T) {
 		return tenancy.HolderOf(cm, gvk)
 	}
 	n := tenancy.Name{Kind: tenancy.KindLogin, Project: "p", Instance: "shared", Name: "orders-api"}
+	// The provider starts; the first question of when it began to record
+	// comes later, after objects were created.
+	started := tenancy.NewRecords(env.Client, env.Client, ns)
 
 	// Each racer keeps records of its own, as replicas and restarts do.
 	const racers = 8
@@ -140,9 +144,14 @@ func TestRecords(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(BeNil())
 
-	// When the record began is written once.
-	first, err := r.Since(ctx)
+	// When the record began is written once, as the provider's start: an
+	// object created since then is never one made before the records.
+	late := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "created-after-start"}}
+	g.Expect(env.Client.Create(ctx, late)).To(Succeed())
+	time.Sleep(1100 * time.Millisecond) // the marker counts whole seconds
+	first, err := started.Since(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(late.CreationTimestamp.Time.Before(first)).To(BeFalse(), "an object created at %s, after the provider started, is not taken for one made before the records began (%s)", late.CreationTimestamp.Time, first)
 	again, err := tenancy.NewRecords(env.Client, env.Client, ns).Since(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(again).To(Equal(first))
