@@ -143,8 +143,12 @@ type PostgresqlInstanceParameters struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z][a-z0-9-]+[a-z0-9]$')",message="must start with a lowercase letter, contain only lowercase letters, digits and hyphens, and end with a letter or digit"
 	Name *string `json:"name,omitempty"`
 
-	// Version is the PostgreSQL major version. Immutable: Cloud SQL upgrades
-	// major versions out of place.
+	// Version is the PostgreSQL major version. It may go up, never down:
+	// raising it upgrades the instance in place, guarded (Cloud SQL's
+	// pre-check, then an on-demand backup the provider waits for, then a
+	// patch of the version alone; status.atProvider.majorUpgrade follows
+	// it). To go back, restore the backup taken before the upgrade into a
+	// new PostgresqlInstance (spec.forProvider.source).
 	// +optional
 	// +kubebuilder:default="18"
 	// +kubebuilder:validation:Enum="9.6";"10";"11";"12";"13";"14";"15";"16";"17";"18"
@@ -156,6 +160,17 @@ type PostgresqlInstanceParameters struct {
 	// +kubebuilder:default=Enterprise
 	// +kubebuilder:validation:Enum=Enterprise;EnterprisePlus
 	Edition string `json:"edition,omitempty"`
+
+	// Source makes the new instance a recovery, instead of an empty
+	// instance: a clone of another instance, optionally as it was at a
+	// point in time, or a restore of a backup into the new instance. Never
+	// a recovery over a live instance: the source gets no write. The new
+	// instance gets its own owner label and a new postgres password,
+	// published only once it is set; the source's other users and its
+	// databases come across in PostgreSQL, and objects adopt them as
+	// imports do. Read only when the instance is created; immutable.
+	// +optional
+	Source *Source `json:"source,omitempty"`
 
 	// Availability of the instance.
 	// +optional
@@ -227,6 +242,70 @@ type PostgresqlInstanceParameters struct {
 	// +optional
 	// +kubebuilder:default={"disk":{"sizeMinimumGb":10,"sizeMaximumGb":0,"type":"SSD"},"instanceType":"db-custom-1-3840"}
 	Resources Resources `json:"resources,omitempty"`
+}
+
+// Source is what a new instance is recovered from. Set exactly one of
+// instance (or, for a namespaced PostgresqlInstance, clusterInstance),
+// backup and retainedBackup.
+// +kubebuilder:validation:XValidation:rule="[has(self.instance), has(self.clusterInstance), has(self.backup), has(self.retainedBackup)].filter(x, x).size() == 1",message="set exactly one of instance, clusterInstance, backup and retainedBackup: the new instance is recovered from one source"
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || has(self.instance) || has(self.clusterInstance)",fieldPath=".pointInTime",message="needs instance or clusterInstance: a point in time is of an instance's recoverable window"
+// +kubebuilder:validation:XValidation:rule="!has(self.backupRunId) || has(self.instance) || has(self.clusterInstance)",fieldPath=".backupRunId",message="needs instance or clusterInstance: the ID names a backup run of that instance"
+// +kubebuilder:validation:XValidation:rule="!(has(self.pointInTime) && has(self.backupRunId))",fieldPath=".backupRunId",message="cannot be used together with pointInTime: restore one backup run, or clone the instance at one point in time"
+type Source struct {
+	// Instance is the metadata.name of the PostgresqlInstance to recover
+	// from: a cluster-scoped one for a cluster-scoped PostgresqlInstance,
+	// one of the same namespace for a namespaced one. Alone, the new
+	// instance is a clone of it as it is now; with pointInTime, as it was
+	// then; with backupRunId, a restore of that backup run.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Instance string `json:"instance,omitempty"`
+
+	// ClusterInstance, for a namespaced PostgresqlInstance only, is the
+	// metadata.name of a cluster-scoped PostgresqlInstance to recover from,
+	// as instance is; it must admit this namespace (its spec.tenancy or
+	// spec.injection).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterInstance string `json:"clusterInstance,omitempty"`
+
+	// PointInTime clones the instance as it was at this time (RFC 3339,
+	// for example 2026-11-27T10:15:00Z): it holds every transaction
+	// committed by then and none after. The time must lie within the
+	// instance's recoverable window (status.atProvider.backups of the
+	// source: earliestRecoveryTime to latestRecoveryTime), which needs
+	// point-in-time recovery on (backups.pointInTimeRecovery).
+	// +optional
+	PointInTime *metav1.Time `json:"pointInTime,omitempty"`
+
+	// BackupRunID restores the backup run of this ID (automated or on
+	// demand, as gcloud sql backups list --instance shows it) of the
+	// instance.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,19}$`
+	BackupRunID string `json:"backupRunId,omitempty"`
+
+	// Backup is the metadata.name of a PostgresqlBackup to restore: a
+	// cluster-scoped one for a cluster-scoped PostgresqlInstance, one of
+	// the same namespace for a namespaced one. It must be Ready. Its
+	// instance may have been deleted since, when Cloud SQL kept its backups
+	// (backups.retainOnDelete).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Backup string `json:"backup,omitempty"`
+
+	// RetainedBackup, for a cluster-scoped PostgresqlInstance only, is the
+	// name of a backup that Cloud SQL kept after its instance was deleted
+	// (backups.retainOnDelete, or the final backup), as gcloud sql backups
+	// list shows it: projects/PROJECT/backups/ID. It must be of the
+	// instance's own project.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^projects/[a-z][-a-z0-9.:]*[a-z0-9]/backups/[A-Za-z0-9_-]+$`
+	RetainedBackup string `json:"retainedBackup,omitempty"`
 }
 
 // LabelValue is the value of a Cloud SQL label.
@@ -624,7 +703,76 @@ type PostgresqlInstanceObservation struct {
 	// condition. Absent until the first read.
 	// +optional
 	Backups *BackupHealth `json:"backups,omitempty"`
+
+	// Recovery is how the instance was recovered from its source
+	// (spec.forProvider.source), while the provider makes it its own and
+	// after: absent for an instance made empty.
+	// +optional
+	Recovery *Recovery `json:"recovery,omitempty"`
+
+	// MajorUpgrade is the last major version upgrade the provider made, or
+	// the one under way: absent until the version is first raised.
+	// +optional
+	MajorUpgrade *MajorUpgrade `json:"majorUpgrade,omitempty"`
 }
+
+// Recovery is how an instance was recovered from its source.
+type Recovery struct {
+	// Source names what the instance was recovered from: the Cloud SQL
+	// instance, with the point in time or backup run, or the backup.
+	Source string `json:"source,omitempty"`
+
+	// Operation is Cloud SQL's operation that made the instance (CLONE or
+	// RESTORE_VOLUME).
+	Operation string `json:"operation,omitempty"`
+
+	// StartTime is when the provider asked Cloud SQL for the recovery.
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+}
+
+// MajorUpgrade is a guarded major version upgrade of the instance.
+type MajorUpgrade struct {
+	// FromVersion and ToVersion are the Cloud SQL database versions, for
+	// example POSTGRES_15 and POSTGRES_16.
+	FromVersion string `json:"fromVersion,omitempty"`
+	ToVersion   string `json:"toVersion,omitempty"`
+
+	// Phase is where the upgrade stands: PreCheck (Cloud SQL's
+	// preCheckMajorVersionUpgrade runs), Blocked (the pre-check found what
+	// must be fixed first: see message), Backup (the on-demand backup taken
+	// before the upgrade runs), Upgrading (the patch of the version runs),
+	// Done.
+	Phase string `json:"phase,omitempty"`
+
+	// PreCheckOperation is the operation of the last pre-check.
+	PreCheckOperation string `json:"preCheckOperation,omitempty"`
+
+	// BackupID is the ID of the on-demand backup run taken right before
+	// the upgrade: restore it (spec.forProvider.source.backupRunId) into a
+	// new instance to go back to the old version.
+	BackupID string `json:"backupId,omitempty"`
+
+	// BackupEndTime is when that backup ended.
+	BackupEndTime *metav1.Time `json:"backupEndTime,omitempty"`
+
+	// StartTime is when the patch of the version was sent; EndTime when the
+	// instance was first seen at the new version.
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	EndTime   *metav1.Time `json:"endTime,omitempty"`
+
+	// Message says what the pre-check or the backup reported, when it
+	// stopped the upgrade.
+	Message string `json:"message,omitempty"`
+}
+
+// Phases of a major upgrade (status.atProvider.majorUpgrade.phase).
+const (
+	UpgradePreCheck  = "PreCheck"
+	UpgradeBlocked   = "Blocked"
+	UpgradeBackup    = "Backup"
+	UpgradeUpgrading = "Upgrading"
+	UpgradeDone      = "Done"
+)
 
 // ScheduledMaintenance is a maintenance that Cloud SQL has scheduled.
 type ScheduledMaintenance struct {
@@ -728,13 +876,15 @@ const (
 )
 
 // A PostgresqlInstanceSpec defines the desired state of a
-// PostgresqlInstance. The name, version, region and disk type cannot change
-// once the provider may create or update the instance; while it only observes
-// (managementPolicies Observe), they may be corrected to describe an imported
-// instance.
+// PostgresqlInstance. Once the provider may create or update the instance,
+// its name, region and disk type cannot change and its version only goes up;
+// while it only observes (managementPolicies Observe), they may be corrected
+// to describe an imported instance. The source never changes.
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || has(self.forProvider.name) == has(oldSelf.forProvider.name)",fieldPath=".forProvider.name",message="cannot be added or removed after creation: the Cloud SQL instance keeps the name it was created with"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || !has(self.forProvider.name) || !has(oldSelf.forProvider.name) || self.forProvider.name == oldSelf.forProvider.name",fieldPath=".forProvider.name",messageExpression="'is immutable: the Cloud SQL instance is named ' + oldSelf.forProvider.name + '; create a new PostgresqlInstance to use another name'"
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.version == oldSelf.forProvider.version",fieldPath=".forProvider.version",messageExpression="'is immutable (was ' + oldSelf.forProvider.version + '): create a new instance to change the PostgreSQL major version'"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || (self.forProvider.version == '9.6' ? 9.6 : double(self.forProvider.version)) >= (oldSelf.forProvider.version == '9.6' ? 9.6 : double(oldSelf.forProvider.version))",fieldPath=".forProvider.version",messageExpression="'cannot go down (was ' + oldSelf.forProvider.version + '): Cloud SQL upgrades PostgreSQL in place but never downgrades it; to go back, restore the backup taken before the upgrade (status.atProvider.majorUpgrade.backupId) into a new PostgresqlInstance with spec.forProvider.source'"
+// +kubebuilder:validation:XValidation:rule="has(self.forProvider.source) == has(oldSelf.forProvider.source) && (!has(self.forProvider.source) || self.forProvider.source == oldSelf.forProvider.source)",fieldPath=".forProvider.source",message="is immutable: an instance is recovered from its source once, when it is created; create a new PostgresqlInstance to recover again"
+// +kubebuilder:validation:XValidation:rule="!has(self.forProvider.source) || !has(self.forProvider.source.clusterInstance)",fieldPath=".forProvider.source.clusterInstance",message="is for namespaced PostgresqlInstances only: a cluster-scoped PostgresqlInstance names its source with instance"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.location.region == oldSelf.forProvider.location.region",fieldPath=".forProvider.location.region",messageExpression="'is immutable (was ' + oldSelf.forProvider.location.region + '): a Cloud SQL instance cannot move to another region'"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.managementPolicies) && oldSelf.managementPolicies.all(p, p == 'Observe' || p == 'LateInitialize')) || self.forProvider.resources.disk.type == oldSelf.forProvider.resources.disk.type",fieldPath=".forProvider.resources.disk.type",messageExpression="'is immutable (was ' + oldSelf.forProvider.resources.disk.type + '): Cloud SQL cannot change the disk type of an instance'"
 // +kubebuilder:validation:XValidation:rule="has(self.writeConnectionSecretToRef) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",fieldPath=".writeConnectionSecretToRef",message="is required when the provider may create the instance: the generated password of the postgres user is stored there before the instance is created, so that it is never lost"

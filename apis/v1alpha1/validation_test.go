@@ -169,6 +169,29 @@ func TestCreateValidation(t *testing.T) {
 		"NameTooLong":              {mutate: func(p *params) { p.Name = ptr.To("a" + strings.Repeat("b", 91)) }, want: []string{fp + "name", "91"}},
 		"MetadataNameDotsWithName": {meta: "team.db2", mutate: func(p *params) { p.Name = ptr.To("team-db2") }},
 
+		// source
+		"SourceClone": {mutate: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders"} }},
+		"SourceCloneAtTime": {mutate: func(p *params) {
+			p.Source = &v1alpha1.Source{Instance: "orders", PointInTime: &metav1.Time{Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}}
+		}},
+		"SourceBackupRun": {mutate: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders", BackupRunID: "1764237600000"} }},
+		"SourceBackup":    {mutate: func(p *params) { p.Source = &v1alpha1.Source{Backup: "nightly"} }},
+		"SourceRetained": {mutate: func(p *params) {
+			p.Source = &v1alpha1.Source{RetainedBackup: "projects/my-project-123/backups/1764237600000"}
+		}},
+		"SourceNone": {mutate: func(p *params) { p.Source = &v1alpha1.Source{} }, want: []string{fp + "source", "set exactly one of instance, clusterInstance, backup and retainedBackup"}},
+		"SourceTwo":  {mutate: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders", Backup: "nightly"} }, want: []string{fp + "source", "set exactly one of"}},
+		"SourceTimeAlone": {mutate: func(p *params) {
+			p.Source = &v1alpha1.Source{Backup: "nightly", PointInTime: &metav1.Time{Time: time.Now()}}
+		}, want: []string{fp + "source.pointInTime", "needs instance or clusterInstance"}},
+		"SourceRunAlone": {mutate: func(p *params) { p.Source = &v1alpha1.Source{Backup: "nightly", BackupRunID: "12"} }, want: []string{fp + "source.backupRunId", "needs instance or clusterInstance"}},
+		"SourceRunAndTime": {mutate: func(p *params) {
+			p.Source = &v1alpha1.Source{Instance: "orders", BackupRunID: "12", PointInTime: &metav1.Time{Time: time.Now()}}
+		}, want: []string{fp + "source.backupRunId", "cannot be used together with pointInTime"}},
+		"SourceRunNotNumber":    {mutate: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders", BackupRunID: "latest"} }, want: []string{fp + "source.backupRunId", "should match"}},
+		"SourceRetainedBad":     {mutate: func(p *params) { p.Source = &v1alpha1.Source{RetainedBackup: "backups/12"} }, want: []string{fp + "source.retainedBackup", "should match"}},
+		"SourceClusterInstance": {mutate: func(p *params) { p.Source = &v1alpha1.Source{ClusterInstance: "orders"} }, want: []string{fp + "source.clusterInstance", "is for namespaced PostgresqlInstances only"}},
+
 		// version and edition
 		"Version96":         {mutate: func(p *params) { p.Version = "9.6" }},
 		"VersionUnknown":    {mutate: func(p *params) { p.Version = "9.5" }, want: []string{fp + "version", `Unsupported value: "9.5"`, `"18"`}},
@@ -414,7 +437,13 @@ func TestUpdateValidation(t *testing.T) {
 		"NameChanged":      {initial: withName, update: func(p *params) { p.Name = ptr.To("other-name") }, want: []string{fp + "name", "is immutable: the Cloud SQL instance is named original-name"}},
 		"NameRemoved":      {initial: withName, update: func(p *params) { p.Name = nil }, want: []string{fp + "name", "cannot be added or removed after creation"}},
 		"NameAdded":        {update: func(p *params) { p.Name = ptr.To("late-name") }, want: []string{fp + "name", "cannot be added or removed after creation"}},
-		"VersionChanged":   {update: func(p *params) { p.Version = "17" }, want: []string{fp + "version", "is immutable (was 18)"}},
+		"VersionDown":      {update: func(p *params) { p.Version = "17" }, want: []string{fp + "version", "cannot go down (was 18)", "never downgrades", "spec.forProvider.source"}},
+		"VersionUp":        {initial: func(p *params) { p.Version = "15" }, update: func(p *params) { p.Version = "16" }},
+		"VersionUpFrom96":  {initial: func(p *params) { p.Version = "9.6" }, update: func(p *params) { p.Version = "10" }},
+		"VersionDownTo96":  {initial: func(p *params) { p.Version = "10" }, update: func(p *params) { p.Version = "9.6" }, want: []string{fp + "version", "cannot go down (was 10)"}},
+		"SourceAdded":      {update: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders"} }, want: []string{fp + "source", "is immutable"}},
+		"SourceChanged":    {initial: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders"} }, update: func(p *params) { p.Source.Instance = "billing" }, want: []string{fp + "source", "is immutable"}},
+		"SourceRemoved":    {initial: func(p *params) { p.Source = &v1alpha1.Source{Instance: "orders"} }, update: func(p *params) { p.Source = nil }, want: []string{fp + "source", "is immutable"}},
 		"RegionChanged":    {update: func(p *params) { p.Location.Region = "europe-west4" }, want: []string{fp + "location.region", "is immutable (was europe-west1)"}},
 		"ZoneChanged":      {update: func(p *params) { p.Location.Zone = "europe-west1-c" }},
 		"DiskTypeChanged":  {update: func(p *params) { p.Resources.Disk.Type = "HDD" }, want: []string{fp + "resources.disk.type", "is immutable (was SSD)"}},
@@ -467,8 +496,8 @@ func TestImmutableFieldsCanBeCorrectedWhileObserving(t *testing.T) {
 	pi.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
 	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
 
-	pi.Spec.ForProvider.Version = "16"
-	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "is immutable (was 15)")
+	pi.Spec.ForProvider.Version = "14"
+	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "cannot go down (was 15)")
 }
 
 func TestProviderConfigValidation(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -144,9 +145,18 @@ func TestNamespacedInstance(t *testing.T) {
 		})
 	}
 
-	// Immutable like the cluster-scoped kind's.
+	// Only up, like the cluster-scoped kind's.
 	pi.Spec.ForProvider.Version = "17"
-	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "is immutable (was 18)")
+	denied(g, env.Client.Update(ctx, pi), "spec.forProvider.version", "cannot go down (was 18)")
+
+	// A retained backup of a deleted instance belongs to no namespace; a
+	// cluster-scoped source is named as such.
+	retained := instance("retained")
+	retained.Spec.ForProvider.Source = &clusterv1alpha1.Source{RetainedBackup: "projects/my-project-123/backups/12"}
+	denied(g, env.Client.Create(ctx, retained), "spec.forProvider.source.retainedBackup", "is for cluster-scoped PostgresqlInstances only")
+	clone := instance("clone")
+	clone.Spec.ForProvider.Source = &clusterv1alpha1.Source{ClusterInstance: "shared", PointInTime: &metav1.Time{Time: time.Now()}}
+	g.Expect(env.Client.Create(ctx, clone)).To(Succeed())
 }
 
 func TestProviderConfigs(t *testing.T) {
