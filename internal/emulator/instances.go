@@ -86,6 +86,9 @@ type instanceState struct {
 	// was turned on (with a data plane), where a recovery to a time before
 	// any backup starts.
 	pitrBase *recoveryBase
+	// preCheckFailure, when set, is the problem the instance's next
+	// pre-check of a major version upgrade finds (FailPreCheck).
+	preCheckFailure string
 }
 
 func (i *instanceState) busy() bool {
