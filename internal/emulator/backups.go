@@ -834,7 +834,7 @@ type recoveryBase struct {
 // follows: the base backup taken when point-in-time recovery was turned on
 // and the backups taken since from the same server. Callers hold s.mu.
 func (s *Server) recoveryBases(inst *instanceState) []recoveryBase {
-	pg := (*postgres.Server)(nil)
+	var pg *postgres.Server
 	if inst.data != nil {
 		pg = inst.data.postgres()
 	}

@@ -133,3 +133,38 @@ func TestDataPlaneCloneOutsideTheRecoveryWindow(t *testing.T) {
 		expectAPIError(g, err, http.StatusNotFound, emulator.ReasonInstanceDoesNotExist)
 	}
 }
+
+// TestDataPlaneCloneOfARecoveredClone recovers a clone that was itself
+// recovered to a point in time: its server started a timeline of its own,
+// which its WAL archive and base backup follow.
+func TestDataPlaneCloneOfARecoveredClone(t *testing.T) {
+	t.Parallel()
+	e := newDataEnv(t)
+	g := NewWithT(t)
+	e.insert(g, instance("orders", withPITR))
+	write := func(inst, sql string) {
+		out, err := e.psqlQuery(inst, "PRIMARY", "postgres", rootPassword, sql)
+		g.Expect(err).NotTo(HaveOccurred(), out)
+	}
+	write("orders", "create table items(v text); insert into items values ('a')")
+	pause()
+	at := time.Now()
+	pause()
+	write("orders", "insert into items values ('b')")
+	op, err := e.cloneAt("orders", "c1", at)
+	g.Expect(err).NotTo(HaveOccurred())
+	e.waitDone(g, op)
+	_, err = e.svc.Projects.Instances.GetLatestRecoveryTime(e.project, "c1").Context(e.ctx).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	write("c1", "insert into items values ('c1-x')")
+	pause()
+	at2 := time.Now()
+	pause()
+	write("c1", "insert into items values ('c1-y')")
+	op, err = e.cloneAt("c1", "c2", at2)
+	g.Expect(err).NotTo(HaveOccurred())
+	e.waitDone(g, op)
+	out, err := e.psqlQuery("c2", "PRIMARY", "postgres", rootPassword, "select v from items order by v")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("a\nc1-x"))
+}
