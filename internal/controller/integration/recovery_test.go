@@ -166,3 +166,124 @@ func TestNamespacedRecoveryNeedsASourceItsNamespaceMayUse(t *testing.T) {
 	k.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse, "does not admit namespace "+clone.GetNamespace())
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesClone, "") }, time.Second, 100*time.Millisecond).Should(BeZero())
 }
+
+// A backup restores into a new instance of its own, whether its instance
+// lives (a PostgresqlBackup, or a backup run by its ID) or was deleted with
+// its backups kept (the retained backup, and the same PostgresqlBackup):
+// each gets its own password and owner label, and the source no write.
+func TestBackupsRestoreIntoNewInstances(t *testing.T) {
+	h := newHarness(t).of(cluster)
+	src := h.create(h.instance("source"))
+	srcName := cloudsql.InstanceName(src)
+	srcPw := string(h.secret(src).Data[cloudsql.ConnectionKeyPassword])
+	b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Name: "nightly-" + h.id}}
+	b.Spec.ForProvider.Instance = src.GetName()
+	h.backup(b)
+	h.backupCondition(b, xpv2.TypeReady, corev1.ConditionTrue)
+	h.settle()
+	writesBefore := h.sourceWrites(srcName)
+
+	restored := func(name string, s v1alpha1.Source) {
+		h.t.Helper()
+		pi := h.instance(name, func(o object) { o.Parameters().Source = &s })
+		h.g.Expect(env.Client.Create(h.ctx, pi)).To(Succeed())
+		pi = h.waitReady(name)
+		cloud := cloudsql.InstanceName(pi)
+		pw := string(h.secret(pi).Data[cloudsql.ConnectionKeyPassword])
+		h.g.Expect(pw).NotTo(Equal(srcPw))
+		h.g.Expect(h.emu.PasswordIs(h.project, cloud, "postgres", pw)).To(BeTrue(), "%s: the published password is the one set", name)
+		h.g.Expect(h.emu.PasswordIs(h.project, cloud, "postgres", srcPw)).To(BeFalse(), "%s: the backup's password no longer logs in", name)
+		inst, err := h.emu.Instance(h.project, cloud)
+		h.g.Expect(err).NotTo(HaveOccurred())
+		h.g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(pi.GetUID())))
+		h.g.Eventually(func() *v1alpha1.Recovery { return h.get(name).Observation().Recovery }, 10*time.Second, 100*time.Millisecond).
+			Should(HaveField("Phase", v1alpha1.RecoveryDone))
+		h.g.Expect(h.calls(emulator.MethodInstancesRestoreBackup, cloud)).To(Equal(1), "%s: one restore", name)
+	}
+	restored("from-backup", v1alpha1.Source{Backup: b.Name})
+	restored("from-run", v1alpha1.Source{Instance: src.GetName(), BackupRunID: b.Status.AtProvider.ID})
+	h.g.Expect(h.sourceWrites(srcName)).To(Equal(writesBefore), "the source receives no write")
+
+	// Deleted, with its backups kept.
+	h.update(src.GetName(), func(o object) {
+		o.SetAnnotations(map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
+	})
+	h.g.Expect(env.Client.Delete(h.ctx, src)).To(Succeed())
+	h.waitGone(src.GetName())
+	var retained string
+	for _, bk := range h.emu.Backups(h.project) {
+		if bk.Instance == srcName {
+			retained = bk.Name
+		}
+	}
+	h.g.Expect(retained).NotTo(BeEmpty(), "Cloud SQL keeps the deleted instance's backups")
+	restored("from-retained", v1alpha1.Source{RetainedBackup: retained})
+	restored("from-backup-of-deleted", v1alpha1.Source{Backup: b.Name})
+}
+
+// Raising the version upgrades the instance, guarded: Cloud SQL's pre-check,
+// then an on-demand backup that ends before the one patch, which holds the
+// version alone; status records the backup. A pre-check that finds a
+// problem stops the upgrade before any backup or patch, saying what to fix.
+func TestMajorUpgradeIsGuarded(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.String(), func(t *testing.T) { testMajorUpgradeIsGuarded(newHarness(t).of(k)) })
+	}
+}
+
+func testMajorUpgradeIsGuarded(h kindHarness) {
+	pi := h.create(h.instance("orders", func(o object) { o.Parameters().Version = "15" }))
+	name := cloudsql.InstanceName(pi)
+	h.g.Expect(h.emu.FailPreCheck(h.project, name, "extension plv8 is not supported by POSTGRES_16")).To(Succeed())
+	h.settle()
+	h.update(pi.GetName(), func(o object) { o.Parameters().Version = "16" })
+	h.waitCondition(pi.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"the upgrade of PostgresqlInstance", "extension plv8 is not supported by POSTGRES_16", "fix it, and the pre-check runs again")
+	h.g.Expect(h.get(pi.GetName()).Observation().MajorUpgrade).To(HaveField("Phase", v1alpha1.UpgradeBlocked))
+	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(BeZero(), "no backup while the pre-check blocks")
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(BeZero(), "no patch while the pre-check blocks")
+
+	// Fixed: the next poll runs the pre-check again, and the upgrade goes on.
+	h.poke(pi.GetName(), 1)
+	h.g.Eventually(func(g Gomega) {
+		st := h.get(pi.GetName()).Observation().MajorUpgrade
+		g.Expect(st).NotTo(BeNil())
+		g.Expect(st.Phase).To(Equal(v1alpha1.UpgradeDone))
+	}, 60*time.Second, 100*time.Millisecond).Should(Succeed())
+	pi = h.waitReady(pi.GetName())
+	st := pi.Observation().MajorUpgrade
+	h.g.Expect(st).To(And(HaveField("FromVersion", "POSTGRES_15"), HaveField("ToVersion", "POSTGRES_16"),
+		HaveField("BackupID", Not(BeEmpty())), HaveField("BackupEndTime", Not(BeNil())), HaveField("EndTime", Not(BeNil()))))
+	inst, err := h.emu.Instance(h.project, name)
+	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(inst.DatabaseVersion).To(Equal("POSTGRES_16"))
+
+	// The order, as Cloud SQL saw it: pre-checks, the backup, its end, then
+	// the one patch.
+	var order []string
+	var patchAt time.Time
+	for _, r := range h.emu.Requests() {
+		if r.Project != h.project || r.Instance != name {
+			continue
+		}
+		switch r.Method {
+		case emulator.MethodInstancesPreCheckMajorVersionUpgrade, emulator.MethodBackupRunsInsert, emulator.MethodInstancesPatch:
+			order = append(order, r.Method)
+			if r.Method == emulator.MethodInstancesPatch {
+				patchAt = r.Time
+			}
+		}
+	}
+	h.g.Expect(order).To(Equal([]string{
+		emulator.MethodInstancesPreCheckMajorVersionUpgrade, emulator.MethodInstancesPreCheckMajorVersionUpgrade,
+		emulator.MethodBackupRunsInsert, emulator.MethodInstancesPatch,
+	}))
+	id, _ := cloudsql.ParseBackupRunID(st.BackupID)
+	run, err := h.svc().BackupRuns.Get(h.project, name, id).Do()
+	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(run.Status).To(Equal(v1alpha1.BackupStateSuccessful))
+	end, err := time.Parse(time.RFC3339Nano, run.EndTime)
+	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(end).To(BeTemporally("<=", patchAt), "the backup ended before the patch")
+	h.g.Expect(run.Description).To(ContainSubstring("before the upgrade to POSTGRES_16"))
+}
