@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
@@ -153,18 +154,40 @@ func (h kindHarness) waitCondition(name string, ct xpv2.ConditionType, status co
 }
 
 // A namespaced PostgresqlInstance recovers only from what its namespace may
-// use: a cluster-scoped instance that does not admit it is refused with a
-// condition, and nothing is cloned.
+// have all of: a cluster-scoped instance that admits it only for users and
+// databases (spec.tenancy) is refused as a source, directly or through a
+// PostgresqlBackup the namespace took of it, with a condition, and nothing is
+// cloned or restored; once spec.injection admits the namespace, the clone is
+// made.
 func TestNamespacedRecoveryNeedsASourceItsNamespaceMayUse(t *testing.T) {
 	h := newHarness(t, withTenancy(tenancy.Policy{}))
+	k := h.of(teamA)
+	ns := k.key("").Namespace
 	shared := h.create(h.instance("shared", func(pi *v1alpha1.PostgresqlInstance) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"someone-else"}}
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{ns}}
 	}))
-	k := h.of(teamA)
+	b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"}}
+	b.Spec.ForProvider.ClusterInstance = shared.Name
+	h.backup(b)
+	h.backupCondition(b, xpv2.TypeReady, corev1.ConditionTrue)
+
 	clone := k.instance("copy", func(o object) { o.Parameters().Source = &v1alpha1.Source{ClusterInstance: shared.Name} })
 	h.g.Expect(env.Client.Create(h.ctx, clone)).To(Succeed())
-	k.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse, "does not admit namespace "+clone.GetNamespace())
-	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesClone, "") }, time.Second, 100*time.Millisecond).Should(BeZero())
+	k.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"PostgresqlInstance "+ns+"/copy: spec.forProvider.source.clusterInstance names the cluster-scoped PostgresqlInstance "+shared.Name+", whose spec.injection does not admit namespace "+ns)
+	restore := k.instance("restored", func(o object) { o.Parameters().Source = &v1alpha1.Source{Backup: b.Name} })
+	h.g.Expect(env.Client.Create(h.ctx, restore)).To(Succeed())
+	k.waitCondition(restore.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"spec.forProvider.source.backup (PostgresqlBackup "+ns+"/nightly) names the cluster-scoped PostgresqlInstance "+shared.Name+", whose spec.injection does not admit namespace "+ns)
+	h.g.Consistently(func() int {
+		return h.calls(emulator.MethodInstancesClone, "") + h.calls(emulator.MethodInstancesRestoreBackup, "")
+	}, time.Second, 100*time.Millisecond).Should(BeZero())
+
+	h.update(shared.Name, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.Injection.AllowedNamespaces = []string{ns} })
+	k.poke(clone.GetName(), 1)
+	k.waitReady(clone.GetName())
+	h.g.Expect(h.calls(emulator.MethodInstancesClone, cloudsql.InstanceName(shared))).To(Equal(1))
 }
 
 // A backup restores into a new instance of its own, whether its instance
