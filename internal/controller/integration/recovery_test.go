@@ -310,3 +310,25 @@ func testMajorUpgradeIsGuarded(h kindHarness) {
 	h.g.Expect(end).To(BeTemporally("<=", patchAt), "the backup ended before the patch")
 	h.g.Expect(run.Description).To(ContainSubstring("before the upgrade to POSTGRES_16"))
 }
+
+// An upgrade whose operation fails says so, with Cloud SQL's error and the
+// backup taken before it, and is sent again at the next poll, not in a loop;
+// the backup is not taken again.
+func TestFailedUpgradeIsTriedAgainAtThePoll(t *testing.T) {
+	h := newHarness(t).of(cluster)
+	pi := h.create(h.instance("orders", func(o object) { o.Parameters().Version = "15" }))
+	name := cloudsql.InstanceName(pi)
+	h.settle()
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesPatch, FailOperationShare: 1, Count: 1})).To(Succeed())
+	h.update(pi.GetName(), func(o object) { o.Parameters().Version = "16" })
+	h.waitCondition(pi.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"the upgrade of PostgresqlInstance "+pi.GetName()+" failed: Cloud SQL could not upgrade instance "+name+" to POSTGRES_16", "tried again at the next poll")
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, name) }, 2*time.Second, 100*time.Millisecond).Should(Equal(1),
+		"no patch again before the next poll")
+
+	h.poke(pi.GetName(), 1)
+	h.g.Eventually(func() *v1alpha1.MajorUpgrade { return h.get(pi.GetName()).Observation().MajorUpgrade }, 30*time.Second, 100*time.Millisecond).
+		Should(HaveField("Phase", v1alpha1.UpgradeDone))
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(2))
+	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(Equal(1), "one backup before the upgrade, however often it is sent")
+}
