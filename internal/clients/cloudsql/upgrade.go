@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/api/sqladmin/v1beta4"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
 // Kinds of Cloud SQL operations the guarded upgrade and recoveries start.
