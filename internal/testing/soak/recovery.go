@@ -26,7 +26,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,10 +37,19 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
 )
 
-// plainRecoverySources is how many instances without PostgreSQL are cloned
-// (now and at a point in time): their recoveries cost the machine nothing,
-// those of the instances with PostgreSQL a server each.
+// plainRecoverySources is how many instances without PostgreSQL may be
+// cloned (now and at a point in time): their recoveries cost the machine
+// nothing, those of the instances with PostgreSQL a server each.
 const plainRecoverySources = 2
+
+// The ways the soak recovers an instance: a clone now, a clone at a point
+// in time, a restore of a PostgresqlBackup (of an instance with PostgreSQL
+// only: the soak backs up no other).
+const (
+	kindClone   = "-clone"
+	kindPITR    = "-pitr"
+	kindRestore = "-restore"
+)
 
 // pitrLogDays is the log retention of the sources' point-in-time recovery,
 // which a clone at a point in time needs; it is on from their creation, so
@@ -76,6 +84,35 @@ func plainSources(names []string) []string {
 	return names[from:min(to, from+plainRecoverySources)]
 }
 
+// A planned recovery is of kind from source.
+type planned struct {
+	source, kind string
+}
+
+// recoveryPlan lists n recoveries (all when n is negative) from the instances
+// with PostgreSQL, sql, and the others, plain: each round gives every source
+// one recovery, each of a kind the source has not had yet, the kinds
+// staggered across sources, so that a few recoveries cover every kind and
+// many sources.
+func recoveryPlan(sql, plain []string, n int) []planned {
+	var out []planned
+	kinds := []string{kindClone, kindPITR, kindRestore}
+	for round := range kinds {
+		for i, src := range sql {
+			out = append(out, planned{src, kinds[(i+round)%len(kinds)]})
+		}
+		if round < 2 {
+			for i, src := range plain {
+				out = append(out, planned{src, kinds[(i+round)%2]})
+			}
+		}
+	}
+	if n >= 0 && n < len(out) {
+		out = out[:n]
+	}
+	return out
+}
+
 // withPITR turns point-in-time recovery on, for the sources of clones at a
 // point in time.
 func withPITR(pi *v1alpha1.PostgresqlInstance) *v1alpha1.PostgresqlInstance {
@@ -83,14 +120,15 @@ func withPITR(pi *v1alpha1.PostgresqlInstance) *v1alpha1.PostgresqlInstance {
 	return pi
 }
 
-// recoverInstances recovers, all at once while the provider is killed, each
-// of the sources: a clone now and one at a point in time of each, and of
-// each instance with PostgreSQL a restore of its first PostgresqlBackup
-// (which takeBackups took, and are deleted only after). It waits until each
+// recoverInstances makes, all at once while the provider is killed, the
+// recoveries recoveryPlan lists from the instances with PostgreSQL and from
+// plain: clones now, clones at a point in time, and restores of the first
+// PostgresqlBackup of an instance with PostgreSQL (which takeBackups took,
+// and are deleted only after). It waits until each
 // is Ready with its recovery Done, then counts the recoveries whose
 // connection secret ever held a source's postgres password, those created
 // twice, those without their own owner label, and the writes the sources
-// received; then it deletes them.
+// received; then it deletes them, without waiting: deleteAll waits for them.
 func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report) error {
 	var all []recovered
 	var objs []*v1alpha1.PostgresqlInstance
@@ -98,30 +136,29 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 	// fraction: after the sources were made (and their backups taken),
 	// within the window of their logs.
 	at := metav1.NewTime(time.Now().Add(-time.Second))
-	add := func(src, suffix string, emu *emulator.Server, s v1alpha1.Source) {
-		var pi *v1alpha1.PostgresqlInstance
-		if emu == w.sqlEmu {
-			pi = newSQLInstance(src + suffix)
-		} else {
-			pi = newInstance(src + suffix)
+	var sources []string
+	for _, p := range recoveryPlan(w.sqlAll, plain, w.o.Recoveries) {
+		pi, emu := newInstance(p.source+p.kind), w.emu
+		if slices.Contains(w.sqlAll, p.source) {
+			pi, emu = newSQLInstance(p.source+p.kind), w.sqlEmu
+		}
+		s := v1alpha1.Source{Instance: p.source}
+		switch p.kind {
+		case kindPITR:
+			s.PointInTime = &at
+		case kindRestore:
+			s = v1alpha1.Source{Backup: backupName(p.source, 0)}
 		}
 		pi.Spec.ForProvider.Source = &s
 		objs = append(objs, pi)
-		all = append(all, recovered{name: pi.Name, source: src, emu: emu})
-	}
-	for _, src := range plain {
-		add(src, "-clone", w.emu, v1alpha1.Source{Instance: src})
-		add(src, "-pitr", w.emu, v1alpha1.Source{Instance: src, PointInTime: &at})
-	}
-	for _, src := range w.sqlAll {
-		add(src, "-clone", w.sqlEmu, v1alpha1.Source{Instance: src})
-		add(src, "-pitr", w.sqlEmu, v1alpha1.Source{Instance: src, PointInTime: &at})
-		add(src, "-restore", w.sqlEmu, v1alpha1.Source{Backup: backupName(src, 0)})
+		all = append(all, recovered{name: pi.Name, source: p.source, emu: emu})
+		if !slices.Contains(sources, p.source) {
+			sources = append(sources, p.source)
+		}
 	}
 	if len(all) == 0 {
 		return nil
 	}
-	sources := slices.Concat(plain, w.sqlAll)
 	sourcePasswords := map[string]bool{}
 	for _, src := range sources {
 		s := &corev1.Secret{}
@@ -158,6 +195,7 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 	}
 	r.RecoveryKills++
 	securing := false
+	took := map[string]time.Duration{}
 	err = w.waitFor(ctx, "every recovery Ready and Done", func() (bool, error) {
 		done := true
 		for i := range all {
@@ -169,6 +207,8 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 			rec := pi.Status.AtProvider.Recovery
 			if pi.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue || rec == nil || rec.Phase != v1alpha1.RecoveryDone {
 				done = false
+			} else if _, ok := took[all[i].name]; !ok {
+				took[all[i].name] = time.Since(start).Round(time.Second)
 			}
 			if db, err := all[i].emu.Instance(project, all[i].name); !securing && err == nil && db.State == emulator.StateRunnable && (rec == nil || rec.Phase != v1alpha1.RecoveryDone) {
 				securing = true
@@ -184,6 +224,7 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 		return err
 	}
 	r.Recoveries = len(all)
+	w.logf("recoveries Done after: %v", took)
 
 	// The secrets are settled: the watch has seen what there was to see.
 	stopWatching()
@@ -227,6 +268,9 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 	r.CloneRecordsLeft = left
 
 	w.recovered = append(w.recovered, all...)
+	r.SourceWrites = writesTo(sources, start, w.emu, w.sqlEmu)
+	// Deleted while the later phases run, and the provider is killed; the
+	// final deletion waits for them with the others.
 	w.logf("deleting the %d recovered instances", len(all))
 	for _, rc := range all {
 		pi := &v1alpha1.PostgresqlInstance{}
@@ -235,22 +279,6 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 			return err
 		}
 	}
-	err = w.waitFor(ctx, "every recovered instance deleted", func() (bool, error) {
-		for _, rc := range all {
-			err := w.c.Get(ctx, client.ObjectKey{Name: rc.name}, &v1alpha1.PostgresqlInstance{})
-			if err == nil {
-				return false, nil
-			}
-			if !kerrors.IsNotFound(err) {
-				return false, err
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	r.SourceWrites = writesTo(sources, start, w.emu, w.sqlEmu)
 	return nil
 }
 

@@ -100,6 +100,12 @@ type Options struct {
 	SQLInstances int
 	// Logins is how many users (and databases) each of SQLInstances gets.
 	Logins int
+	// Recoveries is how many instances are recovered from others, at most:
+	// of each instance with PostgreSQL a clone now, one at a point in time
+	// and a restore of a PostgresqlBackup, of two others a clone now and
+	// one at a point in time, interleaved so that a few cover every kind
+	// (see recoveryPlan). Negative: all of them.
+	Recoveries int
 	// Timeout bounds each phase.
 	Timeout time.Duration
 	// Log receives the progress.
