@@ -18,6 +18,7 @@ package soak
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -228,7 +229,8 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 
 	// The secrets are settled: the watch has seen what there was to see.
 	stopWatching()
-	ever := published()
+	<-published.done
+	ever := published.seen()
 	for _, rc := range all {
 		s := &corev1.Secret{}
 		if err := w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: rc.name + "-postgres"}, s); err != nil {
@@ -282,22 +284,37 @@ func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report)
 	return nil
 }
 
+// A secretWatch records the recovered instances whose connection secret
+// held a source's password, until done is closed.
+type secretWatch struct {
+	done  chan struct{}
+	mu    sync.Mutex
+	found map[string]bool
+}
+
+// seen names the recovered instances whose secret held a source's password
+// so far.
+func (sw *secretWatch) seen() map[string]bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return maps.Clone(sw.found)
+}
+
 // watchPublished watches the connection secrets named in secrets (each to
-// its recovered instance) until ctx ends, and returns what tells the
-// recovered instances whose secret held one of passwords. A watch, not a
-// poll: a password held between two polls would go unseen.
-func (w *world) watchPublished(ctx context.Context, secrets map[string]string, passwords map[string]bool) (func() map[string]bool, error) {
+// its recovered instance) until ctx ends, recording those that hold one of
+// passwords. A watch, not a poll: a password held between two polls would
+// go unseen.
+func (w *world) watchPublished(ctx context.Context, secrets map[string]string, passwords map[string]bool) (*secretWatch, error) {
 	wc, err := client.NewWithWatch(w.env.Config, client.Options{Scheme: w.env.Scheme})
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	found := map[string]bool{}
+	sw := &secretWatch{done: make(chan struct{}), found: map[string]bool{}}
 	see := func(s *corev1.Secret) {
 		if n, ok := secrets[s.Name]; ok && passwords[string(s.Data[cloudsql.ConnectionKeyPassword])] {
-			mu.Lock()
-			found[n] = true
-			mu.Unlock()
+			sw.mu.Lock()
+			sw.found[n] = true
+			sw.mu.Unlock()
 		}
 	}
 	list := func() (string, error) {
@@ -314,8 +331,8 @@ func (w *world) watchPublished(ctx context.Context, secrets map[string]string, p
 	if err != nil {
 		return nil, err
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	go func() {
+		defer close(sw.done)
 		for ctx.Err() == nil {
 			wt, err := wc.Watch(ctx, &corev1.SecretList{}, client.InNamespace(secretNS), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 			if err != nil {
@@ -337,13 +354,8 @@ func (w *world) watchPublished(ctx context.Context, secrets map[string]string, p
 				}
 			}
 		}
-	})
-	return func() map[string]bool {
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return found
-	}, nil
+	}()
+	return sw, nil
 }
 
 // recoveredTwice counts the recovered instances that Cloud SQL made more
