@@ -125,11 +125,11 @@ func withPITR(pi *v1alpha1.PostgresqlInstance) *v1alpha1.PostgresqlInstance {
 // recoveries recoveryPlan lists from the instances with PostgreSQL and from
 // plain: clones now, clones at a point in time, and restores of the first
 // PostgresqlBackup of an instance with PostgreSQL (which takeBackups took,
-// and are deleted only after). It waits until each
-// is Ready with its recovery Done, then counts the recoveries whose
-// connection secret ever held a source's postgres password, those created
-// twice, those without their own owner label, and the writes the sources
-// received; then it deletes them, without waiting: deleteAll waits for them.
+// and are deleted only after). It waits until each is Ready with its
+// recovery Done, then counts the recoveries whose connection secret ever
+// held a source's postgres password, those created twice, those without
+// their own owner label, and the writes the sources received; then it
+// deletes them, without waiting: deleteAll waits for them.
 func (w *world) recoverInstances(ctx context.Context, plain []string, r *Report) error {
 	var all []recovered
 	var objs []*v1alpha1.PostgresqlInstance
