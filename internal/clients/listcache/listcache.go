@@ -149,6 +149,15 @@ func (c *Cache) get(ctx context.Context, k Key, fetch func(context.Context) (any
 		readAt time.Time
 	}
 	ch := c.group.DoChan(fmt.Sprintf("%s\x00%d", k, gen), func() (any, error) {
+		// A listing that ended between this caller's look at the entries
+		// and this flight serves it: no second request.
+		c.mu.Lock()
+		if e, ok := c.entries[k]; ok && c.gen[k] == gen && c.now().Sub(e.readAt) < c.maxAge() {
+			items, at := e.items, e.readAt
+			c.mu.Unlock()
+			return result{items, at}, nil
+		}
+		c.mu.Unlock()
 		// The listing began now: whatever changed after this is not in it.
 		readAt := c.now()
 		items, err := fetch(context.WithoutCancel(ctx))
