@@ -392,8 +392,8 @@ func (s *Server) Seed(project string, db *sqladmin.DatabaseInstance) error {
 	built.ServerCaCert = ca.sslCert(db.Name)
 	inst := &instanceState{db: built, users: map[string]*userState{}, ca: ca, backupsSeen: now}
 	inst.users[postgresUser] = newUserState(project, db.Name, postgresUser, db.RootPassword)
-	notePITR(inst, now)
 	s.refreshIPAddresses(inst, built)
+	s.notePITR(inst, now)
 	p.instances[db.Name] = inst
 	return nil
 }

@@ -41,6 +41,7 @@ const (
 	adminActionCheckPassword = ":checkPassword"
 	adminActionSetOwner      = ":setOwner"
 	adminActionFailBackup    = ":failNextBackup"
+	adminActionFailPreCheck  = ":failPreCheck"
 	adminActionBackupWindow  = ":runBackupWindow"
 	adminActionMaintenance   = ":scheduleMaintenance"
 )
@@ -182,6 +183,16 @@ func (s *Server) routeAdminProject(r *http.Request, raw []string) (any, error) {
 			}
 		}
 		return nil, adminError(s.FailNextBackup(project, strings.TrimSuffix(seg[2], adminActionFailBackup), in.Message))
+	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionFailPreCheck) && m == http.MethodPost:
+		var in struct {
+			Message string `json:"message"`
+		}
+		if b := readAll(r); len(strings.TrimSpace(string(b))) > 0 {
+			if err := decodeJSON(b, &in); err != nil {
+				return nil, err
+			}
+		}
+		return nil, adminError(s.FailPreCheck(project, strings.TrimSuffix(seg[2], adminActionFailPreCheck), in.Message))
 	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionBackupWindow) && m == http.MethodPost:
 		return s.RunBackupWindow(project, strings.TrimSuffix(seg[2], adminActionBackupWindow))
 	case len(seg) == 3 && strings.HasSuffix(seg[2], adminActionMaintenance) && m == http.MethodPost:

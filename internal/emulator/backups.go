@@ -19,6 +19,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,6 +103,22 @@ type backupState struct {
 	data *postgres.Backup
 	// size is the size of data's files: the run's maxChargeableBytes.
 	size int64
+	// dataAt is when the copy in data was complete, by the wall clock that
+	// dates PostgreSQL's commits, and archive the WAL archive of the server
+	// it was taken from: a point-in-time recovery may start from it to any
+	// time after dataAt that archive reaches.
+	dataAt  time.Time
+	archive string
+	// users and databases are the instance's as they were when the backup
+	// was taken, which a restore gives the instance it restores into.
+	users     map[string]backupUser
+	databases map[string]*sqladmin.Database
+	dbOwners  map[string]string
+}
+
+// backupUser is a user as a backup keeps it.
+type backupUser struct {
+	userType, password string
 }
 
 // status is the backup run's status at time now.
@@ -224,6 +241,15 @@ func (s *Server) newBackup(p *projectState, project string, inst *instanceState,
 	if bc := inst.db.Settings.BackupConfiguration; bc != nil && bc.Location != "" {
 		b.location = bc.Location
 	}
+	b.users = map[string]backupUser{}
+	for n, u := range inst.users {
+		b.users[n] = backupUser{u.user.Type, u.password}
+	}
+	b.databases = map[string]*sqladmin.Database{}
+	for n, d := range inst.dbs() {
+		b.databases[n] = d
+	}
+	b.dbOwners = maps.Clone(inst.dbOwners)
 	if inst.backupFailure != "" {
 		b.failure = &sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR", Message: inst.backupFailure}
 		inst.backupFailure = ""
@@ -241,11 +267,13 @@ func (s *Server) copyData(c pgCheck, b *backupState) {
 	}
 	var data *postgres.Backup
 	var size int64
+	var at time.Time
+	var archive string
 	ok := c.run("take backup "+strconv.FormatInt(b.id, 10), func(ctx context.Context, pg *postgres.Server) error {
 		var err error
 		data, err = pg.Backup(ctx, b.project+"-"+b.instance+"-"+strconv.FormatInt(b.id, 10))
 		if err == nil {
-			size = data.Size()
+			size, at, archive = data.Size(), time.Now(), pg.ArchiveDir()
 		}
 		return err
 	})
@@ -255,7 +283,7 @@ func (s *Server) copyData(c pgCheck, b *backupState) {
 		b.failure = &sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR", Message: msgBackupFailed}
 		return
 	}
-	b.data, b.size = data, size
+	b.data, b.size, b.dataAt, b.archive = data, size, at, archive
 }
 
 // backupRunsInsert takes an ON_DEMAND backup (POST .../backupRuns): a
@@ -383,6 +411,7 @@ func (s *Server) queueBackupData(inst *instanceState, b *backupState) {
 		}
 		data, err := pg.Backup(ctx, b.project+"-"+b.instance+"-"+strconv.FormatInt(b.id, 10))
 		var size int64
+		at := time.Now()
 		if err == nil {
 			size = data.Size()
 		}
@@ -392,7 +421,7 @@ func (s *Server) queueBackupData(inst *instanceState, b *backupState) {
 			b.failure = &sqladmin.OperationError{Kind: "sql#operationError", Code: "INTERNAL_ERROR", Message: msgBackupFailed}
 			return err
 		}
-		b.data, b.size = data, size
+		b.data, b.size, b.dataAt, b.archive = data, size, at, pg.ArchiveDir()
 		return nil
 	}})
 }
@@ -711,42 +740,200 @@ func (s *Server) retainBackups(p *projectState, inst *instanceState, end time.Ti
 }
 
 // instancesGetLatestRecoveryTime serves GET
-// projects/{p}/instances/{i}/getLatestRecoveryTime: with point-in-time
-// recovery on, the latest time is now and the earliest is the later of when
-// it was turned on and now minus transactionLogRetentionDays; with it off,
-// 400 invalid (no recording shows Cloud SQL's words for it).
+// projects/{p}/instances/{i}/getLatestRecoveryTime: the window a clone at a
+// pointInTime may ask for (see recoveryWindow); with point-in-time recovery
+// off, 400 invalid (no recording shows Cloud SQL's words for it). With a data
+// plane it first waits for the instance's PostgreSQL to have run what the API
+// reported done, the base backup of the window among it.
 func (s *Server) instancesGetLatestRecoveryTime(req *apiRequest) (any, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	_, inst, err := s.findInstance(req.project, req.instance)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	check := dataPlaneCheck(inst)
+	s.mu.Unlock()
+	check.run("read the recovery window", func(context.Context, *postgres.Server) error { return nil })
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, inst, err = s.findInstance(req.project, req.instance)
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	w, err := s.recoveryWindow(inst, now, now)
+	if err != nil {
+		return nil, err
+	}
+	// Right after the base backup its rounded time may pass now; the
+	// window answered is never empty.
+	w.latest = maxTime(w.latest, w.earliest)
+	return &sqladmin.SqlInstancesGetLatestRecoveryTimeResponse{
+		Kind:                 "sql#getLatestRecoveryTime",
+		LatestRecoveryTime:   formatTime(w.latest),
+		EarliestRecoveryTime: formatTime(w.earliest),
+	}, nil
+}
+
+// window is the span of times an instance can be recovered to.
+type window struct {
+	earliest, latest time.Time
+}
+
+func (w window) holds(t time.Time) bool {
+	return !t.Before(w.earliest) && !t.After(w.latest)
+}
+
+// recoveryWindow is the span of times inst can be recovered to, by the
+// emulator's clock: from the later of when point-in-time recovery was turned
+// on and now minus transactionLogRetentionDays, until latest. With a data
+// plane it starts no earlier than the oldest base backup its WAL archive
+// follows (the one taken when point-in-time recovery was turned on, see
+// notePITR): earlier times could not be recovered, so they are not offered.
+// The earliest time is rounded up to the millisecond, so that the time as
+// answered is within the window; it may then pass the latest by less than a
+// millisecond, until the clock moves on. Callers hold s.mu.
+func (s *Server) recoveryWindow(inst *instanceState, now, latest time.Time) (window, error) {
 	bc := inst.db.Settings.BackupConfiguration
 	if bc == nil || !bc.PointInTimeRecoveryEnabled || inst.pitrSince.IsZero() {
-		return nil, errInvalid(msgPITRDisabled, req.instance)
+		return window{}, errInvalid(msgPITRDisabled, inst.db.Name)
 	}
-	now := s.now()
 	earliest := now.Add(-time.Duration(bc.TransactionLogRetentionDays) * day)
 	if inst.pitrSince.After(earliest) {
 		earliest = inst.pitrSince
 	}
-	return &sqladmin.SqlInstancesGetLatestRecoveryTimeResponse{
-		Kind:                 "sql#getLatestRecoveryTime",
-		LatestRecoveryTime:   formatTime(now),
-		EarliestRecoveryTime: formatTime(earliest),
-	}, nil
+	if bases := s.recoveryBases(inst); len(bases) > 0 {
+		oldest := bases[0].at
+		for _, b := range bases[1:] {
+			if b.at.Before(oldest) {
+				oldest = b.at
+			}
+		}
+		if first := s.emulatorTime(oldest); first.After(earliest) {
+			earliest = first
+		}
+	}
+	if r := earliest.Truncate(time.Millisecond); !r.Equal(earliest) {
+		earliest = r.Add(time.Millisecond)
+	}
+	return window{earliest: earliest, latest: latest}, nil
+}
+
+// recoveryBase is a copy of an instance's data that a point-in-time recovery
+// can start from: complete at the wall-clock time at, and followed by the WAL
+// in archive.
+type recoveryBase struct {
+	data    *postgres.Backup
+	at      time.Time
+	archive string
+}
+
+// recoveryBases are the copies of inst's data that its server's WAL archive
+// follows: the base backup taken when point-in-time recovery was turned on
+// and the backups taken since from the same server. Callers hold s.mu.
+func (s *Server) recoveryBases(inst *instanceState) []recoveryBase {
+	var pg *postgres.Server
+	if inst.data != nil {
+		pg = inst.data.postgres()
+	}
+	if pg == nil {
+		return nil
+	}
+	archive := pg.ArchiveDir()
+	var out []recoveryBase
+	if inst.pitrBase != nil && inst.pitrBase.archive == archive {
+		out = append(out, *inst.pitrBase)
+	}
+	for _, b := range inst.backups {
+		if b.data != nil && b.failure == nil && b.deletion == nil && b.archive == archive {
+			out = append(out, recoveryBase{data: b.data, at: b.dataAt, archive: archive})
+		}
+	}
+	return out
+}
+
+// baseFor is the newest base a recovery to the wall-clock time target can
+// start from, if any. Callers hold s.mu.
+func (s *Server) baseFor(inst *instanceState, target time.Time) (recoveryBase, bool) {
+	var best recoveryBase
+	found := false
+	for _, b := range s.recoveryBases(inst) {
+		if !b.at.After(target) && (!found || b.at.After(best.at)) {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
+// wallTime is the wall-clock time, which dates PostgreSQL's commits, of the
+// emulator's time t: they differ by the emulator clock's offset now, which
+// is none on the wall clock. Callers hold s.mu.
+func (s *Server) wallTime(t time.Time) time.Time {
+	return t.Add(time.Since(s.now()))
+}
+
+// emulatorTime is the emulator's time of the wall-clock time w. Callers hold
+// s.mu.
+func (s *Server) emulatorTime(w time.Time) time.Time {
+	return w.Add(-time.Since(s.now()))
 }
 
 // notePITR records when point-in-time recovery was turned on, for
-// getLatestRecoveryTime. Callers hold s.mu.
-func notePITR(inst *instanceState, at time.Time) {
+// getLatestRecoveryTime. With a data plane it also takes the base backup
+// that a recovery to a time before the instance's first backup starts from.
+// Callers hold s.mu, after the instance's data plane is up.
+func (s *Server) notePITR(inst *instanceState, at time.Time) {
 	on := inst.db.Settings.BackupConfiguration != nil && inst.db.Settings.BackupConfiguration.PointInTimeRecoveryEnabled
 	switch {
 	case !on:
 		inst.pitrSince = time.Time{}
+		s.dropPITRBase(inst)
 	case inst.pitrSince.IsZero():
 		inst.pitrSince = at
+		s.queuePITRBase(inst)
+	}
+}
+
+// queuePITRBase takes the base backup of point-in-time recovery from the
+// instance's task queue. Callers hold s.mu.
+func (s *Server) queuePITRBase(inst *instanceState) {
+	be := inst.data
+	if be == nil {
+		return
+	}
+	s.dataPlaneTask(inst, task{what: "take the base backup of point-in-time recovery", run: func(ctx context.Context, be *backend) error {
+		pg := be.postgres()
+		if pg == nil {
+			return nil
+		}
+		data, err := pg.Backup(ctx, be.project+"-"+be.instance+"-pitr")
+		if err != nil {
+			return err
+		}
+		base := &recoveryBase{data: data, at: time.Now(), archive: pg.ArchiveDir()}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		// The instance may have gone, or turned point-in-time recovery off,
+		// meanwhile: then the copy has no use.
+		if inst.data != be || inst.pitrSince.IsZero() {
+			return data.Remove()
+		}
+		s.dropPITRBase(inst)
+		inst.pitrBase = base
+		return nil
+	}})
+}
+
+// dropPITRBase removes the base backup of point-in-time recovery. Callers
+// hold s.mu.
+func (s *Server) dropPITRBase(inst *instanceState) {
+	if inst.pitrBase != nil {
+		if err := inst.pitrBase.data.Remove(); err != nil {
+			s.dataLog("cannot remove the base backup of %s: %v", inst.db.Name, err)
+		}
+		inst.pitrBase = nil
 	}
 }
 
@@ -756,4 +943,11 @@ func errBackupRunNotFound() error {
 
 func errBackupNotFound(name string) error {
 	return &apiError{http.StatusNotFound, statusNotFound, ReasonNotFound, fmt.Sprintf(msgBackupNotFound, name)}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -17,16 +17,23 @@ limitations under the License.
 package emulator
 
 import (
+	"context"
 	"maps"
 	"strings"
 	"time"
 
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
 )
 
 const (
 	msgCloneZone        = "Invalid preferred zone %q: instance %q is in region %s, and its clone is made in the same region."
 	msgClonePointInTime = "Invalid cloneContext.pointInTime %q: use an RFC 3339 timestamp such as 2026-01-02T15:04:05.000Z."
+	// msgCloneOutsideWindow names the window that getLatestRecoveryTime
+	// answers, so that the caller can correct the time without asking.
+	msgCloneOutsideWindow = "Invalid cloneContext.pointInTime %q: instance %q can be recovered to any time from %s to %s."
+	msgCloneNoPITR        = "Invalid cloneContext.pointInTime %q: point-in-time recovery is not enabled for the instance %q; enable settings.backupConfiguration.pointInTimeRecoveryEnabled first."
 )
 
 // instancesClone creates the instance cloneContext.destinationInstanceName as
@@ -36,10 +43,17 @@ const (
 // as after an insert. The copy has the source's settings (a new
 // settingsVersion 1; the zone is preferredZone when given), its own name,
 // createTime, CA and connection name, and the source's users with their
-// passwords and its databases as they are when the clone is asked for. A
-// pointInTime is checked and otherwise ignored: the copy is of the present.
-// With a data plane, the clone's PostgreSQL is a copy of the source's, data
-// included (see dataPlane.clones).
+// passwords and its databases as they are when the clone is asked for. With a
+// data plane, the clone's PostgreSQL is a copy of the source's, data included
+// (see dataPlane.clones).
+//
+// A pointInTime must lie in the source's recovery window, the one
+// getLatestRecoveryTime answers (its latest time is now, as far as the WAL
+// archived when the clone is asked for reaches), else 400 invalid naming the
+// window; a source without point-in-time recovery refuses every pointInTime.
+// With a data plane the clone's PostgreSQL is then recovered from the newest
+// base at or before that time and the source's WAL archive: it holds exactly
+// the transactions committed until then.
 //
 // No recording shows a refused clone. The destination's name is judged as an
 // insert judges it (409 instanceAlreadyExists for a live or reserved name),
@@ -59,10 +73,17 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 	if !instanceNameRE.MatchString(dest) {
 		return nil, errInvalid("Invalid instance name %q: use lowercase letters, numbers and hyphens, start with a letter, at most 98 characters.", dest)
 	}
+	var pit time.Time
 	if cc.PointInTime != "" {
-		if _, err := time.Parse(time.RFC3339Nano, cc.PointInTime); err != nil {
+		t, err := time.Parse(time.RFC3339Nano, cc.PointInTime)
+		if err != nil {
 			return nil, errInvalid(msgClonePointInTime, cc.PointInTime)
 		}
+		pit = t
+	}
+	archived, err := s.archiveForClone(req, cc.PointInTime)
+	if err != nil {
+		return nil, err
 	}
 
 	s.mu.Lock()
@@ -83,6 +104,12 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 	}
 	if cc.PreferredZone != "" && !strings.HasPrefix(cc.PreferredZone, src.db.Region+"-") {
 		return nil, errInvalid(msgCloneZone, cc.PreferredZone, src.db.Name, src.db.Region)
+	}
+	var recovery *recoveryBase
+	if !pit.IsZero() {
+		if recovery, err = s.checkPointInTime(src, cc.PointInTime, pit, now, archived); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := p.instances[dest]; ok {
 		return nil, errInstanceExists()
@@ -112,7 +139,11 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 	}
 	inst.dbOwners = maps.Clone(src.dbOwners)
 	p.instances[dest] = inst
-	if s.data != nil {
+	switch {
+	case s.data == nil:
+	case recovery != nil:
+		s.data.recoverInto(inst, src, *recovery, s.wallTime(pit))
+	default:
 		s.data.cloneOf(inst, src)
 	}
 	op := s.startOperation(p, req.project, inst, OpClone, s.delays.Create, req.failOp,
@@ -121,8 +152,8 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 				inst.db.State = StateRunnable
 			}
 			inst.backupsSeen = end
-			notePITR(inst, end)
 			s.refreshIPAddresses(inst, inst.db)
+			s.notePITR(inst, end)
 		},
 		func(time.Time) {
 			inst.db.State = StateFailed
@@ -131,6 +162,65 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 			}
 		})
 	return op.render(now), nil
+}
+
+// archivedWAL is what the source's server said of its WAL archive before a
+// clone at a point in time: the latest time it reaches, by the wall clock.
+type archivedWAL struct {
+	latest time.Time
+	ok     bool
+}
+
+// archiveForClone archives the source's WAL when a clone at a point in time
+// is asked for (pointInTime not empty), so that the latest time of its
+// recovery window is now. Without a data plane, or when the server cannot
+// say, the window ends now by the emulator's clock.
+func (s *Server) archiveForClone(req *apiRequest, pointInTime string) (archivedWAL, error) {
+	if pointInTime == "" {
+		return archivedWAL{}, nil
+	}
+	s.mu.Lock()
+	_, src, err := s.mutableInstance(req.project, req.instance)
+	if err != nil {
+		s.mu.Unlock()
+		return archivedWAL{}, err
+	}
+	check := dataPlaneCheck(src)
+	s.mu.Unlock()
+	var out archivedWAL
+	out.ok = check.run("archive the WAL for a clone at "+pointInTime, func(ctx context.Context, pg *postgres.Server) error {
+		var err error
+		out.latest, err = pg.ArchiveWAL(ctx)
+		return err
+	})
+	return out, nil
+}
+
+// checkPointInTime judges a clone's pointInTime pit against the source's
+// recovery window and, with a data plane, picks the base the clone's server
+// is recovered from (nil: none, the clone copies the present). Callers hold
+// s.mu.
+func (s *Server) checkPointInTime(src *instanceState, raw string, pit, now time.Time, archived archivedWAL) (*recoveryBase, error) {
+	latest := now
+	if archived.ok {
+		latest = s.emulatorTime(archived.latest)
+	}
+	w, err := s.recoveryWindow(src, now, latest)
+	if err != nil {
+		return nil, errInvalid(msgCloneNoPITR, raw, src.db.Name)
+	}
+	if !w.holds(pit) {
+		return nil, errInvalid(msgCloneOutsideWindow, raw, src.db.Name, formatTime(w.earliest), formatTime(w.latest))
+	}
+	if !archived.ok {
+		return nil, nil
+	}
+	base, ok := s.baseFor(src, s.wallTime(pit))
+	if !ok {
+		s.dataLog("instance %s: no base backup precedes %s, so its clone copies the present", src.db.Name, raw)
+		return nil, nil
+	}
+	return &base, nil
 }
 
 // cloneInstance is the destination of a clone as instances.get first shows

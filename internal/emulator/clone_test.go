@@ -203,3 +203,37 @@ func TestCloneThatFailsLeavesAFailedInstance(t *testing.T) {
 	e.g.Expect(op.Error).NotTo(BeNil())
 	e.g.Expect(e.get("orders-copy").State).To(Equal(emulator.StateFailed))
 }
+
+// TestCloneAtAPointInTimeMustBeInTheRecoveryWindow: the window is the one
+// getLatestRecoveryTime answers, and a refusal names it.
+func TestCloneAtAPointInTimeMustBeInTheRecoveryWindow(t *testing.T) {
+	e := newEnv(t)
+	e.insert("orders", withBackups(true, true, 7))
+	e.insert("plain")
+	e.clk.Advance(time.Hour)
+	window, err := e.svc.Projects.Instances.GetLatestRecoveryTime(project, "orders").Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(window.EarliestRecoveryTime).To(Equal("2026-03-01T10:00:00.000Z"))
+	e.g.Expect(window.LatestRecoveryTime).To(Equal("2026-03-01T11:00:00.000Z"))
+
+	at := func(source, dest, t string) error {
+		req := cloneRequest(dest, "")
+		req.CloneContext.PointInTime = t
+		_, err := e.svc.Instances.Clone(project, source, req).Do()
+		return err
+	}
+	err = at("orders", "copy", "2026-03-01T09:59:59.999Z")
+	ae := expectAPIError(e.g, err, http.StatusBadRequest, emulator.ReasonInvalid)
+	e.g.Expect(ae.Message).To(Equal(`Invalid request: Invalid cloneContext.pointInTime "2026-03-01T09:59:59.999Z": ` +
+		`instance "orders" can be recovered to any time from 2026-03-01T10:00:00.000Z to 2026-03-01T11:00:00.000Z.`))
+	err = at("orders", "copy", "2026-03-01T11:00:00.001Z")
+	expectAPIError(e.g, err, http.StatusBadRequest, emulator.ReasonInvalid)
+	err = at("plain", "copy", "2026-03-01T10:30:00Z")
+	ae = expectAPIError(e.g, err, http.StatusBadRequest, emulator.ReasonInvalid)
+	e.g.Expect(ae.Message).To(ContainSubstring(`point-in-time recovery is not enabled for the instance "plain"`))
+	_, err = e.svc.Instances.Get(project, "copy").Do()
+	expectAPIError(e.g, err, http.StatusNotFound, emulator.ReasonInstanceDoesNotExist)
+
+	e.g.Expect(at("orders", "copy", "2026-03-01T10:00:00.000Z")).To(Succeed())
+	e.g.Expect(at("orders", "copy-2", "2026-03-01T11:00:00Z")).To(Succeed(), "both ends are in the window")
+}

@@ -122,12 +122,19 @@ type dataPlane struct {
 	clones map[*instanceState]cloneSource
 }
 
-// cloneSource is where a clone's data comes from: the source's backend once
-// it has run the tasks up to n, every change the API had reported done when
-// the clone was asked for.
+// cloneSource is where a new server's data comes from. For a clone of the
+// present: the source's backend b once it has run the tasks up to n, every
+// change the API had reported done when the clone was asked for. For a
+// restore: the backup base. For a clone at a point in time: base, replayed
+// with the WAL in archive up to target (by the wall clock).
 type cloneSource struct {
-	b *backend
-	n uint64
+	b       *backend
+	n       uint64
+	base    *postgres.Backup
+	archive string
+	target  time.Time
+	// from names the source in logs.
+	from string
 }
 
 // cloneOf records that inst is a clone of src, whose server its own will
@@ -139,12 +146,29 @@ func (dp *dataPlane) cloneOf(inst, src *instanceState) {
 	src.data.mu.Lock()
 	n := src.data.queued
 	src.data.mu.Unlock()
+	dp.setSource(inst, cloneSource{b: src.data, n: n, from: src.db.Name})
+}
+
+// recoverInto records that inst is a clone of src at the wall-clock time
+// target, whose server is recovered from base. Callers hold s.mu.
+func (dp *dataPlane) recoverInto(inst, src *instanceState, base recoveryBase, target time.Time) {
+	dp.setSource(inst, cloneSource{base: base.data, archive: base.archive, target: target,
+		from: src.db.Name + " at " + target.UTC().Format(time.RFC3339Nano)})
+}
+
+// restoreInto records that inst's server starts from a copy of backup,
+// called from in logs. Callers hold s.mu.
+func (dp *dataPlane) restoreInto(inst *instanceState, backup *postgres.Backup, from string) {
+	dp.setSource(inst, cloneSource{base: backup, from: from})
+}
+
+func (dp *dataPlane) setSource(inst *instanceState, c cloneSource) {
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
 	if dp.clones == nil {
 		dp.clones = map[*instanceState]cloneSource{}
 	}
-	dp.clones[inst] = cloneSource{b: src.data, n: n}
+	dp.clones[inst] = c
 }
 
 // forgetClone drops what cloneOf recorded, for a clone that failed.
@@ -154,9 +178,14 @@ func (dp *dataPlane) forgetClone(inst *instanceState) {
 	delete(dp.clones, inst)
 }
 
-// copyServer starts a server called name as a copy of the source's, once the
-// source has run the tasks the clone must see.
+// copyServer starts a server called name with the source's data.
 func (c cloneSource) copyServer(ctx context.Context, cfg postgres.Config, name string) (*postgres.Server, error) {
+	switch {
+	case c.base != nil && c.archive != "":
+		return postgres.RecoverTo(ctx, c.base, c.archive, c.target, name)
+	case c.base != nil:
+		return postgres.Restore(ctx, c.base, name)
+	}
 	if _, err := c.b.ready(c.n, readyTimeout); err != nil {
 		return nil, err
 	}
@@ -253,6 +282,9 @@ func (s *Server) dataPlaneDown(inst *instanceState) {
 		inst.data.stop()
 		inst.data = nil
 	}
+	// The WAL archive goes with the server, and a base without it is of
+	// no use.
+	s.dropPITRBase(inst)
 }
 
 // dataPlaneTask queues work on inst's PostgreSQL, if it has one. Callers hold s.mu.
@@ -317,13 +349,13 @@ func (dp *dataPlane) newBackend(project string, inst *instanceState) (*backend, 
 				b.pg = pg
 				b.mu.Unlock()
 				dp.log("instance %s:%s: PostgreSQL ready in %s as a copy of %s (socket %s)", project, name,
-					time.Since(start).Round(time.Millisecond), from.b.instance, pg.SocketPath())
+					time.Since(start).Round(time.Millisecond), from.from, pg.SocketPath())
 				return nil
 			}
 			// The source went away or cannot be copied: the clone gets the
 			// users and databases the API reports, without their data.
 			dp.log("instance %s:%s: cannot copy the server of %s, starting with its users and databases but none of its data: %v",
-				project, name, from.b.instance, err)
+				project, name, from.from, err)
 		}
 		pg, err := postgres.Start(ctx, dp.cfg, project+"-"+name, users[postgresUser].password)
 		if err != nil {

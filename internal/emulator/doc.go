@@ -39,6 +39,8 @@ limitations under the License.
 //	DELETE instances/{instance}                      instances.delete
 //	POST   instances/{instance}/clone                instances.clone
 //	GET    instances/{instance}/getLatestRecoveryTime  instances.getLatestRecoveryTime
+//	POST   instances/{instance}/restoreBackup        instances.restoreBackup
+//	POST   instances/{instance}/preCheckMajorVersionUpgrade  instances.preCheckMajorVersionUpgrade
 //	GET    instances/{instance}/backupRuns           backupRuns.list
 //	POST   instances/{instance}/backupRuns           backupRuns.insert (ON_DEMAND)
 //	GET    instances/{instance}/backupRuns/{id}      backupRuns.get
@@ -101,8 +103,14 @@ limitations under the License.
 // enableFinalBackup or settings.finalBackupConfig asks, and keeps every
 // backup after the instance with settings.retainBackupsOnDelete, the FINAL
 // one otherwise. With a data plane a backup is a pg_basebackup of the
-// instance's server, which BackupQuery reads. docs/emulator.md says what is
-// not modelled (restores, point-in-time recovery itself).
+// instance's server, which BackupQuery reads. instances.restoreBackup
+// (RESTORE_VOLUME) restores a backup into a new instance
+// (restoreInstanceSettings) or over an existing one; a clone at a
+// pointInTime within getLatestRecoveryTime's window recovers the source's
+// data to that time, and outside it is refused (400) with the window.
+// instances.preCheckMajorVersionUpgrade (PRE_CHECK_MAJOR_VERSION_UPGRADE)
+// answers INFO, or the ERROR FailPreCheck asks for. docs/emulator.md says
+// what is not modelled.
 //
 // Defaults follow the real API: region us-central1, zone <region>-a, disk
 // 10 GB PD_SSD with auto-resize, ZONAL, PER_USE, ALWAYS, backups starting at
@@ -161,6 +169,7 @@ limitations under the License.
 //	PATCH  /emulator/v1/projects/{p}/instances/{i}   out-of-band JSON merge patch -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:setState  {"state":"MAINTENANCE"} -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}:failNextBackup  {"message":"..."} (optional)
+//	POST   /emulator/v1/projects/{p}/instances/{i}:failPreCheck  {"message":"..."} (optional)
 //	POST   /emulator/v1/projects/{p}/instances/{i}:runBackupWindow  take an AUTOMATED backup -> BackupRun
 //	POST   /emulator/v1/projects/{p}/instances/{i}:scheduleMaintenance  SqlScheduledMaintenance ({} clears) -> instance
 //	POST   /emulator/v1/projects/{p}/instances/{i}/databases  seed a Database -> database

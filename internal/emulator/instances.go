@@ -82,6 +82,13 @@ type instanceState struct {
 	// pitrSince is when point-in-time recovery was last turned on; zero
 	// while it is off.
 	pitrSince time.Time
+	// pitrBase is the copy of the data taken when point-in-time recovery
+	// was turned on (with a data plane), where a recovery to a time before
+	// any backup starts.
+	pitrBase *recoveryBase
+	// preCheckFailure, when set, is the problem the instance's next
+	// pre-check of a major version upgrade finds (FailPreCheck).
+	preCheckFailure string
 }
 
 func (i *instanceState) busy() bool {
@@ -155,8 +162,8 @@ func (s *Server) instancesInsert(req *apiRequest) (any, error) {
 				inst.db.State = StateRunnable
 			}
 			inst.backupsSeen = end
-			notePITR(inst, end)
 			s.refreshIPAddresses(inst, inst.db)
+			s.notePITR(inst, end)
 		},
 		func(time.Time) { inst.db.State = StateFailed })
 	resp := op.render(now)

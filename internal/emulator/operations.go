@@ -44,6 +44,10 @@ const (
 	OpClone          = "CLONE"
 	OpBackupVolume   = "BACKUP_VOLUME"
 	OpDeleteBackup   = "DELETE_BACKUP"
+	OpRestoreVolume  = "RESTORE_VOLUME"
+	// OpPreCheckUpgrade is the operation of
+	// instances.preCheckMajorVersionUpgrade.
+	OpPreCheckUpgrade = "PRE_CHECK_MAJOR_VERSION_UPGRADE"
 )
 
 // selfLinkBase is the base of the selfLink and targetLink fields. The real
@@ -88,6 +92,8 @@ type operation struct {
 	// backupID is the backup run a BACKUP_VOLUME or DELETE_BACKUP
 	// operation is about, answered in its backupContext.
 	backupID int64
+	// preCheck is what a PRE_CHECK_MAJOR_VERSION_UPGRADE operation checks.
+	preCheck *preCheck
 }
 
 func (o *operation) status(now time.Time) string {
@@ -121,6 +127,9 @@ func (o *operation) render(now time.Time) *sqladmin.Operation {
 	}
 	if o.backupID != 0 {
 		op.BackupContext = &sqladmin.BackupContext{Kind: "sql#backupContext", BackupId: o.backupID}
+	}
+	if o.preCheck != nil {
+		op.PreCheckMajorVersionUpgradeContext = o.preCheck.context(st == OperationDone && o.failure == nil)
 	}
 	if st != OperationPending {
 		op.StartTime = formatTime(o.start)

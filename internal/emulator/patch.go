@@ -173,8 +173,8 @@ func (s *Server) applyUpdate(inst *instanceState, next *sqladmin.Settings, versi
 			db.UpgradableDatabaseVersions = upgradableVersions(version)
 		}
 		db.GceZone = next.LocationPreference.Zone
-		notePITR(inst, end)
 		s.refreshIPAddresses(inst, db)
+		s.notePITR(inst, end)
 	}
 }
 

@@ -59,6 +59,12 @@ const (
 	MethodBackupsList              = "backups.list"
 	MethodBackupsGet               = "backups.get"
 	MethodBackupsDelete            = "backups.delete"
+	// MethodInstancesRestoreBackup restores a backup into a new instance or
+	// over an existing one.
+	MethodInstancesRestoreBackup = "instances.restoreBackup"
+	// MethodInstancesPreCheckMajorVersionUpgrade checks whether an instance
+	// can be upgraded to a major version.
+	MethodInstancesPreCheckMajorVersionUpgrade = "instances.preCheckMajorVersionUpgrade"
 )
 
 // generateEphemeralCertPathSuffix is how the client addresses that custom
@@ -154,6 +160,16 @@ func matchRoute(httpMethod, escapedPath string) (route, error) {
 		rt.instance = seg[2]
 		return pick(rt, m, map[string]methodHandler{
 			http.MethodPost: {MethodInstancesClone, (*Server).instancesClone},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "restoreBackup":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodPost: {MethodInstancesRestoreBackup, (*Server).instancesRestoreBackup},
+		})
+	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "preCheckMajorVersionUpgrade":
+		rt.instance = seg[2]
+		return pick(rt, m, map[string]methodHandler{
+			http.MethodPost: {MethodInstancesPreCheckMajorVersionUpgrade, (*Server).instancesPreCheckMajorVersionUpgrade},
 		})
 	case len(seg) == 4 && seg[1] == "instances" && seg[3] == "getLatestRecoveryTime":
 		rt.instance = seg[2]
