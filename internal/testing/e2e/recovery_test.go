@@ -45,13 +45,6 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/webhook/podinject"
 )
 
-// Methods of the emulator that recovery and upgrades use, as its request log
-// names them.
-const (
-	methodRestoreBackup = "instances.restoreBackup"
-	methodPreCheck      = "instances.preCheckMajorVersionUpgrade"
-)
-
 // recoveredWithin bounds a recovery or an upgrade: several operations of
 // the emulator's, and a PostgreSQL server started on a copy of the data.
 const recoveredWithin = 4 * time.Minute
@@ -122,6 +115,13 @@ func TestCloneAtAPointInTime(t *testing.T) {
 
 	step(t, "the source %s received no write once the clone was asked for", src)
 	w.expectNoWrite(asked, src, emulator.MethodInstancesClone)
+	clones := 0
+	for _, r := range w.emu.Requests()[asked:] {
+		if r.Method == emulator.MethodInstancesClone && r.Status == 200 {
+			clones++
+		}
+	}
+	g.Expect(clones).To(Equal(1), "the clone is asked for once")
 }
 
 // A backup that Cloud SQL kept after its instance was deleted (the final
@@ -206,7 +206,7 @@ func TestRetainedBackupRestoresIntoANewInstance(t *testing.T) {
 	}
 	var restores []string
 	for _, r := range w.emu.Requests()[asked:] {
-		if r.Method == methodRestoreBackup && r.Status == 200 {
+		if r.Method == emulator.MethodInstancesRestoreBackup && r.Status == 200 {
 			restores = append(restores, r.Instance)
 		}
 	}
@@ -352,7 +352,7 @@ func (w *world) expectGuardedUpgrade(ctx context.Context, from int, name string,
 			continue
 		}
 		switch {
-		case r.Method == methodPreCheck && preCheck < 0:
+		case r.Method == emulator.MethodInstancesPreCheckMajorVersionUpgrade && preCheck < 0:
 			preCheck = i
 		case r.Method == emulator.MethodBackupRunsInsert:
 			g.Expect(backup).To(Equal(-1), "one backup is taken before the upgrade")
@@ -366,7 +366,7 @@ func (w *world) expectGuardedUpgrade(ctx context.Context, from int, name string,
 		}
 	}
 	g.Expect(patches).To(Equal([][]string{{"databaseVersion"}}), "one patch carries the version, and nothing else")
-	g.Expect(preCheck).To(BeNumerically(">=", 0), "%s was asked", methodPreCheck)
+	g.Expect(preCheck).To(BeNumerically(">=", 0), "%s was asked", emulator.MethodInstancesPreCheckMajorVersionUpgrade)
 	g.Expect(backup).To(BeNumerically(">", preCheck), "the backup is taken after the pre-check")
 	g.Expect(patch).To(BeNumerically(">", backup), "the version is patched after the backup is taken")
 
