@@ -722,13 +722,21 @@ type Recovery struct {
 	// instance, with the point in time or backup run, or the backup.
 	Source string `json:"source,omitempty"`
 
-	// Operation is Cloud SQL's operation that made the instance (CLONE or
-	// RESTORE_VOLUME).
-	Operation string `json:"operation,omitempty"`
+	// Phase is where the recovery stands: Recovering (Cloud SQL makes the
+	// instance), Securing (the provider sets its own postgres password and
+	// owner label: the secret is published once the password is set), Done.
+	Phase string `json:"phase,omitempty"`
 
-	// StartTime is when the provider asked Cloud SQL for the recovery.
-	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CreateTime is when Cloud SQL created the instance.
+	CreateTime *metav1.Time `json:"createTime,omitempty"`
 }
+
+// Phases of a recovery (status.atProvider.recovery.phase).
+const (
+	RecoveryRecovering = "Recovering"
+	RecoverySecuring   = "Securing"
+	RecoveryDone       = "Done"
+)
 
 // MajorUpgrade is a guarded major version upgrade of the instance.
 type MajorUpgrade struct {

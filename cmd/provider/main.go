@@ -521,6 +521,7 @@ func runProvider(args []string) error {
 			// a burst of applies costs a listing, not a lookup each, and
 			// the objects' first observations take the same listing.
 			instance.WithListings(core.Observer(), core.BusyPollInterval()),
+			instance.WithAdmits(o.AdmitsNamespace),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 		// Which namespaces a cluster-scoped instance admits is decided as the

@@ -40,6 +40,10 @@ import (
 const (
 	KindLogin    = "login"
 	KindDatabase = "database"
+	// KindClone is a Cloud SQL instance that an object made as a clone of
+	// another: until the object gives it its own owner label, the clone
+	// carries the source's, and only this record says it is the object's.
+	KindClone = "clone"
 )
 
 // Labels and annotations of a record, so that `kubectl get leases -l
@@ -284,6 +288,19 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) (fres
 	}
 	r.remember(rec, h.UID)
 	return !ok || held.UID != h.UID, nil
+}
+
+// How is how h came to hold n (what Claim was told), or "" when h does
+// not hold n.
+func (r *Records) How(ctx context.Context, n Name, h Holder) (string, error) {
+	l, err := r.get(ctx, n, n.record())
+	if err != nil || l == nil {
+		return "", err
+	}
+	if held, ok := holderOf(l); !ok || held.UID != h.UID {
+		return "", nil
+	}
+	return l.Annotations[annotationHow], nil
 }
 
 // Release removes the record of n if h holds it: the login or database is

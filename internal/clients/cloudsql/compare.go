@@ -47,17 +47,23 @@ type Diff struct {
 	// builds.
 	Updatable []string
 
-	// Immutable differences (database version, region, disk type, removing
-	// a private network) cannot be fixed by any patch. The controller must
-	// not patch for them, but surface them (ImmutableError) so the user
-	// restores the old values or creates a new instance.
+	// Immutable differences (a lower database version, region, disk type,
+	// removing a private network) cannot be fixed by any patch. The
+	// controller must not patch for them, but surface them
+	// (ImmutableError) so the user restores the old values or creates a
+	// new instance.
 	Immutable []string
+
+	// Upgrade is the databaseVersion the spec raises the instance to (a
+	// major upgrade, which the controller guards: GenerateUpgrade), empty
+	// when the version is as the spec says, or lower.
+	Upgrade string
 }
 
 // UpToDate reports whether the instance matches the spec in every managed
 // field.
 func (d Diff) UpToDate() bool {
-	return len(d.Updatable) == 0 && len(d.Immutable) == 0
+	return len(d.Updatable) == 0 && len(d.Immutable) == 0 && d.Upgrade == ""
 }
 
 // NeedsPatch reports whether a patch would bring the instance closer to
@@ -72,8 +78,11 @@ func (d Diff) All() []string {
 	if d.UpToDate() {
 		return nil
 	}
-	out := make([]string, 0, len(d.Updatable)+len(d.Immutable))
+	out := make([]string, 0, len(d.Updatable)+len(d.Immutable)+1)
 	out = append(out, d.Updatable...)
+	if d.Upgrade != "" {
+		out = append(out, "databaseVersion: want "+d.Upgrade+" (a major upgrade)")
+	}
 	return append(out, d.Immutable...)
 }
 
@@ -141,6 +150,9 @@ func IsUpToDate(p v1alpha1.PostgresqlInstanceParameters, observed *sqladmin.Data
 // their zero values, so each managed field in them shows as a difference.
 func Compare(p v1alpha1.PostgresqlInstanceParameters, observed *sqladmin.DatabaseInstance) Diff {
 	var d Diff
+	if observed != nil && IsUpgrade(observed.DatabaseVersion, DatabaseVersion(p.Version)) {
+		d.Upgrade = DatabaseVersion(p.Version)
+	}
 	for _, x := range differences(&p, observed) {
 		if x.fix == nil {
 			d.Immutable = append(d.Immutable, x.text)
@@ -169,7 +181,10 @@ func differences(p *v1alpha1.PostgresqlInstanceParameters, o *sqladmin.DatabaseI
 		ds.add(setAllPatchable, "instance", "an observed Cloud SQL instance", "none")
 		return ds
 	}
-	ds.addIfSet(nil, "databaseVersion", DatabaseVersion(p.Version), o.DatabaseVersion)
+	if !IsUpgrade(o.DatabaseVersion, DatabaseVersion(p.Version)) {
+		// A lower version: Cloud SQL never downgrades.
+		ds.addIfSet(nil, "databaseVersion", DatabaseVersion(p.Version), o.DatabaseVersion)
+	}
 	ds.addIfSet(nil, "region", p.Location.Region, o.Region)
 	s := o.Settings
 	if s == nil {

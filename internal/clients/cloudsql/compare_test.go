@@ -500,9 +500,10 @@ func TestCompareImmutable(t *testing.T) {
 		observed observedChange
 		want     string
 	}{
-		"Version": {
-			spec: func(p *v1alpha1.PostgresqlInstanceParameters) { p.Version = "15" },
-			want: "databaseVersion: want POSTGRES_15, have POSTGRES_9_6",
+		"VersionDown": {
+			spec:     func(p *v1alpha1.PostgresqlInstanceParameters) { p.Version = "15" },
+			observed: func(o *sqladmin.DatabaseInstance) { o.DatabaseVersion = "POSTGRES_16" },
+			want:     "databaseVersion: want POSTGRES_15, have POSTGRES_16",
 		},
 		"Region": {
 			spec: func(p *v1alpha1.PostgresqlInstanceParameters) { p.Location.Region = "europe-west1" },
@@ -552,6 +553,7 @@ func TestCompareImmutable(t *testing.T) {
 func TestCompareImmutableAndUpdatable(t *testing.T) {
 	g := NewWithT(t)
 	p, o := fullParams(), fullObserved()
+	o.DatabaseVersion = "POSTGRES_16"
 	p.Version = "15"
 	p.Resources.InstanceType = "db-custom-4-15360"
 	p.Resources.Disk.Type = v1alpha1.DiskTypeHDD
@@ -559,9 +561,10 @@ func TestCompareImmutableAndUpdatable(t *testing.T) {
 	d := Compare(p, o)
 	g.Expect(d.Updatable).To(Equal([]string{"settings.tier: want db-custom-4-15360, have db-custom-2-7680"}))
 	g.Expect(d.Immutable).To(Equal([]string{
-		"databaseVersion: want POSTGRES_15, have POSTGRES_9_6",
+		"databaseVersion: want POSTGRES_15, have POSTGRES_16",
 		"settings.dataDiskType: want PD_HDD, have PD_SSD",
 	}))
+	g.Expect(d.Upgrade).To(BeEmpty())
 	g.Expect(d.All()).To(Equal(append(append([]string{}, d.Updatable...), d.Immutable...)))
 	g.Expect(d.NeedsPatch()).To(BeTrue())
 
@@ -786,4 +789,58 @@ func settingsKeys(w map[string]any) []string {
 
 func aclJSON(cidr, name string) map[string]any {
 	return map[string]any{"kind": "sql#aclEntry", "value": cidr, "name": name}
+}
+
+// TestCompareUpgrade checks that a higher version is an upgrade, which no
+// patch of the settings carries, and a lower or equal one is not.
+func TestCompareUpgrade(t *testing.T) {
+	cases := map[string]struct {
+		spec, observed string
+		upgrade        string
+	}{
+		"Up":           {spec: "16", observed: "POSTGRES_15", upgrade: "POSTGRES_16"},
+		"UpSkipping":   {spec: "18", observed: "POSTGRES_15", upgrade: "POSTGRES_18"},
+		"UpFrom96":     {spec: "10", observed: "POSTGRES_9_6", upgrade: "POSTGRES_10"},
+		"Same":         {spec: "15", observed: "POSTGRES_15"},
+		"Down":         {spec: "14", observed: "POSTGRES_15"},
+		"DownTo96":     {spec: "9.6", observed: "POSTGRES_10"},
+		"NotPostgres":  {spec: "16", observed: "MYSQL_8_0"},
+		"VersionUnset": {spec: "", observed: "POSTGRES_15"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			p, o := fullParams(), fullObserved()
+			p.Version, o.DatabaseVersion = tc.spec, tc.observed
+			d := Compare(p, o)
+			g.Expect(d.Upgrade).To(Equal(tc.upgrade))
+			if tc.upgrade == "" {
+				return
+			}
+			g.Expect(d.UpToDate()).To(BeFalse())
+			g.Expect(d.NeedsPatch()).To(BeFalse(), "the settings patch never carries the version")
+			g.Expect(d.Immutable).To(BeEmpty())
+			g.Expect(d.All()).To(ContainElement("databaseVersion: want " + tc.upgrade + " (a major upgrade)"))
+			g.Expect(wire(t, GenerateUpgrade(d.Upgrade))).To(Equal(map[string]any{"databaseVersion": tc.upgrade}), "the upgrade's patch holds the version alone")
+		})
+	}
+}
+
+func TestPreCheckFindings(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(PreCheckFindings(nil)).To(BeEmpty())
+	g.Expect(PreCheckFindings(&sqladmin.Operation{})).To(BeEmpty())
+	op := &sqladmin.Operation{PreCheckMajorVersionUpgradeContext: &sqladmin.PreCheckMajorVersionUpgradeContext{
+		PreCheckResponse: []*sqladmin.PreCheckResponse{
+			{MessageType: "INFO", Message: "all good"},
+			{MessageType: "WARNING", Message: "extension pg_foo will be updated"},
+			{MessageType: "ERROR", Message: "unsupported extension plv8", ActionsRequired: []string{"DROP EXTENSION plv8", "retry"}},
+			nil,
+			{MessageType: "ERROR", Message: "prepared transactions exist"},
+		},
+	}}
+	g.Expect(PreCheckFindings(op)).To(Equal([]string{
+		"unsupported extension plv8 (actions required: DROP EXTENSION plv8; retry)",
+		"prepared transactions exist",
+	}))
 }

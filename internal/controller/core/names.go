@@ -147,3 +147,49 @@ func importPolicy(obj Instance) v1alpha1.ObjectImportPolicy {
 	}
 	return v1alpha1.ObjectImportDeny
 }
+
+// Clones record which object made a Cloud SQL instance as a clone of
+// another, so that the clone, which carries its source's owner label until
+// the object gives it its own, is known as the object's and nobody else's.
+type Clones struct {
+	records *tenancy.Records
+	gvk     schema.GroupVersionKind
+}
+
+// Clones are the Clones of the PostgresqlInstances of kind gvk.
+func (c *Core) Clones(gvk schema.GroupVersionKind) Clones {
+	return Clones{records: c.names, gvk: gvk}
+}
+
+// cloneName is the record of Cloud SQL instance name of project.
+func cloneName(project, name string) tenancy.Name {
+	return tenancy.Name{Kind: tenancy.KindClone, Project: project, Instance: name, Name: name}
+}
+
+// clonedFrom is how a clone of the instance whose owner label is owner is
+// recorded.
+func clonedFrom(owner string) string { return "cloned-from-owner-uid/" + owner }
+
+// Claim records, before the clone is asked for, that mg makes instance name
+// of project as a clone of the instance whose owner label is owner. fresh
+// says that mg did not hold the record before: a name then found taken is
+// someone else's instance.
+func (c Clones) Claim(ctx context.Context, mg resource.Managed, project, name, owner string) (fresh bool, err error) {
+	return c.records.Claim(ctx, cloneName(project, name), tenancy.HolderOf(mg, c.gvk), clonedFrom(owner))
+}
+
+// Made says whether mg made instance name of project as a clone of the
+// instance whose owner label is owner.
+func (c Clones) Made(ctx context.Context, mg resource.Managed, project, name, owner string) (bool, error) {
+	if owner == "" {
+		return false, nil
+	}
+	how, err := c.records.How(ctx, cloneName(project, name), tenancy.HolderOf(mg, c.gvk))
+	return how == clonedFrom(owner), err
+}
+
+// Release forgets the record: the clone carries mg's own label, or was
+// never made.
+func (c Clones) Release(ctx context.Context, mg resource.Managed, project, name string) error {
+	return c.records.Release(ctx, cloneName(project, name), tenancy.HolderOf(mg, c.gvk))
+}

@@ -53,6 +53,10 @@ type connector[T core.Instance] struct {
 	// configurations (it keys the clients and the listings they share), and
 	// its secrets are named with their namespaces.
 	config func(ctx context.Context, mg T) (core.Configuration, error)
+	// connection resolves the PostgresqlInstance a source names; clones
+	// records the clones made.
+	connection connectionOf
+	clones     core.Clones
 }
 
 // Connect implements managed.TypedExternalConnector. The managed reconciler
@@ -118,6 +122,10 @@ func (c *connector[T]) connectConfigured(ctx context.Context, mg T) (managed.Typ
 		observer: c.observer,
 		source:   pc.Name,
 		noImport: cfg.NoImport,
+
+		kube:       c.kube,
+		connection: c.connection,
+		clones:     c.clones,
 	}, nil
 }
 

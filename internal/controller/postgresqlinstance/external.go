@@ -30,6 +30,7 @@ import (
 	"google.golang.org/api/googleapi"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -91,6 +92,11 @@ type external[T core.Instance] struct {
 	// noImport, when not nil, forbids observing or taking over a Cloud SQL
 	// instance that no PostgresqlInstance created, and says why.
 	noImport error
+	// kube reads the objects a source names; connection resolves a source
+	// PostgresqlInstance; clones records the clones made from one.
+	kube       client.Client
+	connection connectionOf
+	clones     core.Clones
 
 	observed *sqladmin.DatabaseInstance
 	// readAt is when what observed says was read.
@@ -121,7 +127,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	if err := e.checkOwner(mg, inst); err != nil {
+	if err := e.checkOwner(ctx, mg, inst); err != nil {
 		// Deleting this PostgresqlInstance lets go of the instance, never deletes it.
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
@@ -130,12 +136,16 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		return managed.ExternalObservation{}, err
 	}
 	e.observed, e.readAt = inst, readAt
-	backups := mg.Observation().Backups
+	prev := *mg.Observation()
 	*mg.Observation() = cloudsql.GenerateObservation(inst)
 	e.showState(mg, inst)
-	e.observeBackups(ctx, mg, inst, backups)
+	e.observeBackups(ctx, mg, inst, prev.Backups)
+	e.observeUpgrade(mg, inst, prev.MajorUpgrade)
 
 	if err := e.settlePassword(ctx, mg, inst); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if err := e.observeRecovery(ctx, mg, inst, prev.Recovery); err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	obs := managed.ExternalObservation{
@@ -389,6 +399,9 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		}
 		return managed.ExternalCreation{}, err
 	}
+	if mg.Parameters().Source != nil {
+		return e.createFrom(ctx, mg, name, pw)
+	}
 	if pw.Value == "" {
 		if pw.Value, err = cloudsql.GeneratePassword(); err != nil {
 			return managed.ExternalCreation{}, errors.Wrap(err, errGeneratePassword)
@@ -434,10 +447,18 @@ func desired(mg core.Instance) v1alpha1.PostgresqlInstanceParameters {
 // database), and an instance this object observed before is taken over (an
 // import). A configuration may forbid importing (noImport): a namespace that
 // uses a ClusterProviderConfig then reaches only the instances it created.
-func (e *external[T]) checkOwner(mg core.Instance, inst *sqladmin.DatabaseInstance) error {
+func (e *external[T]) checkOwner(ctx context.Context, mg T, inst *sqladmin.DatabaseInstance) error {
 	owner := ""
 	if inst.Settings != nil {
 		owner = inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]
+	}
+	if owner != "" && owner != string(mg.GetUID()) {
+		// A clone carries its source's label until it is given this
+		// object's.
+		made, err := e.madeClone(ctx, mg, inst, owner)
+		if err != nil || made {
+			return err
+		}
 	}
 	switch {
 	case owner == string(mg.GetUID()):
@@ -460,7 +481,7 @@ func (e *external[T]) checkOwner(mg core.Instance, inst *sqladmin.DatabaseInstan
 // nameConflict explains a 409 from instances.insert: the instance may be ours
 // (an earlier insert whose answer was lost), somebody else's, or gone with its
 // name still reserved.
-func (e *external[T]) nameConflict(ctx context.Context, mg core.Instance, name string) error {
+func (e *external[T]) nameConflict(ctx context.Context, mg T, name string) error {
 	inst, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do()
 	switch {
 	case cloudsql.IsNotFound(err):
@@ -469,7 +490,7 @@ func (e *external[T]) nameConflict(ctx context.Context, mg core.Instance, name s
 	case err != nil:
 		return errors.Wrapf(err, errGetInstance, name, e.project)
 	}
-	if err := e.checkOwner(mg, inst); err != nil {
+	if err := e.checkOwner(ctx, mg, inst); err != nil {
 		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return err
 	}
@@ -507,6 +528,12 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 		if err := e.patchWhenIdle(ctx, mg, name, cloudsql.GeneratePatch(desired(mg), e.observed), errUpdateInstance); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
+	} else if e.diff.Upgrade != "" {
+		// Alone: the settings first, so that the upgrade's patch holds the
+		// version only.
+		if err := e.upgrade(ctx, mg, name); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
 	}
 	if err := e.diff.ImmutableError(); err != nil {
 		e.pacing.MarkStalled(core.ObjectKey(mg))
@@ -521,41 +548,47 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 // another operation (409) or a changed instance (412). errPatch (with the
 // instance's name and project) says what failed.
 func (e *external[T]) patchWhenIdle(ctx context.Context, mg core.Instance, name string, body *sqladmin.DatabaseInstance, errPatch string) error {
+	_, err := e.patchIfIdle(ctx, mg, name, body, errPatch)
+	return err
+}
+
+// patchIfIdle is patchWhenIdle, and says whether Cloud SQL took the patch.
+func (e *external[T]) patchIfIdle(ctx context.Context, mg core.Instance, name string, body *sqladmin.DatabaseInstance, errPatch string) (bool, error) {
 	if !e.pacing.OpsCheckDue(core.ObjectKey(mg)) {
 		// A patch of the provider's is under way, and shows in the
 		// instance when it ends: the project's busy listings see that,
 		// without an operations.list each.
 		e.pacing.MarkBusy(core.ObjectKey(mg))
-		return nil
+		return false, nil
 	}
 	running, ended, err := e.operationRunning(ctx, mg, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if running {
 		e.pacing.MarkBusy(core.ObjectKey(mg))
-		return nil
+		return false, nil
 	}
 	if ended.After(e.readAt) {
 		// An operation ended after the observation was read: it may
 		// show what that operation changed as it was before, and a
 		// patch made of it would be refused as stale (412).
 		e.pacing.MarkChanged(core.ObjectKey(mg), true)
-		return nil
+		return false, nil
 	}
 	_, err = e.svc.Instances.Patch(e.project, name, body).Context(ctx).Do()
 	// Another operation started, or someone changed the instance, since it was
 	// observed: observe again soon rather than report an error.
 	if cloudsql.IsOperationInProgress(err) || cloudsql.IsStale(err) {
 		e.pacing.MarkChanged(core.ObjectKey(mg), false)
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return errors.Wrapf(err, errPatch, name, e.project)
+		return false, errors.Wrapf(err, errPatch, name, e.project)
 	}
 	e.pacing.MarkChanged(core.ObjectKey(mg), true)
 	e.pacing.Began(core.ObjectKey(mg))
-	return nil
+	return true, nil
 }
 
 // setPassword gives the postgres user a new password, stored (as unconfirmed)

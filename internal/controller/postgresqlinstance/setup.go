@@ -80,6 +80,10 @@ func setupKind[T core.Instance](mgr ctrl.Manager, c *core.Core, obj T, groupKind
 		observer: c.Observer(),
 		owner:    gvk,
 		config:   config,
+		connection: func(ctx context.Context, mg client.Object, key types.NamespacedName) (*core.InstanceConnection, client.Object, error) {
+			return c.Connection(ctx, mgr.GetClient(), mgr.GetAPIReader(), mg, key)
+		},
+		clones: c.Clones(gvk),
 	}
 	return c.SetupInstanceKind(mgr, core.InstanceKind{
 		GroupKind: groupKind, GVK: gvk, Object: obj, Namespaced: namespaced,

@@ -148,6 +148,9 @@ type Validator struct {
 	// project no older than listingAge.
 	listings   *observer.Observer
 	listingAge time.Duration
+	// admits, when not nil, says whether a cluster-scoped PostgresqlInstance
+	// admits the namespace of a namespaced one that recovers from it.
+	admits func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error
 }
 
 // An Option configures a Validator.
@@ -174,6 +177,14 @@ func WithNamespacedEndpoints(urls []string) Option {
 // admissions and first observations share what they list.
 func WithListings(o *observer.Observer, maxAge time.Duration) Option {
 	return func(v *Validator) { v.listings, v.listingAge = o, maxAge }
+}
+
+// WithAdmits checks, when a namespaced PostgresqlInstance is created to
+// recover from a cluster-scoped one (spec.forProvider.source.clusterInstance),
+// that the cluster-scoped one admits its namespace, as the controller checks
+// again; admits returns the denial, naming the field.
+func WithAdmits(admits func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error) Option {
+	return func(v *Validator) { v.admits = admits }
 }
 
 // WithFs is where credentials of source Filesystem are read (the OS otherwise).
@@ -246,7 +257,12 @@ func (v *Validator) subjectOf(req admission.Request, raw runtime.RawExtension) (
 				return pc, name, errors.Cause(err)
 			},
 		}
-		s.access = func(ctx context.Context) *admission.Response { return v.access(ctx, s, pi) }
+		s.access = func(ctx context.Context) *admission.Response {
+			if r := v.access(ctx, s, pi); r != nil {
+				return r
+			}
+			return v.source(ctx, pi)
+		}
 		return s, nil
 	}
 	pi := &v1alpha1.PostgresqlInstance{}
@@ -309,6 +325,29 @@ func sameNamespace(req admission.Request, s *subject) *admission.Response {
 	}
 	r := admission.Denied(fmt.Sprintf(errOtherNamespace, s.obj.GetNamespace(), req.Namespace))
 	return &r
+}
+
+// source denies a namespaced instance pi that recovers from a cluster-scoped
+// instance that does not admit its namespace. One that does not exist yet is
+// the controller's to wait for.
+func (v *Validator) source(ctx context.Context, pi *nsv1alpha1.PostgresqlInstance) *admission.Response {
+	src := pi.Spec.ForProvider.Source
+	if v.admits == nil || src == nil || src.ClusterInstance == "" {
+		return nil
+	}
+	shared := &v1alpha1.PostgresqlInstance{}
+	err := v.pcs.Get(ctx, types.NamespacedName{Name: src.ClusterInstance}, shared)
+	if kerrors.IsNotFound(err) {
+		err = v.secrets.Get(ctx, types.NamespacedName{Name: src.ClusterInstance}, shared)
+	}
+	if err != nil {
+		return nil
+	}
+	if err := v.admits(ctx, pi, shared); err != nil {
+		r := admission.Denied(err.Error())
+		return &r
+	}
+	return nil
 }
 
 // access denies a namespaced instance pi that names no configuration, names a

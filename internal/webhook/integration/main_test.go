@@ -259,7 +259,11 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupCopies(mgr, podinject.UserCopies, cfg.Policy); err != nil {
 		return 0, err
 	}
-	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints))
+	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints),
+		// As cmd/provider wires it.
+		instance.WithAdmits(func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckClusterInstance(ctx, cfg.Policy, mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
+		}))
 	postgresqlobject.Setup(mgr, cfg.Policy)
 
 	ctx, cancel := context.WithCancel(context.Background())

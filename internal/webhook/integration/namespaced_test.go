@@ -76,6 +76,32 @@ func TestNamespacedInstanceIsValidated(t *testing.T) {
 	g.Expect(kerrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(guarded), guarded))).To(BeTrue())
 }
 
+// A namespaced PostgresqlInstance may recover only from a cluster-scoped
+// instance that admits its namespace: the denial names the field and says
+// what to do.
+func TestNamespacedRecoveryNeedsAnAdmittedSource(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "recoverable") // admits recoverable-app
+	namespace(t, "recoverable-app", nil)
+	namespace(t, "recoverable-other", nil)
+	clone := func(ns string) *nsv1alpha1.PostgresqlInstance {
+		pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copy"}}
+		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
+		pi.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "copy"}
+		pi.Spec.ForProvider.Networking.PublicIP.Enabled = true
+		pi.Spec.ForProvider.Name = ptr.To(ns + "-copy")
+		pi.Spec.ForProvider.Source = &v1alpha1.Source{ClusterInstance: "recoverable"}
+		return pi
+	}
+	g.Expect(env.Client.Create(ctx, clone("recoverable-other"))).To(MatchError(And(
+		ContainSubstring("PostgresqlInstance recoverable-other/copy: spec.forProvider.source.clusterInstance names the cluster-scoped PostgresqlInstance recoverable, which does not admit namespace recoverable-other"),
+		ContainSubstring("or use a PostgresqlInstance of namespace recoverable-other, with spec.forProvider.source.instance, instead"),
+	)))
+	g.Expect(env.Client.Create(ctx, clone("recoverable-app"))).To(Succeed())
+}
+
 // readyNamespacedInstance creates a namespaced PostgresqlInstance in ns, through
 // the validating webhook, and makes it look reconciled: Ready, with a connection
 // name and a connection secret in ns holding a pgpass entry.

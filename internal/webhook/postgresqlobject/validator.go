@@ -95,6 +95,7 @@ const (
 	fieldInstance           = "spec.forProvider.instance"
 	fieldInstanceRef        = "spec.forProvider.instanceRef.name"
 	fieldClusterInstance    = "spec.forProvider.clusterInstance"
+	fieldSourceInstance     = "spec.forProvider.source.instance"
 	fieldClusterInstanceRef = "spec.forProvider.clusterInstanceRef.name"
 	fieldOwner              = "spec.forProvider.owner"
 	fieldOwnerRef           = "spec.forProvider.ownerRef.name"
@@ -672,6 +673,10 @@ type notAdmitted struct{ msg string }
 
 func (e *notAdmitted) Error() string { return e.msg }
 
+// FieldSourceClusterInstance is where a namespaced PostgresqlInstance names
+// the cluster-scoped instance it recovers from.
+const FieldSourceClusterInstance = "spec.forProvider.source.clusterInstance"
+
 // IsNotAdmitted reports whether err is CheckClusterInstance's answer that the
 // instance does not admit the object's namespace.
 func IsNotAdmitted(err error) bool {
@@ -709,7 +714,7 @@ func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces
 	if ok {
 		return nil
 	}
-	kind := mg.GetObjectKind().GroupVersionKind().Kind
+	kind, own := mg.GetObjectKind().GroupVersionKind().Kind, fieldInstance
 	switch mg.(type) {
 	case *nsv1alpha1.PostgresqlDatabase:
 		kind = nsv1alpha1.PostgresqlDatabaseKind
@@ -717,7 +722,10 @@ func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces
 		kind = nsv1alpha1.PostgresqlUserKind
 	case *nsv1alpha1.PostgresqlBackup:
 		kind = nsv1alpha1.PostgresqlBackupKind
+	case *nsv1alpha1.PostgresqlInstance:
+		// An instance names another only as the source it recovers from.
+		kind, field, own = nsv1alpha1.PostgresqlInstanceKind, FieldSourceClusterInstance, fieldSourceInstance
 	}
 	return &notAdmitted{msg: fmt.Sprintf(errNotAdmitted, kind, ns+"/"+mg.GetName(), field, pi.GetName(), ns,
-		policy.ExplainObjects(pi, ns), ns, fieldInstance)}
+		policy.ExplainObjects(pi, ns), ns, own)}
 }

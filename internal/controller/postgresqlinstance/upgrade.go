@@ -1,0 +1,208 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgresqlinstance
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
+)
+
+const (
+	errPreCheck        = "cannot run the pre-check of the upgrade of Cloud SQL instance %s in project %s to %s"
+	errReadPreCheck    = "cannot read the pre-check operation %s of the upgrade of Cloud SQL instance %s in project %s"
+	errUpgradeBlocked  = "the upgrade of PostgresqlInstance %s (spec.forProvider.version %s) waits: Cloud SQL's pre-check of Cloud SQL instance %s for %s found what must be fixed first: %s; fix it, and the pre-check runs again at the next poll (or set the version back to keep %s)"
+	errUpgradeBackup   = "cannot take the backup of Cloud SQL instance %s in project %s that its upgrade to %s waits for"
+	errReadUpgradeRun  = "cannot read backup run %s of Cloud SQL instance %s in project %s, which its upgrade to %s waits for"
+	errBackupFailed    = "the upgrade of PostgresqlInstance %s to %s waits: the backup taken before it, run %s of Cloud SQL instance %s, failed (%s); another is taken at the next poll"
+	errUpgradeInstance = "cannot upgrade Cloud SQL instance %s in project %s"
+	errNoUpgradeRunID  = "Cloud SQL took the backup of instance %s in project %s before its upgrade but named no backup run in operation %s"
+)
+
+// observeUpgrade keeps status.atProvider.majorUpgrade (prev, what status
+// said before) and ends it once the instance runs the version it went to.
+func (e *external[T]) observeUpgrade(mg T, inst *sqladmin.DatabaseInstance, prev *v1alpha1.MajorUpgrade) {
+	mg.Observation().MajorUpgrade = prev
+	if prev == nil || prev.Phase == v1alpha1.UpgradeDone || inst.DatabaseVersion != prev.ToVersion {
+		return
+	}
+	prev.Phase, prev.Message = v1alpha1.UpgradeDone, ""
+	prev.EndTime = &metav1.Time{Time: time.Now()}
+}
+
+// upgrade takes the guarded major upgrade of instance name to the version
+// the spec raised it to one step further: Cloud SQL's pre-check, then an
+// on-demand backup it waits for, then a patch of the version alone. Each
+// step is recorded in status.atProvider.majorUpgrade and found again after a
+// restart: a pre-check runs again (it changes nothing), the backup is found
+// by its description, and the patch is sent only while no operation runs.
+func (e *external[T]) upgrade(ctx context.Context, mg T, name string) error {
+	target := e.diff.Upgrade
+	st := mg.Observation().MajorUpgrade
+	if st == nil || st.ToVersion != target || st.Phase == v1alpha1.UpgradeDone {
+		st = &v1alpha1.MajorUpgrade{FromVersion: e.observed.DatabaseVersion, ToVersion: target, Phase: v1alpha1.UpgradePreCheck}
+		mg.Observation().MajorUpgrade = st
+	}
+	if st.Phase == v1alpha1.UpgradePreCheck || st.Phase == v1alpha1.UpgradeBlocked {
+		done, err := e.preCheck(ctx, mg, name, st)
+		if err != nil || !done {
+			return err
+		}
+		st.Phase, st.Message = v1alpha1.UpgradeBackup, ""
+	}
+	if st.Phase == v1alpha1.UpgradeBackup {
+		done, err := e.backUpFirst(ctx, mg, name, st)
+		if err != nil || !done {
+			return err
+		}
+		st.Phase = v1alpha1.UpgradeUpgrading
+	}
+	if st.StartTime != nil && st.StartTime.After(e.readAt) {
+		// Sent in this process, after what was observed.
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return nil
+	}
+	sent, err := e.patchIfIdle(ctx, mg, name, cloudsql.GenerateUpgrade(target), errUpgradeInstance)
+	if sent {
+		st.StartTime = &metav1.Time{Time: time.Now()}
+	}
+	return err
+}
+
+// preCheck runs Cloud SQL's pre-check of the upgrade, and says whether it
+// ended with nothing that blocks the upgrade.
+func (e *external[T]) preCheck(ctx context.Context, mg T, name string, st *v1alpha1.MajorUpgrade) (bool, error) {
+	if st.PreCheckOperation == "" {
+		op, err := e.svc.Instances.PreCheckMajorVersionUpgrade(e.project, name, cloudsql.GeneratePreCheck(st.ToVersion)).Context(ctx).Do()
+		if cloudsql.IsOperationInProgress(err) {
+			e.pacing.MarkBusy(core.ObjectKey(mg))
+			return false, nil
+		}
+		if err != nil {
+			return false, errors.Wrapf(cloudsql.Truncated(err), errPreCheck, name, e.project, st.ToVersion)
+		}
+		st.PreCheckOperation = op.Name
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return false, nil
+	}
+	op, err := e.svc.Operations.Get(e.project, st.PreCheckOperation).Context(ctx).Do()
+	if cloudsql.IsNotFound(err) {
+		st.PreCheckOperation = ""
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return false, nil
+	}
+	if err != nil {
+		return false, errors.Wrapf(cloudsql.Truncated(err), errReadPreCheck, st.PreCheckOperation, name, e.project)
+	}
+	if op.Status != core.OperationDone {
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return false, nil
+	}
+	findings := cloudsql.PreCheckFindings(op)
+	if op.Error != nil {
+		for _, oe := range op.Error.Errors {
+			if oe != nil {
+				findings = append(findings, oe.Code+": "+oe.Message)
+			}
+		}
+	}
+	if len(findings) == 0 {
+		return true, nil
+	}
+	// Run again at the next poll: the user may have fixed it by then.
+	st.Phase, st.PreCheckOperation = v1alpha1.UpgradeBlocked, ""
+	st.Message = cloudsql.Truncate(strings.Join(findings, "; "))
+	e.pacing.MarkStalled(core.ObjectKey(mg))
+	return false, errors.Errorf(errUpgradeBlocked, objectRef(mg), mg.Parameters().Version, name, st.ToVersion, st.Message, cloudsql.FromDatabaseVersion(st.FromVersion))
+}
+
+// backUpFirst takes the on-demand backup that the upgrade waits for, and
+// says whether it succeeded.
+func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1alpha1.MajorUpgrade) (bool, error) {
+	desc := cloudsql.UpgradeBackupDescription(string(mg.GetUID()), st.ToVersion)
+	if st.BackupID == "" {
+		found, err := e.findUpgradeBackup(ctx, name, desc)
+		if err != nil {
+			return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, st.ToVersion)
+		}
+		if found == nil {
+			op, err := e.svc.BackupRuns.Insert(e.project, name, &sqladmin.BackupRun{Description: desc}).Context(ctx).Do()
+			if cloudsql.IsOperationInProgress(err) {
+				e.pacing.MarkBusy(core.ObjectKey(mg))
+				return false, nil
+			}
+			if err != nil {
+				return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, st.ToVersion)
+			}
+			if op.BackupContext == nil || op.BackupContext.BackupId == 0 {
+				return false, errors.Errorf(errNoUpgradeRunID, name, e.project, op.Name)
+			}
+			st.BackupID = cloudsql.BackupRunID(op.BackupContext.BackupId)
+			e.pacing.MarkBusy(core.ObjectKey(mg))
+			return false, nil
+		}
+		st.BackupID = cloudsql.BackupRunID(found.Id)
+	}
+	id, _ := cloudsql.ParseBackupRunID(st.BackupID)
+	run, err := e.svc.BackupRuns.Get(e.project, name, id).Context(ctx).Do()
+	if err != nil {
+		return false, errors.Wrapf(cloudsql.Truncated(err), errReadUpgradeRun, st.BackupID, name, e.project, st.ToVersion)
+	}
+	switch run.Status {
+	case v1alpha1.BackupStateSuccessful:
+		if t, err := time.Parse(time.RFC3339Nano, run.EndTime); err == nil {
+			st.BackupEndTime = &metav1.Time{Time: t}
+		}
+		return true, nil
+	case v1alpha1.BackupStateFailed:
+		msg := "no error given"
+		if run.Error != nil {
+			msg = run.Error.Code + ": " + run.Error.Message
+		}
+		failed := st.BackupID
+		// Another backup at the next poll: a failed one is not found
+		// again.
+		st.BackupID, st.Message = "", cloudsql.Truncate(msg)
+		e.pacing.MarkStalled(core.ObjectKey(mg))
+		return false, errors.Errorf(errBackupFailed, objectRef(mg), st.ToVersion, failed, name, st.Message)
+	}
+	e.pacing.MarkBusy(core.ObjectKey(mg))
+	return false, nil
+}
+
+// findUpgradeBackup finds, among the newest backup runs of instance name, a
+// backup taken for the upgrade (its description desc) that did not fail.
+func (e *external[T]) findUpgradeBackup(ctx context.Context, name, desc string) (*sqladmin.BackupRun, error) {
+	l, err := e.svc.BackupRuns.List(e.project, name).MaxResults(cloudsql.BackupRunsRead).Context(ctx).Do()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range l.Items {
+		if r != nil && r.Description == desc && r.Status != v1alpha1.BackupStateFailed {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
