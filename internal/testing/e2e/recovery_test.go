@@ -91,9 +91,9 @@ func TestCloneAtAPointInTime(t *testing.T) {
 	w.createWhenAdmitted(ctx, cl)
 	w.waitRecovered(ctx, cl)
 	g.Expect(cl.Status.AtProvider.Recovery).NotTo(BeNil(), "status.atProvider.recovery")
-	g.Expect(cl.Status.AtProvider.Recovery.Operation).To(Equal("CLONE"))
+	g.Expect(cl.Status.AtProvider.Recovery.Phase).To(Equal(v1alpha1.RecoveryDone))
 	g.Expect(cl.Status.AtProvider.Recovery.Source).To(ContainSubstring(src))
-	t.Logf("    status.atProvider.recovery: source %q, operation %s", cl.Status.AtProvider.Recovery.Source, cl.Status.AtProvider.Recovery.Operation)
+	t.Logf("    status.atProvider.recovery: source %q, phase %s", cl.Status.AtProvider.Recovery.Source, cl.Status.AtProvider.Recovery.Phase)
 
 	step(t, "%s has a password of its own, which Cloud SQL has; the source's is not it", clone)
 	srcPassword, clonePassword := w.rootPassword(ctx, src), w.rootPassword(ctx, clone)
@@ -191,7 +191,8 @@ func TestRetainedBackupRestoresIntoANewInstance(t *testing.T) {
 		name := c.pi.Name
 		w.waitRecovered(ctx, c.pi)
 		g.Expect(c.pi.Status.AtProvider.Recovery).NotTo(BeNil(), "status.atProvider.recovery of %s", name)
-		t.Logf("    %s: status.atProvider.recovery: source %q, operation %s", name, c.pi.Status.AtProvider.Recovery.Source, c.pi.Status.AtProvider.Recovery.Operation)
+		g.Expect(c.pi.Status.AtProvider.Recovery.Phase).To(Equal(v1alpha1.RecoveryDone))
+		t.Logf("    %s: status.atProvider.recovery: source %q, phase %s", name, c.pi.Status.AtProvider.Recovery.Source, c.pi.Status.AtProvider.Recovery.Phase)
 		password := w.rootPassword(ctx, name)
 		g.Expect(password).NotTo(Equal(srcPassword), "%s has a password of its own", name)
 		g.Expect(w.emu.PasswordIs(project, name, cloudsql.RootUser, password)).To(BeTrue())
