@@ -433,19 +433,22 @@ func (w *world) recoverableWindow(ctx context.Context, name string) (earliest, l
 }
 
 // waitRecovered waits for pi to be Ready with its connection secret
-// published and its password confirmed.
+// published and its password confirmed, and its recovery Done: Ready may
+// come while the provider still relabels the instance as its own.
 func (w *world) waitRecovered(ctx context.Context, pi *v1alpha1.PostgresqlInstance) {
 	g := NewWithT(w.t)
 	start := time.Now()
 	g.Eventually(func(g Gomega) {
 		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pi), pi)).To(Succeed())
 		g.Expect(pi.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue), "%s: Synced: %s", pi.Name, pi.GetCondition(xpv2.TypeSynced).Message)
+		g.Expect(pi.Status.AtProvider.Recovery).NotTo(BeNil(), "status.atProvider.recovery of %s", pi.Name)
+		g.Expect(pi.Status.AtProvider.Recovery.Phase).To(Equal(v1alpha1.RecoveryDone), "status.atProvider.recovery.phase of %s", pi.Name)
 		s := &corev1.Secret{}
 		g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: secretNS, Name: pi.Name + "-conn"}, s)).To(Succeed())
 		g.Expect(s.Data).To(HaveKey(cloudsql.ConnectionKeyPassword))
 		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 	}).WithTimeout(recoveredWithin).WithPolling(time.Second).Should(Succeed())
-	w.t.Logf("    %s is Ready, its password confirmed, %s after it was created", pi.Name, time.Since(start).Round(time.Second))
+	w.t.Logf("    %s is Ready, its password confirmed and its recovery Done, %s after it was created", pi.Name, time.Since(start).Round(time.Second))
 }
 
 // rootPassword is the postgres password in the connection secret of the
