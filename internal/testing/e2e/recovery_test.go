@@ -323,6 +323,17 @@ func TestMajorUpgradeKeepsRowsAndLogins(t *testing.T) {
 	user.session(ctx, func(psql func(string) []string) {
 		g.Expect(psql(app.Use()[1])).To(ContainElement(app.Used()+"2"), "the row written before the upgrade and the one now")
 	})
+	// The login is as little privileged as before: what the controller
+	// reads back after the upgrade.
+	u := &v1alpha1.PostgresqlUser{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(w.c.Get(ctx, client.ObjectKey{Name: app.User}, u)).To(Succeed())
+		g.Expect(u.GetCondition(xpv2.TypeReady).Status).To(Equal(corev1.ConditionTrue))
+		obs := u.Status.AtProvider
+		g.Expect(obs.SuperuserMember).To(HaveValue(BeFalse()), "%s is no member of cloudsqlsuperuser", app.User)
+		g.Expect(obs.CreateRole).To(HaveValue(BeFalse()))
+		g.Expect(obs.CreateDB).To(HaveValue(BeFalse()))
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	admin.session(ctx, func(psql func(string) []string) {
 		g.Expect(psql("SELECT id, item FROM kept ORDER BY id")).To(Equal([]string{"1|apples", "2|pears"}))
 	})
