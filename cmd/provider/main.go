@@ -500,6 +500,12 @@ func runProvider(args []string) error {
 			return postgresqlobject.CheckClusterInstance(ctx, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
 				mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
 		},
+		// A copy of a shared instance's data, with a postgres password, is
+		// for a namespace its pods may receive that password in.
+		AdmitsSource: func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckSourceInstance(ctx, tenancy.Policy{DefaultAllowedNamespaces: s.cfg.Injection.DefaultAllowedNamespaces},
+				mgr.GetAPIReader(), mg, field, pi)
+		},
 	}
 	core, err := xpcontroller.SetupGated(mgr, o, g.failed)
 	if err != nil {
@@ -521,7 +527,7 @@ func runProvider(args []string) error {
 			// a burst of applies costs a listing, not a lookup each, and
 			// the objects' first observations take the same listing.
 			instance.WithListings(core.Observer(), core.BusyPollInterval()),
-			instance.WithAdmits(o.AdmitsNamespace),
+			instance.WithAdmits(o.AdmitsSource),
 			instance.WithLogger(s.log.WithValues("webhook", "postgresqlinstances")))
 		s.log.Info("Serving the PostgresqlInstance webhook", "path", instance.Path)
 		// Which namespaces a cluster-scoped instance admits is decided as the

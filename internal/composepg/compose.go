@@ -27,6 +27,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 // ResourceName names the PostgresqlInstance in the pipeline's desired and observed
@@ -99,8 +100,8 @@ func Compose(p Parameters, observed *v1alpha1.PostgresqlInstance) (*v1alpha1.Pos
 
 // ForProvider returns the settings of the Cloud SQL instance that p asks for, which
 // both PostgresqlInstance kinds share. was holds the existing instance's settings,
-// or nil before it is created: a change the instance cannot take (another version
-// or region, private networking undone) is an error for the user rather than an
+// or nil before it is created: a change the instance cannot take (a lower version,
+// another region, private networking undone) is an error for the user rather than an
 // update the API server refuses, and the disk never shrinks when a composite moves
 // to a smaller size.
 func ForProvider(p Parameters, was *v1alpha1.PostgresqlInstanceParameters) (v1alpha1.PostgresqlInstanceParameters, error) {
@@ -112,8 +113,9 @@ func ForProvider(p Parameters, was *v1alpha1.PostgresqlInstanceParameters) (v1al
 	}
 
 	if was != nil {
-		if was.Version != "" && was.Version != p.Version {
-			return v1alpha1.PostgresqlInstanceParameters{}, errors.Errorf(errVersionImmutable, was.Version, p.Version, p.owner())
+		if was.Version != "" && cloudsql.IsUpgrade(cloudsql.DatabaseVersion(p.Version), cloudsql.DatabaseVersion(was.Version)) {
+			// Up is a guarded upgrade in place; down, never.
+			return v1alpha1.PostgresqlInstanceParameters{}, errors.Errorf(errVersionDown, was.Version, p.Version, p.owner())
 		}
 		if was.Location.Region != "" && was.Location.Region != p.Region {
 			return v1alpha1.PostgresqlInstanceParameters{}, errors.Errorf(errRegionImmutable, was.Location.Region, p.Region, p.owner())

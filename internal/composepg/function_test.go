@@ -378,10 +378,10 @@ type refusal struct {
 // that observed makes; their messages ask for a new noun.
 func withChangesRefused(cases map[string]refusal, xr func(spec string) *structpb.Struct, observed func(forProvider, conditions string, details resource.ConnectionDetails) *fnv1.Resource, noun string) map[string]refusal {
 	maps.Copy(cases, map[string]refusal{
-		"AnotherVersionForAnExistingInstance": {
+		"LowerVersionForAnExistingInstance": {
 			xr:       xr(`"version": "17"`),
 			observed: observed(defaultedSmall, readyTrue, nil),
-			want:     "spec.version cannot change from 18 to 17: Cloud SQL upgrades major versions out of place; create a new " + noun + " and migrate the data",
+			want:     "spec.version cannot go down from 18 to 17: Cloud SQL upgrades a major version in place but never downgrades; to go back, restore the backup taken before the upgrade into a new " + noun,
 		},
 		"AnotherRegionForAnExistingInstance": {
 			xr:       xr(`"region": "us-central1"`),

@@ -123,7 +123,7 @@ const (
 	errBadDeletionPolicy  = "spec.deletionPolicy %q is not a deletion policy: use Delete (the Cloud SQL instance goes with the %s) or Orphan (it stays)"
 	errBadCompositeName   = "metadata.name %q of the composite cannot start a Cloud SQL instance name: it must start with a lowercase letter and hold only lowercase letters, digits and '-' (for a claim, rename the claim)"
 	errCompositeNameLong  = "metadata.name %q of the composite is longer than %d characters: give it (or its claim) a shorter name"
-	errVersionImmutable   = "spec.version cannot change from %s to %s: Cloud SQL upgrades major versions out of place; create a new %s and migrate the data"
+	errVersionDown        = "spec.version cannot go down from %s to %s: Cloud SQL upgrades a major version in place but never downgrades; to go back, restore the backup taken before the upgrade into a new %s"
 	errRegionImmutable    = "spec.region cannot change from %s to %s: a Cloud SQL instance cannot move; create a new %s in the new region and migrate the data"
 	errPrivateIPPermanent = "spec.networking cannot change from private to public: Cloud SQL cannot remove a private IP once the instance has one; set networking: private again"
 

@@ -110,6 +110,12 @@ type Options struct {
 	// spec.forProvider.clusterInstance (its spec.tenancy or spec.injection,
 	// as the object webhook reads them); nil admits every namespace.
 	AdmitsNamespace func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error
+	// AdmitsSource, when set, says whether a cluster-scoped PostgresqlInstance
+	// may be the source that mg, a namespaced PostgresqlInstance, recovers
+	// from (field names where mg names it): a copy of all its data with a
+	// postgres password, which needs what its spec.injection admits, not
+	// its spec.tenancy; nil admits every namespace.
+	AdmitsSource func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error
 	// KeyTokenURI lets the platform's service-account keys get their tokens
 	// from their own token_uri rather than Google's ([credentials]
 	// allow_key_token_uri).
@@ -220,6 +226,15 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 		return nil, errors.Wrap(err, errObserver)
 	}
 	return c, nil
+}
+
+// AdmitsSource says whether the cluster-scoped PostgresqlInstance pi may be
+// the source of mg, a namespaced PostgresqlInstance (Options.AdmitsSource).
+func (c *Core) AdmitsSource(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+	if c.o.AdmitsSource == nil {
+		return nil
+	}
+	return c.o.AdmitsSource(ctx, mg, field, pi)
 }
 
 // Observer is the core's shared listings of each project (observe = list),

@@ -273,6 +273,9 @@ func (h *harness) startManager() {
 		o.AdmitsNamespace = func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
 			return postgresqlobject.CheckClusterInstance(ctx, *p, mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
 		}
+		o.AdmitsSource = func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckSourceInstance(ctx, *p, mgr.GetAPIReader(), mg, field, pi)
+		}
 	}
 	h.g.Expect(xpcontroller.Setup(mgr, o)).To(Succeed())
 	ctx, cancel := context.WithCancel(h.ctx)

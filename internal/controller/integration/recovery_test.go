@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
@@ -153,18 +154,40 @@ func (h kindHarness) waitCondition(name string, ct xpv2.ConditionType, status co
 }
 
 // A namespaced PostgresqlInstance recovers only from what its namespace may
-// use: a cluster-scoped instance that does not admit it is refused with a
-// condition, and nothing is cloned.
+// have all of: a cluster-scoped instance that admits it only for users and
+// databases (spec.tenancy) is refused as a source, directly or through a
+// PostgresqlBackup the namespace took of it, with a condition, and nothing is
+// cloned or restored; once spec.injection admits the namespace, the clone is
+// made.
 func TestNamespacedRecoveryNeedsASourceItsNamespaceMayUse(t *testing.T) {
 	h := newHarness(t, withTenancy(tenancy.Policy{}))
+	k := h.of(teamA)
+	ns := k.key("").Namespace
 	shared := h.create(h.instance("shared", func(pi *v1alpha1.PostgresqlInstance) {
 		pi.Spec.Injection = &v1alpha1.Injection{AllowedNamespaces: []string{"someone-else"}}
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{ns}}
 	}))
-	k := h.of(teamA)
+	b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"}}
+	b.Spec.ForProvider.ClusterInstance = shared.Name
+	h.backup(b)
+	h.backupCondition(b, xpv2.TypeReady, corev1.ConditionTrue)
+
 	clone := k.instance("copy", func(o object) { o.Parameters().Source = &v1alpha1.Source{ClusterInstance: shared.Name} })
 	h.g.Expect(env.Client.Create(h.ctx, clone)).To(Succeed())
-	k.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse, "does not admit namespace "+clone.GetNamespace())
-	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesClone, "") }, time.Second, 100*time.Millisecond).Should(BeZero())
+	k.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"PostgresqlInstance "+ns+"/copy: spec.forProvider.source.clusterInstance names the cluster-scoped PostgresqlInstance "+shared.Name+", whose spec.injection does not admit namespace "+ns)
+	restore := k.instance("restored", func(o object) { o.Parameters().Source = &v1alpha1.Source{Backup: b.Name} })
+	h.g.Expect(env.Client.Create(h.ctx, restore)).To(Succeed())
+	k.waitCondition(restore.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"spec.forProvider.source.backup (PostgresqlBackup "+ns+"/nightly) names the cluster-scoped PostgresqlInstance "+shared.Name+", whose spec.injection does not admit namespace "+ns)
+	h.g.Consistently(func() int {
+		return h.calls(emulator.MethodInstancesClone, "") + h.calls(emulator.MethodInstancesRestoreBackup, "")
+	}, time.Second, 100*time.Millisecond).Should(BeZero())
+
+	h.update(shared.Name, func(pi *v1alpha1.PostgresqlInstance) { pi.Spec.Injection.AllowedNamespaces = []string{ns} })
+	k.poke(clone.GetName(), 1)
+	k.waitReady(clone.GetName())
+	h.g.Expect(h.calls(emulator.MethodInstancesClone, cloudsql.InstanceName(shared))).To(Equal(1))
 }
 
 // A backup restores into a new instance of its own, whether its instance
@@ -286,4 +309,26 @@ func testMajorUpgradeIsGuarded(h kindHarness) {
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(end).To(BeTemporally("<=", patchAt), "the backup ended before the patch")
 	h.g.Expect(run.Description).To(ContainSubstring("before the upgrade to POSTGRES_16"))
+}
+
+// An upgrade whose operation fails says so, with Cloud SQL's error and the
+// backup taken before it, and is sent again at the next poll, not in a loop;
+// the backup is not taken again.
+func TestFailedUpgradeIsTriedAgainAtThePoll(t *testing.T) {
+	h := newHarness(t).of(cluster)
+	pi := h.create(h.instance("orders", func(o object) { o.Parameters().Version = "15" }))
+	name := cloudsql.InstanceName(pi)
+	h.settle()
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesPatch, FailOperationShare: 1, Count: 1})).To(Succeed())
+	h.update(pi.GetName(), func(o object) { o.Parameters().Version = "16" })
+	h.waitCondition(pi.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
+		"the upgrade of PostgresqlInstance "+pi.GetName()+" failed: Cloud SQL could not upgrade instance "+name+" to POSTGRES_16", "tried again at the next poll")
+	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, name) }, 2*time.Second, 100*time.Millisecond).Should(Equal(1),
+		"no patch again before the next poll")
+
+	h.poke(pi.GetName(), 1)
+	h.g.Eventually(func() *v1alpha1.MajorUpgrade { return h.get(pi.GetName()).Observation().MajorUpgrade }, 30*time.Second, 100*time.Millisecond).
+		Should(HaveField("Phase", v1alpha1.UpgradeDone))
+	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(2))
+	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(Equal(1), "one backup before the upgrade, however often it is sent")
 }

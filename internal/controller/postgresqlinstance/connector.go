@@ -57,6 +57,9 @@ type connector[T core.Instance] struct {
 	// records the clones made.
 	connection connectionOf
 	clones     core.Clones
+	// admitsSource says whether a namespaced instance may recover from a
+	// cluster-scoped one.
+	admitsSource admitsSourceFunc
 }
 
 // Connect implements managed.TypedExternalConnector. The managed reconciler
@@ -123,9 +126,10 @@ func (c *connector[T]) connectConfigured(ctx context.Context, mg T) (managed.Typ
 		source:   pc.Name,
 		noImport: cfg.NoImport,
 
-		kube:       c.kube,
-		connection: c.connection,
-		clones:     c.clones,
+		kube:         c.kube,
+		connection:   c.connection,
+		clones:       c.clones,
+		admitsSource: c.admitsSource,
 	}, nil
 }
 

@@ -94,9 +94,10 @@ type external[T core.Instance] struct {
 	noImport error
 	// kube reads the objects a source names; connection resolves a source
 	// PostgresqlInstance; clones records the clones made from one.
-	kube       client.Client
-	connection connectionOf
-	clones     core.Clones
+	kube         client.Client
+	connection   connectionOf
+	clones       core.Clones
+	admitsSource admitsSourceFunc
 
 	observed *sqladmin.DatabaseInstance
 	// readAt is when what observed says was read.

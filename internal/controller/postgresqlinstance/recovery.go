@@ -35,24 +35,25 @@ import (
 )
 
 const (
-	errSourceObject   = "cannot read %s, the source of PostgresqlInstance %s (spec.forProvider.source)"
-	errSourceProject  = "spec.forProvider.source of PostgresqlInstance %s names %s, which is in project %s, while this instance is in project %s: Cloud SQL recovers an instance only within its project; use a configuration of project %s"
-	errSourceNotOwned = "spec.forProvider.source of PostgresqlInstance %s names PostgresqlInstance %s, but Cloud SQL instance %s in project %s is not that object's (its owner-uid label is %q): recover only from an instance that its object created or imported"
-	errSourceNotReady = "spec.forProvider.source of PostgresqlInstance %s names %s, which is not ready to recover from (%s): the recovery starts once it is"
-	errGetSource      = "cannot get Cloud SQL instance %s in project %s, the source of PostgresqlInstance %s"
-	errSourceVersion  = "spec.forProvider.version of PostgresqlInstance %s is %s, but its source %s is at %s: a recovery keeps the source's major version; set version %s, and raise it once the instance exists (an upgrade in place)"
-	errSourceRegion   = "spec.forProvider.location.region of PostgresqlInstance %s is %s, but Cloud SQL clones %s only within its region, %s: set region %s"
-	errSourceWindow   = "cannot read the recoverable window of Cloud SQL instance %s in project %s (getLatestRecoveryTime), the source of PostgresqlInstance %s: a point in time needs point-in-time recovery on the source (spec.forProvider.backups.pointInTimeRecovery of its PostgresqlInstance)"
-	errOutsideWindow  = "spec.forProvider.source.pointInTime of PostgresqlInstance %s, %s, is outside the recoverable window of Cloud SQL instance %s: it can be recovered to any time from %s to %s; choose a time within it (the window moves as logs are kept and dropped)"
-	errListBackups    = "cannot list the backups of project %s to find backup run %s of Cloud SQL instance %s"
-	errNoSuchRun      = "spec.forProvider.source of PostgresqlInstance %s names backup run %s of Cloud SQL instance %s, which Cloud SQL does not list in project %s: check the ID (gcloud sql backups list --instance %s)"
-	errGetBackup      = "cannot get backup %s, the source of PostgresqlInstance %s: check spec.forProvider.source.retainedBackup (gcloud sql backups list)"
-	errBackupUnusable = "spec.forProvider.source of PostgresqlInstance %s names backup %s, which Cloud SQL reports %s: only a SUCCESSFUL backup can be restored; name another"
-	errBackupNotDone  = "spec.forProvider.source.backup of PostgresqlInstance %s names PostgresqlBackup %s, which has no successful backup yet (state %q): the restore starts once it is SUCCESSFUL"
-	errRetainedProj   = "spec.forProvider.source.retainedBackup of PostgresqlInstance %s is %s, which is not of this instance's project %s: Cloud SQL restores a backup only within its project"
-	errClone          = "cannot clone Cloud SQL instance %s into %s in project %s"
-	errRestore        = "cannot restore backup %s into the new Cloud SQL instance %s in project %s"
-	errCloneAppeared  = "Cloud SQL instance %s in project %s appeared while PostgresqlInstance %s was cloning %s into it, so it is not this object's: give this one another name (spec.forProvider.name or metadata.name)"
+	errSourceObject       = "cannot read %s, the source of PostgresqlInstance %s (spec.forProvider.source)"
+	errSourceProject      = "spec.forProvider.source of PostgresqlInstance %s names %s, which is in project %s, while this instance is in project %s: Cloud SQL recovers an instance only within its project; use a configuration of project %s"
+	errSourceNotOwned     = "spec.forProvider.source of PostgresqlInstance %s names PostgresqlInstance %s, but Cloud SQL instance %s in project %s is not that object's (its owner-uid label is %q): recover only from an instance that its object created or imported"
+	errSourceNotReady     = "spec.forProvider.source of PostgresqlInstance %s names %s, which is not ready to recover from (%s): the recovery starts once it is"
+	errGetSource          = "cannot get Cloud SQL instance %s in project %s, the source of PostgresqlInstance %s"
+	errSourceVersion      = "spec.forProvider.version of PostgresqlInstance %s is %s, but its source %s is at %s: a recovery keeps the source's major version; set version %s, and raise it once the instance exists (an upgrade in place)"
+	errSourceRegion       = "spec.forProvider.location.region of PostgresqlInstance %s is %s, but Cloud SQL clones %s only within its region, %s: set region %s"
+	errSourceWindow       = "cannot read the recoverable window of Cloud SQL instance %s in project %s (getLatestRecoveryTime), the source of PostgresqlInstance %s: a point in time needs point-in-time recovery on the source (spec.forProvider.backups.pointInTimeRecovery of its PostgresqlInstance)"
+	errOutsideWindow      = "spec.forProvider.source.pointInTime of PostgresqlInstance %s, %s, is outside the recoverable window of Cloud SQL instance %s: it can be recovered to any time from %s to %s; choose a time within it (the window moves as logs are kept and dropped)"
+	errListBackups        = "cannot list the backups of project %s to find backup run %s of Cloud SQL instance %s"
+	errNoSuchRun          = "spec.forProvider.source of PostgresqlInstance %s names backup run %s of Cloud SQL instance %s, which Cloud SQL does not list in project %s: check the ID (gcloud sql backups list --instance %s)"
+	errGetBackup          = "cannot get backup %s, the source of PostgresqlInstance %s: check spec.forProvider.source.retainedBackup (gcloud sql backups list)"
+	errBackupUnusable     = "spec.forProvider.source of PostgresqlInstance %s names backup %s, which Cloud SQL reports %s: only a SUCCESSFUL backup can be restored; name another"
+	errBackupNotDone      = "spec.forProvider.source.backup of PostgresqlInstance %s names PostgresqlBackup %s, which has no successful backup yet (state %q): the restore starts once it is SUCCESSFUL"
+	errRetainedProj       = "spec.forProvider.source.retainedBackup of PostgresqlInstance %s is %s, which is not of this instance's project %s: Cloud SQL restores a backup only within its project"
+	errClone              = "cannot clone Cloud SQL instance %s into %s in project %s"
+	errRestore            = "cannot restore backup %s into the new Cloud SQL instance %s in project %s"
+	errSharedBackupSource = "cannot read cluster-scoped PostgresqlInstance %s, of which PostgresqlBackup %s, the source of PostgresqlInstance %s, is a backup: a namespace restores a backup of a shared instance only while that instance admits it; if it was deleted, ask the platform team to restore the backup (spec.forProvider.source.retainedBackup of a cluster-scoped PostgresqlInstance)"
+	errCloneAppeared      = "Cloud SQL instance %s in project %s appeared while PostgresqlInstance %s was cloning %s into it, so it is not this object's: give this one another name (spec.forProvider.name or metadata.name)"
 )
 
 // A recoverySource is spec.forProvider.source, resolved to what Cloud SQL
@@ -115,7 +116,7 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 		if src.ClusterInstance != "" {
 			key = types.NamespacedName{Name: src.ClusterInstance}
 		}
-		inst, err := e.sourceInstance(ctx, mg, key, rs.describe)
+		inst, err := e.sourceInstance(ctx, mg, key, rs.describe, fieldSourceClusterInstance)
 		if err != nil {
 			return nil, err
 		}
@@ -156,10 +157,13 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 
 // sourceInstance reads the Cloud SQL instance of the source PostgresqlInstance
 // key, which must be in this instance's project, created, and that object's.
-func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.NamespacedName, describe string) (*sqladmin.DatabaseInstance, error) {
+func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.NamespacedName, describe, field string) (*sqladmin.DatabaseInstance, error) {
 	conn, obj, err := e.connection(ctx, mg, key)
 	if err != nil {
 		return nil, errors.Wrapf(err, errSourceObject, describe, objectRef(mg))
+	}
+	if err := e.mayRecoverFrom(ctx, mg, field, obj); err != nil {
+		return nil, err
 	}
 	if conn.Project != e.project {
 		return nil, errors.Errorf(errSourceProject, objectRef(mg), describe, conn.Project, e.project, conn.Project)
@@ -185,6 +189,23 @@ func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.Namesp
 		return nil, errors.Errorf(errSourceNotOwned, objectRef(mg), core.ObjectKey(obj), inst.Name, e.project, owner)
 	}
 	return inst, nil
+}
+
+// fieldSourceClusterInstance is where a namespaced PostgresqlInstance names
+// a cluster-scoped source.
+const fieldSourceClusterInstance = "spec.forProvider.source.clusterInstance"
+
+// mayRecoverFrom refuses src, a cluster-scoped PostgresqlInstance, as the
+// source of mg, a namespaced one, unless mg's namespace may have a copy of
+// all its data with a postgres password: what its spec.injection admits.
+// core.Connection admitted mg only as its objects are admitted, which
+// spec.tenancy alone allows.
+func (e *external[T]) mayRecoverFrom(ctx context.Context, mg T, field string, src client.Object) error {
+	pi, ok := src.(*v1alpha1.PostgresqlInstance)
+	if !ok || mg.GetNamespace() == "" || e.admitsSource == nil {
+		return nil
+	}
+	return e.admitsSource(ctx, mg, field, pi)
 }
 
 // checkWindow refuses a point in time outside the source's recoverable
@@ -221,6 +242,17 @@ func (e *external[T]) sourceBackup(ctx context.Context, mg T, name, describe str
 		b := &nsv1alpha1.PostgresqlBackup{}
 		if err := e.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, b); err != nil {
 			return nil, errors.Wrapf(err, errSourceObject, describe, objectRef(mg))
+		}
+		if shared := b.Spec.ForProvider.ClusterInstance; shared != "" {
+			// A backup of a shared instance is all of its data: the
+			// namespace must be one that may have it.
+			pi := &v1alpha1.PostgresqlInstance{}
+			if err := e.kube.Get(ctx, types.NamespacedName{Name: shared}, pi); err != nil {
+				return nil, errors.Wrapf(err, errSharedBackupSource, shared, ns+"/"+name, objectRef(mg))
+			}
+			if err := e.mayRecoverFrom(ctx, mg, "spec.forProvider.source.backup (PostgresqlBackup "+ns+"/"+name+")", pi); err != nil {
+				return nil, err
+			}
 		}
 		obs = b.Status.AtProvider
 	} else {
@@ -394,3 +426,8 @@ func (e *external[T]) observeRecovery(ctx context.Context, mg T, inst *sqladmin.
 // objects of an instance: through its own configuration, admitting a
 // namespaced mg only to what its namespace may use.
 type connectionOf func(ctx context.Context, mg client.Object, key types.NamespacedName) (*core.InstanceConnection, client.Object, error)
+
+// admitsSourceFunc says whether the cluster-scoped PostgresqlInstance pi may
+// be the source of mg, a namespaced PostgresqlInstance that names it in
+// field (core.Core.AdmitsSource).
+type admitsSourceFunc func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error

@@ -83,7 +83,8 @@ func setupKind[T core.Instance](mgr ctrl.Manager, c *core.Core, obj T, groupKind
 		connection: func(ctx context.Context, mg client.Object, key types.NamespacedName) (*core.InstanceConnection, client.Object, error) {
 			return c.Connection(ctx, mgr.GetClient(), mgr.GetAPIReader(), mg, key)
 		},
-		clones: c.Clones(gvk),
+		clones:       c.Clones(gvk),
+		admitsSource: c.AdmitsSource,
 	}
 	return c.SetupInstanceKind(mgr, core.InstanceKind{
 		GroupKind: groupKind, GVK: gvk, Object: obj, Namespaced: namespaced,

@@ -38,6 +38,7 @@ const (
 	errReadUpgradeRun  = "cannot read backup run %s of Cloud SQL instance %s in project %s, which its upgrade to %s waits for"
 	errBackupFailed    = "the upgrade of PostgresqlInstance %s to %s waits: the backup taken before it, run %s of Cloud SQL instance %s, failed (%s); another is taken at the next poll"
 	errUpgradeInstance = "cannot upgrade Cloud SQL instance %s in project %s"
+	errUpgradeFailed   = "the upgrade of PostgresqlInstance %s failed: Cloud SQL could not upgrade instance %s to %s (%s); it is tried again at the next poll; the backup taken before it is run %s"
 	errNoUpgradeRunID  = "Cloud SQL took the backup of instance %s in project %s before its upgrade but named no backup run in operation %s"
 )
 
@@ -83,6 +84,18 @@ func (e *external[T]) upgrade(ctx context.Context, mg T, name string) error {
 		// Sent in this process, after what was observed.
 		e.pacing.MarkBusy(core.ObjectKey(mg))
 		return nil
+	}
+	if st.StartTime != nil {
+		failed, err := e.upgradeFailed(ctx, name, st.StartTime.Time)
+		if err != nil {
+			return err
+		}
+		if failed != "" {
+			// Sent again at the next poll, not in a loop.
+			st.StartTime, st.Message = nil, cloudsql.Truncate(failed)
+			e.pacing.MarkStalled(core.ObjectKey(mg))
+			return errors.Errorf(errUpgradeFailed, objectRef(mg), name, st.ToVersion, st.Message, st.BackupID)
+		}
 	}
 	sent, err := e.patchIfIdle(ctx, mg, name, cloudsql.GenerateUpgrade(target), errUpgradeInstance)
 	if sent {
@@ -206,3 +219,39 @@ func (e *external[T]) findUpgradeBackup(ctx context.Context, name, desc string) 
 	}
 	return nil, nil
 }
+
+// upgradeFailed is Cloud SQL's error of the last upgrade operation of
+// instance name that began at or after since and failed, or "" when it did
+// not fail (or is not over).
+func (e *external[T]) upgradeFailed(ctx context.Context, name string, since time.Time) (string, error) {
+	ops, err := e.svc.Operations.List(e.project).Instance(name).MaxResults(10).Context(ctx).Do()
+	if err != nil {
+		return "", errors.Wrapf(err, errListOperations, name, e.project)
+	}
+	// Clocks differ: an operation Cloud SQL dates a little before the
+	// provider sent it still counts.
+	since = since.Add(-time.Minute)
+	for _, op := range ops.Items {
+		t, err := time.Parse(time.RFC3339Nano, op.InsertTime)
+		if op.OperationType != operationUpdate || err != nil || t.Before(since) {
+			continue
+		}
+		if op.Status != core.OperationDone || op.Error == nil {
+			return "", nil
+		}
+		var msgs []string
+		for _, oe := range op.Error.Errors {
+			if oe != nil {
+				msgs = append(msgs, oe.Code+": "+oe.Message)
+			}
+		}
+		if len(msgs) == 0 {
+			return "its operation " + op.Name + " ended with an error", nil
+		}
+		return strings.Join(msgs, "; "), nil
+	}
+	return "", nil
+}
+
+// operationUpdate is the type of the operation of an instances.patch.
+const operationUpdate = "UPDATE"

@@ -168,9 +168,13 @@ func lifetimeUpdates(noun string) map[string]specUpdate {
 			to:   map[string]any{"region": "us-central1"},
 			want: "spec.region: Invalid value: \"us-central1\": is immutable (a Cloud SQL instance cannot move); create a new " + noun + " in the new region and migrate the data",
 		},
-		"AnotherVersion": {
+		"LowerVersion": {
 			to:   map[string]any{"version": "17"},
-			want: "spec.version: Invalid value: \"17\": is immutable (Cloud SQL upgrades major versions out of place); create a new " + noun + " and migrate the data",
+			want: "spec.version: Invalid value: \"17\": cannot go down (Cloud SQL upgrades a major version in place but never downgrades); to go back, restore the backup taken before the upgrade into a new " + noun,
+		},
+		"HigherVersion": {
+			from: map[string]any{"version": "16"},
+			to:   map[string]any{"version": "17"},
 		},
 		"PrivateBackToPublic": {
 			from: map[string]any{"networking": "private", "network": vpc},

@@ -149,8 +149,8 @@ type Validator struct {
 	listings   *observer.Observer
 	listingAge time.Duration
 	// admits, when not nil, says whether a cluster-scoped PostgresqlInstance
-	// admits the namespace of a namespaced one that recovers from it.
-	admits func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error
+	// may be the source of a namespaced one, named in field.
+	admits func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error
 }
 
 // An Option configures a Validator.
@@ -181,9 +181,9 @@ func WithListings(o *observer.Observer, maxAge time.Duration) Option {
 
 // WithAdmits checks, when a namespaced PostgresqlInstance is created to
 // recover from a cluster-scoped one (spec.forProvider.source.clusterInstance),
-// that the cluster-scoped one admits its namespace, as the controller checks
+// that the cluster-scoped one may be its source, as the controller checks
 // again; admits returns the denial, naming the field.
-func WithAdmits(admits func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error) Option {
+func WithAdmits(admits func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error) Option {
 	return func(v *Validator) { v.admits = admits }
 }
 
@@ -343,7 +343,7 @@ func (v *Validator) source(ctx context.Context, pi *nsv1alpha1.PostgresqlInstanc
 	if err != nil {
 		return nil
 	}
-	if err := v.admits(ctx, pi, shared); err != nil {
+	if err := v.admits(ctx, pi, "spec.forProvider.source.clusterInstance", shared); err != nil {
 		r := admission.Denied(err.Error())
 		return &r
 	}

@@ -261,8 +261,8 @@ func run(m *testing.M) (int, error) {
 	}
 	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints),
 		// As cmd/provider wires it.
-		instance.WithAdmits(func(ctx context.Context, mg client.Object, pi *v1alpha1.PostgresqlInstance) error {
-			return postgresqlobject.CheckClusterInstance(ctx, cfg.Policy, mgr.GetAPIReader(), mg, "spec.forProvider.clusterInstance", pi)
+		instance.WithAdmits(func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+			return postgresqlobject.CheckSourceInstance(ctx, cfg.Policy, mgr.GetAPIReader(), mg, field, pi)
 		}))
 	postgresqlobject.Setup(mgr, cfg.Policy)
 

@@ -77,15 +77,19 @@ func TestNamespacedInstanceIsValidated(t *testing.T) {
 }
 
 // A namespaced PostgresqlInstance may recover only from a cluster-scoped
-// instance that admits its namespace: the denial names the field and says
-// what to do.
+// instance whose spec.injection admits its namespace: a copy holds all of
+// its data and a postgres password, so spec.tenancy, which admits users and
+// databases, does not suffice. The denial names the field and says what to do.
 func TestNamespacedRecoveryNeedsAnAdmittedSource(t *testing.T) {
 	controlplane.Need(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	readyInstance(t, "recoverable") // admits recoverable-app
-	namespace(t, "recoverable-app", nil)
-	namespace(t, "recoverable-other", nil)
+	readyInstance(t, "recoverable", func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.Tenancy = &v1alpha1.Tenancy{AllowedNamespaces: []string{"recoverable-tenant"}}
+	}) // injection admits recoverable-app
+	for _, ns := range []string{"recoverable-app", "recoverable-other", "recoverable-tenant"} {
+		namespace(t, ns, nil)
+	}
 	clone := func(ns string) *nsv1alpha1.PostgresqlInstance {
 		pi := &nsv1alpha1.PostgresqlInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copy"}}
 		pi.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: nsv1alpha1.ClusterProviderConfigKind, Name: pcDefault}
@@ -95,10 +99,13 @@ func TestNamespacedRecoveryNeedsAnAdmittedSource(t *testing.T) {
 		pi.Spec.ForProvider.Source = &v1alpha1.Source{ClusterInstance: "recoverable"}
 		return pi
 	}
-	g.Expect(env.Client.Create(ctx, clone("recoverable-other"))).To(MatchError(And(
-		ContainSubstring("PostgresqlInstance recoverable-other/copy: spec.forProvider.source.clusterInstance names the cluster-scoped PostgresqlInstance recoverable, which does not admit namespace recoverable-other"),
-		ContainSubstring("or use a PostgresqlInstance of namespace recoverable-other, with spec.forProvider.source.instance, instead"),
-	)))
+	for _, ns := range []string{"recoverable-other", "recoverable-tenant"} {
+		g.Expect(env.Client.Create(ctx, clone(ns))).To(MatchError(And(
+			ContainSubstring("PostgresqlInstance "+ns+"/copy: spec.forProvider.source.clusterInstance names the cluster-scoped PostgresqlInstance recoverable, whose spec.injection does not admit namespace "+ns),
+			ContainSubstring("spec.tenancy admits users and databases only"),
+			ContainSubstring("ask the instance's owner to add "+ns+" to spec.injection.allowedNamespaces"),
+		)), "namespace %s", ns)
+	}
 	g.Expect(env.Client.Create(ctx, clone("recoverable-app"))).To(Succeed())
 }
 

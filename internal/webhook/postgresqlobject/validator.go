@@ -95,7 +95,6 @@ const (
 	fieldInstance           = "spec.forProvider.instance"
 	fieldInstanceRef        = "spec.forProvider.instanceRef.name"
 	fieldClusterInstance    = "spec.forProvider.clusterInstance"
-	fieldSourceInstance     = "spec.forProvider.source.instance"
 	fieldClusterInstanceRef = "spec.forProvider.clusterInstanceRef.name"
 	fieldOwner              = "spec.forProvider.owner"
 	fieldOwnerRef           = "spec.forProvider.ownerRef.name"
@@ -109,6 +108,9 @@ const (
 	errOtherNamespace = "the %s's metadata.namespace %q differs from the admission request's namespace %q: the request was not sent by the API server for this object, and is refused"
 	errNotAdmitted    = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, which does not admit namespace %s: %s (the platform team decides); or use a PostgresqlInstance of namespace %s, with %s, instead"
 	errCheckAdmitted  = "cannot decide whether PostgresqlInstance %s admits namespace %s"
+	errNoSource       = "%s %s: %s names the cluster-scoped PostgresqlInstance %s, whose spec.injection does not admit namespace %s: " +
+		"a recovered copy holds every database of the instance, with a postgres password, which only a namespace that may receive the instance's own postgres password may have " +
+		"(spec.tenancy admits users and databases only); %s; or recover from a PostgresqlInstance of namespace %s instead"
 	errOwnerElsewhere = "%s %s: %s names PostgresqlUser %s, which belongs to PostgresqlInstance %s, not to %s, the database's instance: a database can be owned only by a login of its own instance; name a PostgresqlUser of %s in %s, or create one"
 	errNamesake       = "%s %s names %s %s of PostgresqlInstance %s, which %s already names: a login or database belongs to the object that made it, and no other object may take, reset, re-own or drop it; choose another name (spec.forProvider.name, or metadata.name), or ask whoever owns that object to delete it first if the %s is to change hands"
 	warnNamesake      = "%s %s: whether another object already names %s %s of PostgresqlInstance %s was not checked (%s); the controller refuses to manage a name another object holds"
@@ -673,15 +675,33 @@ type notAdmitted struct{ msg string }
 
 func (e *notAdmitted) Error() string { return e.msg }
 
-// FieldSourceClusterInstance is where a namespaced PostgresqlInstance names
-// the cluster-scoped instance it recovers from.
-const FieldSourceClusterInstance = "spec.forProvider.source.clusterInstance"
-
 // IsNotAdmitted reports whether err is CheckClusterInstance's answer that the
 // instance does not admit the object's namespace.
 func IsNotAdmitted(err error) bool {
 	var n *notAdmitted
 	return errors.As(err, &n)
+}
+
+// CheckSourceInstance returns nil when the cluster-scoped PostgresqlInstance
+// pi may be the source of mg, a namespaced PostgresqlInstance that recovers
+// from it (field names where mg names it, directly or through a
+// PostgresqlBackup): only a namespace whose pods may receive pi's postgres
+// password (policy.Allows) may copy all its data and get a postgres password
+// to the copy; spec.tenancy, which admits users and databases, does not
+// suffice. A refusal is an error that IsNotAdmitted recognises.
+func CheckSourceInstance(ctx context.Context, policy tenancy.Policy, namespaces client.Reader, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
+	ns := mg.GetNamespace()
+	ok, err := policy.Allows(ctx, pi, ns, func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		n := &corev1.Namespace{}
+		return n, namespaces.Get(ctx, types.NamespacedName{Name: name}, n)
+	})
+	if err != nil {
+		return errors.Wrapf(err, errCheckAdmitted, pi.GetName(), ns)
+	}
+	if ok {
+		return nil
+	}
+	return &notAdmitted{msg: fmt.Sprintf(errNoSource, nsv1alpha1.PostgresqlInstanceKind, ns+"/"+mg.GetName(), field, pi.GetName(), ns, policy.Explain(pi, ns), ns)}
 }
 
 // CheckClusterInstance returns nil when the cluster-scoped PostgresqlInstance
@@ -714,7 +734,7 @@ func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces
 	if ok {
 		return nil
 	}
-	kind, own := mg.GetObjectKind().GroupVersionKind().Kind, fieldInstance
+	kind := mg.GetObjectKind().GroupVersionKind().Kind
 	switch mg.(type) {
 	case *nsv1alpha1.PostgresqlDatabase:
 		kind = nsv1alpha1.PostgresqlDatabaseKind
@@ -722,10 +742,7 @@ func CheckClusterInstance(ctx context.Context, policy tenancy.Policy, namespaces
 		kind = nsv1alpha1.PostgresqlUserKind
 	case *nsv1alpha1.PostgresqlBackup:
 		kind = nsv1alpha1.PostgresqlBackupKind
-	case *nsv1alpha1.PostgresqlInstance:
-		// An instance names another only as the source it recovers from.
-		kind, field, own = nsv1alpha1.PostgresqlInstanceKind, FieldSourceClusterInstance, fieldSourceInstance
 	}
 	return &notAdmitted{msg: fmt.Sprintf(errNotAdmitted, kind, ns+"/"+mg.GetName(), field, pi.GetName(), ns,
-		policy.ExplainObjects(pi, ns), ns, own)}
+		policy.ExplainObjects(pi, ns), ns, fieldInstance)}
 }
