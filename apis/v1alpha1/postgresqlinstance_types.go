@@ -264,8 +264,9 @@ type Source struct {
 
 	// ClusterInstance, for a namespaced PostgresqlInstance only, is the
 	// metadata.name of a cluster-scoped PostgresqlInstance to recover from,
-	// as instance is; it must admit this namespace (its spec.tenancy or
-	// spec.injection).
+	// as instance is; its spec.injection must admit this namespace (a copy
+	// holds all of its data and a postgres password: spec.tenancy, which
+	// admits users and databases only, does not suffice).
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -768,9 +769,13 @@ type MajorUpgrade struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	EndTime   *metav1.Time `json:"endTime,omitempty"`
 
-	// Message says what the pre-check or the backup reported, when it
-	// stopped the upgrade.
+	// Message says what the pre-check, the backup or the upgrade reported,
+	// when it stopped the upgrade.
 	Message string `json:"message,omitempty"`
+
+	// FailedAttempts counts the upgrades that Cloud SQL failed: each
+	// attempt after one runs the pre-check and takes a backup again.
+	FailedAttempts int32 `json:"failedAttempts,omitempty"`
 }
 
 // Phases of a major upgrade (status.atProvider.majorUpgrade.phase).

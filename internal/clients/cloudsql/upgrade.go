@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/api/sqladmin/v1beta4"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 )
 
 // Kinds of Cloud SQL operations the guarded upgrade and recoveries start.
@@ -90,8 +90,13 @@ func PreCheckFindings(op *sqladmin.Operation) []string {
 }
 
 // UpgradeBackupDescription is the description of the on-demand backup taken
-// before an upgrade to version of the instance of the object with UID uid:
-// the provider finds the backup again by it after a crash.
-func UpgradeBackupDescription(uid, version string) string {
-	return fmt.Sprintf("before the upgrade to %s (PostgresqlInstance uid %s)", version, uid)
+// before an upgrade to version of the instance of the object with UID uid,
+// after failed earlier attempts: the provider finds the backup of this
+// attempt again by it after a crash, and never one of an earlier attempt.
+func UpgradeBackupDescription(uid, version string, failed int32) string {
+	d := fmt.Sprintf("before the upgrade to %s (PostgresqlInstance uid %s)", version, uid)
+	if failed > 0 {
+		d += fmt.Sprintf(", attempt %d", failed+1)
+	}
+	return d
 }

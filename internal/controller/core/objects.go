@@ -19,6 +19,7 @@ package core
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -321,17 +322,31 @@ type InstanceConnection struct {
 }
 
 // Ready says whether the instance can take databases and users: Cloud SQL
-// reports it RUNNABLE and its object knows its connection name.
+// reports it RUNNABLE and its object observed it as its own (Observes).
 func (c *InstanceConnection) Ready() bool {
-	return c.Observed.State == StateRunnable && c.Observed.ConnectionName != ""
+	return c.Observed.State == StateRunnable && c.Observes()
+}
+
+// Observes says whether what the instance's object last observed is the
+// Cloud SQL instance it names now: its connection name is
+// project:region:instance. A name changed since (the crossplane.io/external-name
+// annotation edited) names an instance the object has not shown to be its
+// own, and nothing may be done on it for the object's sake.
+func (c *InstanceConnection) Observes() bool {
+	cn := c.Observed.ConnectionName
+	return strings.HasPrefix(cn, c.Project+":") && strings.HasSuffix(cn, ":"+c.Instance)
 }
 
 // NotReady says that the instance (named instance, for the user) is not
 // ready for the object (what: "login", "database") yet, and how it is.
 func (c *InstanceConnection) NotReady(instance, what string) error {
 	how := "its object has not observed it yet"
-	if st := c.Observed.State; st != "" {
-		how = "Cloud SQL reports it " + st
+	switch {
+	case c.Observed.ConnectionName != "" && !c.Observes():
+		how = "its object last observed Cloud SQL instance " + c.Observed.ConnectionName + ", not " + c.Project + ":" + c.Instance +
+			" (was its crossplane.io/external-name changed?), and it has not observed that one as its own"
+	case c.Observed.State != "":
+		how = "Cloud SQL reports it " + c.Observed.State
 	}
 	return errors.Errorf(errInstanceNotReady, instance, how, what)
 }

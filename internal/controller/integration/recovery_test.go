@@ -261,7 +261,7 @@ func testMajorUpgradeIsGuarded(h kindHarness) {
 	h.settle()
 	h.update(pi.GetName(), func(o object) { o.Parameters().Version = "16" })
 	h.waitCondition(pi.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
-		"the upgrade of PostgresqlInstance", "extension plv8 is not supported by POSTGRES_16", "fix it, and the pre-check runs again")
+		"the upgrade of PostgresqlInstance", "extension plv8 is not supported by POSTGRES_16", "fix it, and the pre-check runs again at the next poll")
 	h.g.Expect(h.get(pi.GetName()).Observation().MajorUpgrade).To(HaveField("Phase", v1alpha1.UpgradeBlocked))
 	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(BeZero(), "no backup while the pre-check blocks")
 	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(BeZero(), "no patch while the pre-check blocks")
@@ -312,8 +312,8 @@ func testMajorUpgradeIsGuarded(h kindHarness) {
 }
 
 // An upgrade whose operation fails says so, with Cloud SQL's error and the
-// backup taken before it, and is sent again at the next poll, not in a loop;
-// the backup is not taken again.
+// backup taken before it, and starts again at the next poll, not in a loop:
+// a pre-check and a backup of the instance as it is then, then the patch.
 func TestFailedUpgradeIsTriedAgainAtThePoll(t *testing.T) {
 	h := newHarness(t).of(cluster)
 	pi := h.create(h.instance("orders", func(o object) { o.Parameters().Version = "15" }))
@@ -322,7 +322,7 @@ func TestFailedUpgradeIsTriedAgainAtThePoll(t *testing.T) {
 	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesPatch, FailOperationShare: 1, Count: 1})).To(Succeed())
 	h.update(pi.GetName(), func(o object) { o.Parameters().Version = "16" })
 	h.waitCondition(pi.GetName(), xpv2.TypeSynced, corev1.ConditionFalse,
-		"the upgrade of PostgresqlInstance "+pi.GetName()+" failed: Cloud SQL could not upgrade instance "+name+" to POSTGRES_16", "tried again at the next poll")
+		"the upgrade of PostgresqlInstance "+pi.GetName()+" (spec.forProvider.version) failed: Cloud SQL could not upgrade instance "+name+" to POSTGRES_16", "tried again, pre-check and backup first, at the next poll")
 	h.g.Consistently(func() int { return h.calls(emulator.MethodInstancesPatch, name) }, 2*time.Second, 100*time.Millisecond).Should(Equal(1),
 		"no patch again before the next poll")
 
@@ -330,5 +330,38 @@ func TestFailedUpgradeIsTriedAgainAtThePoll(t *testing.T) {
 	h.g.Eventually(func() *v1alpha1.MajorUpgrade { return h.get(pi.GetName()).Observation().MajorUpgrade }, 30*time.Second, 100*time.Millisecond).
 		Should(HaveField("Phase", v1alpha1.UpgradeDone))
 	h.g.Expect(h.calls(emulator.MethodInstancesPatch, name)).To(Equal(2))
-	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(Equal(1), "one backup before the upgrade, however often it is sent")
+	h.g.Expect(h.calls(emulator.MethodBackupRunsInsert, name)).To(Equal(2), "a backup before each attempt")
+	h.g.Expect(h.calls(emulator.MethodInstancesPreCheckMajorVersionUpgrade, name)).To(Equal(2), "a pre-check before each attempt")
+	st := h.get(pi.GetName()).Observation().MajorUpgrade
+	h.g.Expect(st.FailedAttempts).To(BeEquivalentTo(1))
+	id, _ := cloudsql.ParseBackupRunID(st.BackupID)
+	run, err := h.svc().BackupRuns.Get(h.project, name, id).Do()
+	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(run.Description).To(HaveSuffix(", attempt 2"), "the backup of the attempt that succeeded")
+}
+
+// A namespaced PostgresqlInstance whose crossplane.io/external-name is edited
+// to name another team's Cloud SQL instance serves nothing on it: a
+// PostgresqlBackup of it takes no backup there (which a restore could then
+// copy), and a recovery from it clones nothing.
+func TestARenamedInstanceServesNothing(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.of(teamA), h.of(teamB)
+	theirs := b.create(b.instance("theirs"))
+	mine := a.create(a.instance("mine"))
+	h.settle()
+	a.update(mine.GetName(), func(o object) {
+		o.SetAnnotations(map[string]string{"crossplane.io/external-name": cloudsql.InstanceName(theirs)})
+	})
+
+	bk := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: mine.GetNamespace(), Name: "grab"}}
+	bk.Spec.ForProvider.Instance = mine.GetName()
+	h.backup(bk)
+	h.backupCondition(bk, xpv2.TypeSynced, corev1.ConditionFalse, "its object last observed Cloud SQL instance", "was its crossplane.io/external-name changed?")
+	clone := a.instance("copy", func(o object) { o.Parameters().Source = &v1alpha1.Source{Instance: mine.GetName()} })
+	h.g.Expect(env.Client.Create(h.ctx, clone)).To(Succeed())
+	a.waitCondition(clone.GetName(), xpv2.TypeSynced, corev1.ConditionFalse, "is not ready to recover from", "its object last observed Cloud SQL instance")
+	h.g.Consistently(func() int {
+		return h.calls(emulator.MethodBackupRunsInsert, "") + h.calls(emulator.MethodInstancesClone, "")
+	}, 2*time.Second, 100*time.Millisecond).Should(BeZero())
 }

@@ -122,6 +122,13 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	if cloudsql.IsNotFound(err) {
 		if meta.WasDeleted(mg) {
 			e.pacing.Deleted(core.ObjectKey(mg), readAt)
+			if isClone(mg.Parameters().Source) {
+				// A clone deleted before it was made its own leaves no
+				// record that could adopt another at its name.
+				if err := e.clones.Release(ctx, mg, e.project, name); err != nil {
+					return managed.ExternalObservation{}, err
+				}
+			}
 		}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}

@@ -53,6 +53,10 @@ const (
 	errClone              = "cannot clone Cloud SQL instance %s into %s in project %s"
 	errRestore            = "cannot restore backup %s into the new Cloud SQL instance %s in project %s"
 	errSharedBackupSource = "cannot read cluster-scoped PostgresqlInstance %s, of which PostgresqlBackup %s, the source of PostgresqlInstance %s, is a backup: a namespace restores a backup of a shared instance only while that instance admits it; if it was deleted, ask the platform team to restore the backup (spec.forProvider.source.retainedBackup of a cluster-scoped PostgresqlInstance)"
+	errSourceSelf         = "spec.forProvider.source of PostgresqlInstance %s names the PostgresqlInstance itself: name another instance, or a backup"
+	errRetainedNamespaced = "spec.forProvider.source.retainedBackup of PostgresqlInstance %s: a backup of a deleted instance belongs to no namespace; restore a PostgresqlBackup of this namespace (source.backup), or ask the platform team to restore it"
+	errBackupNotOwned     = "spec.forProvider.source of PostgresqlInstance %s names backup %s of Cloud SQL instance %s, which was taken of an instance whose owner-uid label was %q, not %q, the source's: it is another instance of the same name (one deleted since, with its backups kept); check the backup run's ID"
+	errRecoveredElsewhere = "PostgresqlInstance %s was recovered into Cloud SQL instance %s already (status.atProvider.connectionName), and now names %s: a recovery is made once; set the crossplane.io/external-name annotation back, or create a new PostgresqlInstance to recover again"
 	errCloneAppeared      = "Cloud SQL instance %s in project %s appeared while PostgresqlInstance %s was cloning %s into it, so it is not this object's: give this one another name (spec.forProvider.name or metadata.name)"
 )
 
@@ -116,7 +120,10 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 		if src.ClusterInstance != "" {
 			key = types.NamespacedName{Name: src.ClusterInstance}
 		}
-		inst, err := e.sourceInstance(ctx, mg, key, rs.describe, fieldSourceClusterInstance)
+		if key.Name == mg.GetName() && (key.Namespace == mg.GetNamespace() || src.ClusterInstance == "" && mg.GetNamespace() == "") {
+			return nil, errors.Errorf(errSourceSelf, objectRef(mg))
+		}
+		inst, err := e.sourceInstance(ctx, mg, key, rs.describe, fieldSourceClusterInstance, isClone(src) || src.PointInTime != nil)
 		if err != nil {
 			return nil, err
 		}
@@ -135,6 +142,10 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 			if err != nil {
 				return nil, err
 			}
+			// A run of this instance, not of a deleted namesake's.
+			if err := e.checkBackupOwner(mg, b, rs.owner); err != nil {
+				return nil, err
+			}
 			return rs, e.useBackup(mg, rs, b)
 		}
 		return rs, nil
@@ -144,6 +155,11 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 			return nil, err
 		}
 		return rs, e.useBackup(mg, rs, b)
+	}
+	if mg.GetNamespace() != "" {
+		// The CRD refuses it too: a deleted instance's backup belongs to
+		// no namespace.
+		return nil, errors.Errorf(errRetainedNamespaced, objectRef(mg))
 	}
 	if p, _, _ := strings.Cut(strings.TrimPrefix(src.RetainedBackup, "projects/"), "/"); p != e.project {
 		return nil, errors.Errorf(errRetainedProj, objectRef(mg), src.RetainedBackup, e.project)
@@ -157,7 +173,7 @@ func (e *external[T]) resolveSource(ctx context.Context, mg T) (*recoverySource,
 
 // sourceInstance reads the Cloud SQL instance of the source PostgresqlInstance
 // key, which must be in this instance's project, created, and that object's.
-func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.NamespacedName, describe, field string) (*sqladmin.DatabaseInstance, error) {
+func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.NamespacedName, describe, field string, running bool) (*sqladmin.DatabaseInstance, error) {
 	conn, obj, err := e.connection(ctx, mg, key)
 	if err != nil {
 		return nil, errors.Wrapf(err, errSourceObject, describe, objectRef(mg))
@@ -168,12 +184,18 @@ func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.Namesp
 	if conn.Project != e.project {
 		return nil, errors.Errorf(errSourceProject, objectRef(mg), describe, conn.Project, e.project, conn.Project)
 	}
-	if conn.Observed.State != core.StateRunnable {
+	// A clone needs the source serving; a backup run is restored
+	// whatever became of its instance (a failed upgrade, say). Either way the
+	// object must have observed the instance it names as its own.
+	if !conn.Observes() || (running && conn.Observed.State != core.StateRunnable) {
 		how := "its object has not observed it yet"
-		if conn.Observed.State != "" {
+		switch {
+		case conn.Observed.ConnectionName != "" && !conn.Observes():
+			how = "its object last observed Cloud SQL instance " + conn.Observed.ConnectionName + ", not " + conn.Instance
+		case conn.Observed.State != "":
 			how = "Cloud SQL reports it " + conn.Observed.State
 		}
-		return nil, errors.Errorf(errSourceNotReady, objectRef(mg), describe, how)
+		return nil, &waiting{errors.Errorf(errSourceNotReady, objectRef(mg), describe, how)}
 	}
 	inst, err := e.svc.Instances.Get(e.project, conn.Instance).Context(ctx).Do()
 	if err != nil {
@@ -190,6 +212,27 @@ func (e *external[T]) sourceInstance(ctx context.Context, mg T, key types.Namesp
 	}
 	return inst, nil
 }
+
+// checkBackupOwner refuses backup b unless the instance it was taken of
+// carried the owner label owner then: a run ID alone could name a backup
+// that Cloud SQL kept of a deleted instance of the same name, someone
+// else's. A backup that does not say (no instance settings) is taken at its
+// word.
+func (e *external[T]) checkBackupOwner(mg T, b *sqladmin.Backup, owner string) error {
+	if b.InstanceSettings == nil || b.InstanceSettings.Settings == nil {
+		return nil
+	}
+	if got := b.InstanceSettings.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey]; got != owner {
+		return errors.Errorf(errBackupNotOwned, objectRef(mg), b.Name, b.Instance, got, owner)
+	}
+	return nil
+}
+
+// waiting is an error that lasts until another object is ready: the
+// recovery is tried again at the busy poll interval, not the slow one.
+type waiting struct{ error }
+
+func (w *waiting) Unwrap() error { return w.error }
 
 // fieldSourceClusterInstance is where a namespaced PostgresqlInstance names
 // a cluster-scoped source.
@@ -237,7 +280,10 @@ func orUnknown(s string) string {
 // sourceBackup is the backup that PostgresqlBackup name (of mg's scope and
 // namespace) took, as the Backups API lists it: its instance may be gone.
 func (e *external[T]) sourceBackup(ctx context.Context, mg T, name, describe string) (*sqladmin.Backup, error) {
-	var obs v1alpha1.PostgresqlBackupObservation
+	var (
+		obs         v1alpha1.PostgresqlBackupObservation
+		instanceKey types.NamespacedName
+	)
 	if ns := mg.GetNamespace(); ns != "" {
 		b := &nsv1alpha1.PostgresqlBackup{}
 		if err := e.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, b); err != nil {
@@ -254,18 +300,46 @@ func (e *external[T]) sourceBackup(ctx context.Context, mg T, name, describe str
 				return nil, err
 			}
 		}
-		obs = b.Status.AtProvider
+		obs, instanceKey = b.Status.AtProvider, b.InstanceKey()
 	} else {
 		b := &v1alpha1.PostgresqlBackup{}
 		if err := e.kube.Get(ctx, types.NamespacedName{Name: name}, b); err != nil {
 			return nil, errors.Wrapf(err, errSourceObject, describe, objectRef(mg))
 		}
-		obs = b.Status.AtProvider
+		obs, instanceKey = b.Status.AtProvider, b.InstanceKey()
 	}
 	if obs.State != v1alpha1.BackupStateSuccessful || obs.ID == "" {
-		return nil, errors.Errorf(errBackupNotDone, objectRef(mg), name, obs.State)
+		return nil, &waiting{errors.Errorf(errBackupNotDone, objectRef(mg), name, obs.State)}
 	}
-	return e.findRun(ctx, mg, obs.Instance, obs.ID)
+	b, err := e.findRun(ctx, mg, obs.Instance, obs.ID)
+	if err != nil {
+		return nil, err
+	}
+	// The backup's instance must have been its object's own, as it was
+	// when the PostgresqlBackup was taken (a PostgresqlBackup acts only on
+	// the instance its object observed as its own): its label says whose.
+	if owner, ok := e.backupInstanceOwner(ctx, mg, name, instanceKey); ok {
+		if err := e.checkBackupOwner(mg, b, owner); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// backupInstanceOwner is the UID of the PostgresqlInstance key that a
+// PostgresqlBackup backed up, when it still exists.
+func (e *external[T]) backupInstanceOwner(ctx context.Context, mg T, backup string, key types.NamespacedName) (string, bool) {
+	if key.Name == "" {
+		return "", false
+	}
+	var obj client.Object = &v1alpha1.PostgresqlInstance{}
+	if key.Namespace != "" {
+		obj = &nsv1alpha1.PostgresqlInstance{}
+	}
+	if err := e.kube.Get(ctx, key, obj); err != nil {
+		return "", false
+	}
+	return string(obj.GetUID()), true
 }
 
 // findRun finds backup run id of Cloud SQL instance (live or deleted) among
@@ -308,7 +382,17 @@ func (e *external[T]) useBackup(mg T, rs *recoverySource, b *sqladmin.Backup) er
 // recovered data holds the source's postgres password, and the instance's
 // own is set (and only then published) once Cloud SQL has made it.
 func (e *external[T]) createFrom(ctx context.Context, mg T, name string, pw core.StoredPassword) (managed.ExternalCreation, error) {
+	if cn := mg.Observation().ConnectionName; cn != "" && !strings.HasSuffix(cn, ":"+name) {
+		// Renamed after its recovery: another would be made, and billed.
+		e.pacing.MarkStalled(core.ObjectKey(mg))
+		return managed.ExternalCreation{}, errors.Errorf(errRecoveredElsewhere, objectRef(mg), cn, name)
+	}
 	rs, err := e.resolveSource(ctx, mg)
+	var w *waiting
+	if errors.As(err, &w) {
+		e.pacing.MarkBusy(core.ObjectKey(mg))
+		return managed.ExternalCreation{}, err
+	}
 	if err != nil {
 		e.pacing.MarkStalled(core.ObjectKey(mg))
 		return managed.ExternalCreation{}, err
@@ -334,6 +418,16 @@ func (e *external[T]) createFrom(ctx context.Context, mg T, name string, pw core
 	}
 	e.pacing.MarkChanged(core.ObjectKey(mg), true)
 	if rs.backup != "" {
+		// Asked right before: a restore must never land on an instance
+		// that exists, whatever Cloud SQL would make of
+		// restoreInstanceSettings then, and the observation that found
+		// the name free may be a listing some seconds old.
+		if _, err := e.svc.Instances.Get(e.project, name).Context(ctx).Do(); !cloudsql.IsNotFound(err) {
+			if err != nil {
+				return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errGetInstance, name, e.project)
+			}
+			return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
+		}
 		_, err = e.svc.Instances.RestoreBackup(e.project, name, &sqladmin.InstancesRestoreBackupRequest{
 			Backup:                  rs.backup,
 			RestoreInstanceSettings: cloudsql.GenerateInstance(name, e.project, desired(mg), pw.Value),
@@ -370,6 +464,12 @@ func (e *external[T]) createFrom(ctx context.Context, mg T, name string, pw core
 			return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 		}
 		if err != nil {
+			if fresh {
+				// Nothing was made: no record may outlive the attempt.
+				if rerr := e.clones.Release(ctx, mg, e.project, name); rerr != nil {
+					return managed.ExternalCreation{}, rerr
+				}
+			}
 			return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errClone, rs.instance, name, e.project)
 		}
 	}
@@ -393,12 +493,19 @@ func (e *external[T]) madeClone(ctx context.Context, mg T, inst *sqladmin.Databa
 // of a clone goes once the clone carries mg's own label.
 func (e *external[T]) observeRecovery(ctx context.Context, mg T, inst *sqladmin.DatabaseInstance, prev *v1alpha1.Recovery) error {
 	src := mg.Parameters().Source
-	if src == nil {
+	if src == nil || observeOnly(mg) {
 		return nil
 	}
 	r := prev
 	if r == nil {
 		r = &v1alpha1.Recovery{Source: describeSource(mg, src)}
+	}
+	owned := inst.Settings != nil && inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey] == string(mg.GetUID())
+	if prev == nil && owned && inst.State == core.StateRunnable && e.password.Value != "" && !e.password.Unconfirmed {
+		// A status lost since: an instance with its own label and a
+		// password of the provider's was secured; a rotation under way
+		// is no recovery.
+		r.Phase = v1alpha1.RecoveryDone
 	}
 	mg.Observation().Recovery = r
 	if t, err := time.Parse(time.RFC3339Nano, inst.CreateTime); err == nil {
@@ -407,7 +514,6 @@ func (e *external[T]) observeRecovery(ctx context.Context, mg T, inst *sqladmin.
 	if r.Phase == v1alpha1.RecoveryDone {
 		return nil
 	}
-	owned := inst.Settings != nil && inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey] == string(mg.GetUID())
 	switch {
 	case inst.State != core.StateRunnable:
 		r.Phase = v1alpha1.RecoveryRecovering

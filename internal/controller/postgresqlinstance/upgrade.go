@@ -31,14 +31,14 @@ import (
 )
 
 const (
-	errPreCheck        = "cannot run the pre-check of the upgrade of Cloud SQL instance %s in project %s to %s"
-	errReadPreCheck    = "cannot read the pre-check operation %s of the upgrade of Cloud SQL instance %s in project %s"
-	errUpgradeBlocked  = "the upgrade of PostgresqlInstance %s (spec.forProvider.version %s) waits: Cloud SQL's pre-check of Cloud SQL instance %s for %s found what must be fixed first: %s; fix it, and the pre-check runs again at the next poll (or set the version back to keep %s)"
-	errUpgradeBackup   = "cannot take the backup of Cloud SQL instance %s in project %s that its upgrade to %s waits for"
-	errReadUpgradeRun  = "cannot read backup run %s of Cloud SQL instance %s in project %s, which its upgrade to %s waits for"
+	errPreCheck        = "cannot run the pre-check of the upgrade of PostgresqlInstance %s (spec.forProvider.version) to %s, on Cloud SQL instance %s in project %s; it is retried"
+	errReadPreCheck    = "cannot read the pre-check operation %s of the upgrade of PostgresqlInstance %s (spec.forProvider.version), on Cloud SQL instance %s in project %s; it is retried"
+	errUpgradeBlocked  = "the upgrade of PostgresqlInstance %s (spec.forProvider.version %s) waits: Cloud SQL's pre-check of Cloud SQL instance %s for %s found what must be fixed first: %s; fix it, and the pre-check runs again at the next poll, before anything is written"
+	errUpgradeBackup   = "cannot take the backup of Cloud SQL instance %s in project %s that the upgrade of PostgresqlInstance %s (spec.forProvider.version) to %s waits for; it is retried"
+	errReadUpgradeRun  = "cannot read backup run %s of Cloud SQL instance %s in project %s, which the upgrade of PostgresqlInstance %s (spec.forProvider.version) to %s waits for; it is retried"
 	errBackupFailed    = "the upgrade of PostgresqlInstance %s to %s waits: the backup taken before it, run %s of Cloud SQL instance %s, failed (%s); another is taken at the next poll"
-	errUpgradeInstance = "cannot upgrade Cloud SQL instance %s in project %s"
-	errUpgradeFailed   = "the upgrade of PostgresqlInstance %s failed: Cloud SQL could not upgrade instance %s to %s (%s); it is tried again at the next poll; the backup taken before it is run %s"
+	errUpgradeInstance = "cannot upgrade Cloud SQL instance %s in project %s to spec.forProvider.version; it is retried"
+	errUpgradeFailed   = "the upgrade of PostgresqlInstance %s (spec.forProvider.version) failed: Cloud SQL could not upgrade instance %s to %s (%s); the instance keeps its version, and the upgrade is tried again, pre-check and backup first, at the next poll; the backup taken before this attempt is run %s"
 	errNoUpgradeRunID  = "Cloud SQL took the backup of instance %s in project %s before its upgrade but named no backup run in operation %s"
 )
 
@@ -91,10 +91,14 @@ func (e *external[T]) upgrade(ctx context.Context, mg T, name string) error {
 			return err
 		}
 		if failed != "" {
-			// Sent again at the next poll, not in a loop.
-			st.StartTime, st.Message = nil, cloudsql.Truncate(failed)
+			// From the start at the next poll, not in a loop: a pre-check
+			// and a backup of the instance as it is then.
+			backup := st.BackupID
+			st.Phase, st.PreCheckOperation, st.BackupID, st.BackupEndTime, st.StartTime = v1alpha1.UpgradePreCheck, "", "", nil, nil
+			st.Message = cloudsql.Truncate(failed)
+			st.FailedAttempts++
 			e.pacing.MarkStalled(core.ObjectKey(mg))
-			return errors.Errorf(errUpgradeFailed, objectRef(mg), name, st.ToVersion, st.Message, st.BackupID)
+			return errors.Errorf(errUpgradeFailed, objectRef(mg), name, st.ToVersion, st.Message, backup)
 		}
 	}
 	sent, err := e.patchIfIdle(ctx, mg, name, cloudsql.GenerateUpgrade(target), errUpgradeInstance)
@@ -114,7 +118,7 @@ func (e *external[T]) preCheck(ctx context.Context, mg T, name string, st *v1alp
 			return false, nil
 		}
 		if err != nil {
-			return false, errors.Wrapf(cloudsql.Truncated(err), errPreCheck, name, e.project, st.ToVersion)
+			return false, errors.Wrapf(cloudsql.Truncated(err), errPreCheck, objectRef(mg), st.ToVersion, name, e.project)
 		}
 		st.PreCheckOperation = op.Name
 		e.pacing.MarkBusy(core.ObjectKey(mg))
@@ -127,7 +131,7 @@ func (e *external[T]) preCheck(ctx context.Context, mg T, name string, st *v1alp
 		return false, nil
 	}
 	if err != nil {
-		return false, errors.Wrapf(cloudsql.Truncated(err), errReadPreCheck, st.PreCheckOperation, name, e.project)
+		return false, errors.Wrapf(cloudsql.Truncated(err), errReadPreCheck, st.PreCheckOperation, objectRef(mg), name, e.project)
 	}
 	if op.Status != core.OperationDone {
 		e.pacing.MarkBusy(core.ObjectKey(mg))
@@ -148,17 +152,17 @@ func (e *external[T]) preCheck(ctx context.Context, mg T, name string, st *v1alp
 	st.Phase, st.PreCheckOperation = v1alpha1.UpgradeBlocked, ""
 	st.Message = cloudsql.Truncate(strings.Join(findings, "; "))
 	e.pacing.MarkStalled(core.ObjectKey(mg))
-	return false, errors.Errorf(errUpgradeBlocked, objectRef(mg), mg.Parameters().Version, name, st.ToVersion, st.Message, cloudsql.FromDatabaseVersion(st.FromVersion))
+	return false, errors.Errorf(errUpgradeBlocked, objectRef(mg), mg.Parameters().Version, name, st.ToVersion, st.Message)
 }
 
 // backUpFirst takes the on-demand backup that the upgrade waits for, and
 // says whether it succeeded.
 func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1alpha1.MajorUpgrade) (bool, error) {
-	desc := cloudsql.UpgradeBackupDescription(string(mg.GetUID()), st.ToVersion)
+	desc := cloudsql.UpgradeBackupDescription(string(mg.GetUID()), st.ToVersion, st.FailedAttempts)
 	if st.BackupID == "" {
 		found, err := e.findUpgradeBackup(ctx, name, desc)
 		if err != nil {
-			return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, st.ToVersion)
+			return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, objectRef(mg), st.ToVersion)
 		}
 		if found == nil {
 			op, err := e.svc.BackupRuns.Insert(e.project, name, &sqladmin.BackupRun{Description: desc}).Context(ctx).Do()
@@ -167,7 +171,7 @@ func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1
 				return false, nil
 			}
 			if err != nil {
-				return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, st.ToVersion)
+				return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, objectRef(mg), st.ToVersion)
 			}
 			if op.BackupContext == nil || op.BackupContext.BackupId == 0 {
 				return false, errors.Errorf(errNoUpgradeRunID, name, e.project, op.Name)
@@ -181,7 +185,7 @@ func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1
 	id, _ := cloudsql.ParseBackupRunID(st.BackupID)
 	run, err := e.svc.BackupRuns.Get(e.project, name, id).Context(ctx).Do()
 	if err != nil {
-		return false, errors.Wrapf(cloudsql.Truncated(err), errReadUpgradeRun, st.BackupID, name, e.project, st.ToVersion)
+		return false, errors.Wrapf(cloudsql.Truncated(err), errReadUpgradeRun, st.BackupID, name, e.project, objectRef(mg), st.ToVersion)
 	}
 	switch run.Status {
 	case v1alpha1.BackupStateSuccessful:
@@ -189,8 +193,8 @@ func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1
 			st.BackupEndTime = &metav1.Time{Time: t}
 		}
 		return true, nil
-	case v1alpha1.BackupStateFailed:
-		msg := "no error given"
+	case v1alpha1.BackupStateFailed, v1alpha1.BackupStateDeleted, v1alpha1.BackupStateDeletionPending, v1alpha1.BackupStateDeletionFailed:
+		msg := "it is " + run.Status
 		if run.Error != nil {
 			msg = run.Error.Code + ": " + run.Error.Message
 		}
@@ -213,7 +217,7 @@ func (e *external[T]) findUpgradeBackup(ctx context.Context, name, desc string) 
 		return nil, err
 	}
 	for _, r := range l.Items {
-		if r != nil && r.Description == desc && r.Status != v1alpha1.BackupStateFailed {
+		if r != nil && r.Description == desc && usableRun(r.Status) {
 			return r, nil
 		}
 	}
@@ -233,7 +237,7 @@ func (e *external[T]) upgradeFailed(ctx context.Context, name string, since time
 	since = since.Add(-time.Minute)
 	for _, op := range ops.Items {
 		t, err := time.Parse(time.RFC3339Nano, op.InsertTime)
-		if op.OperationType != operationUpdate || err != nil || t.Before(since) {
+		if (op.OperationType != operationUpdate && op.OperationType != operationMajorUpgrade) || err != nil || t.Before(since) {
 			continue
 		}
 		if op.Status != core.OperationDone || op.Error == nil {
@@ -253,5 +257,19 @@ func (e *external[T]) upgradeFailed(ctx context.Context, name string, since time
 	return "", nil
 }
 
-// operationUpdate is the type of the operation of an instances.patch.
-const operationUpdate = "UPDATE"
+// The types of the operation of an instances.patch of the version: the
+// recorded real traffic shows UPDATE; the API also names MAJOR_VERSION_UPGRADE.
+const (
+	operationUpdate       = "UPDATE"
+	operationMajorUpgrade = "MAJOR_VERSION_UPGRADE"
+)
+
+// usableRun says whether a backup run in state st is, or will be, a backup
+// to go back to.
+func usableRun(st string) bool {
+	switch st {
+	case v1alpha1.BackupStateFailed, v1alpha1.BackupStateDeleted, v1alpha1.BackupStateDeletionPending, v1alpha1.BackupStateDeletionFailed:
+		return false
+	}
+	return true
+}

@@ -328,26 +328,50 @@ func sameNamespace(req admission.Request, s *subject) *admission.Response {
 }
 
 // source denies a namespaced instance pi that recovers from a cluster-scoped
-// instance that does not admit its namespace. One that does not exist yet is
-// the controller's to wait for.
+// instance that may not be its source: named directly, or as the instance of
+// the PostgresqlBackup it restores. What does not exist yet (or cannot be
+// read) is the controller's to wait for; it checks the same.
 func (v *Validator) source(ctx context.Context, pi *nsv1alpha1.PostgresqlInstance) *admission.Response {
 	src := pi.Spec.ForProvider.Source
-	if v.admits == nil || src == nil || src.ClusterInstance == "" {
+	if v.admits == nil || src == nil {
 		return nil
 	}
-	shared := &v1alpha1.PostgresqlInstance{}
-	err := v.pcs.Get(ctx, types.NamespacedName{Name: src.ClusterInstance}, shared)
-	if kerrors.IsNotFound(err) {
-		err = v.secrets.Get(ctx, types.NamespacedName{Name: src.ClusterInstance}, shared)
+	shared, field := src.ClusterInstance, fieldSourceClusterInstance
+	if src.Backup != "" {
+		b := &nsv1alpha1.PostgresqlBackup{}
+		if err := v.read(ctx, types.NamespacedName{Namespace: pi.Namespace, Name: src.Backup}, b); err != nil {
+			return nil
+		}
+		shared, field = b.Spec.ForProvider.ClusterInstance, fieldSourceBackup+" (PostgresqlBackup "+pi.Namespace+"/"+src.Backup+")"
 	}
-	if err != nil {
+	if shared == "" {
 		return nil
 	}
-	if err := v.admits(ctx, pi, "spec.forProvider.source.clusterInstance", shared); err != nil {
+	inst := &v1alpha1.PostgresqlInstance{}
+	if err := v.read(ctx, types.NamespacedName{Name: shared}, inst); err != nil {
+		return nil
+	}
+	if err := v.admits(ctx, pi, field, inst); err != nil {
 		r := admission.Denied(err.Error())
 		return &r
 	}
 	return nil
+}
+
+// Where a namespaced PostgresqlInstance names what it recovers from.
+const (
+	fieldSourceClusterInstance = "spec.forProvider.source.clusterInstance"
+	fieldSourceBackup          = "spec.forProvider.source.backup"
+)
+
+// read gets key into obj from the cache, or from the API server when the
+// cache does not have it yet (applied together with the object judged).
+func (v *Validator) read(ctx context.Context, key types.NamespacedName, obj client.Object) error {
+	err := v.pcs.Get(ctx, key, obj)
+	if kerrors.IsNotFound(err) {
+		err = v.secrets.Get(ctx, key, obj)
+	}
+	return err
 }
 
 // access denies a namespaced instance pi that names no configuration, names a

@@ -107,6 +107,16 @@ func TestNamespacedRecoveryNeedsAnAdmittedSource(t *testing.T) {
 		)), "namespace %s", ns)
 	}
 	g.Expect(env.Client.Create(ctx, clone("recoverable-app"))).To(Succeed())
+
+	// A backup the tenant may take of the shared instance is all of its
+	// data too: it is not restored into the tenant's own instance.
+	b := &nsv1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "recoverable-tenant", Name: "nightly"}}
+	b.Spec.ForProvider.ClusterInstance = "recoverable"
+	g.Expect(env.Client.Create(ctx, b)).To(Succeed())
+	restore := clone("recoverable-tenant")
+	restore.Name, restore.Spec.ForProvider.Source = "restored", &v1alpha1.Source{Backup: "nightly"}
+	g.Expect(env.Client.Create(ctx, restore)).To(MatchError(ContainSubstring(
+		"PostgresqlInstance recoverable-tenant/restored: spec.forProvider.source.backup (PostgresqlBackup recoverable-tenant/nightly) names the cluster-scoped PostgresqlInstance recoverable, whose spec.injection does not admit namespace recoverable-tenant")))
 }
 
 // readyNamespacedInstance creates a namespaced PostgresqlInstance in ns, through
