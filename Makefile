@@ -232,7 +232,7 @@ fleet-bench: control-plane ## A fleet of 1,000 instances with 5 databases and 5 
 SOAK_N ?= 50
 
 .PHONY: soak
-soak: control-plane postgres ## The provider SIGKILLed every 5-20 s while SOAK_N instances (default 50) are created, changed, imported and deleted, and users and databases made on 3 more that run PostgreSQL, under faults and the quota: prints what went wrong (all zero).
+soak: control-plane postgres ## The provider SIGKILLed every 5-20 s while SOAK_N instances (default 50) are created, changed, imported and deleted, and users and databases made on 3 more that run PostgreSQL, and instances recovered from them, under faults and the quota: prints what went wrong (all zero).
 	$(GO) run ./hack/soak -instances $(SOAK_N)
 
 .PHONY: demo

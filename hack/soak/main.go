@@ -17,8 +17,9 @@ limitations under the License.
 // Command soak runs the provider binary under SIGKILLs every 5-20 s against a real
 // API server and the Cloud SQL emulator (5xx, 429 and slow inserts injected, the
 // quota enforced) while instances are created, changed, imported and deleted,
-// and users and databases are created and deleted on a few instances that run
-// a real PostgreSQL (failed operations injected too), then prints what went
+// users and databases are created and deleted on a few instances that run
+// a real PostgreSQL (failed operations injected too), and instances are
+// recovered from others (clones, restores), then prints what went
 // wrong: every count must be zero, and no 60 seconds may hold more requests
 // than the quota.
 //
@@ -49,6 +50,7 @@ func main() {
 	flag.IntVar(&o.MaxKills, "kills", 0, "stop killing after this many (0: until the end)")
 	flag.IntVar(&o.SQLInstances, "sql-instances", 3, "more instances that run a real PostgreSQL (needs `make postgres`), with users and databases")
 	flag.IntVar(&o.Logins, "logins", 5, "PostgresqlUsers, each owning a PostgresqlDatabase, on each of -sql-instances")
+	flag.IntVar(&o.Recoveries, "recoveries", -1, "instances recovered from others (clones now and at a point in time, restores of PostgresqlBackups), at most; -1: 3 of each of -sql-instances and 2 of each of 2 others")
 	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "how long each phase may take")
 	flag.Parse()
 	if o.Instances < 1 || o.KillMin <= 0 || o.KillMax < o.KillMin || o.SQLInstances < 0 || o.Logins < 0 {

@@ -98,14 +98,14 @@ func (h *harness) sourceWrites(instance string) int {
 }
 
 // cloneRecords are the names of the records of clones of Cloud SQL
-// instance name.
+// instance name, of this harness's project.
 func (h *harness) cloneRecords(name string) []string {
 	h.t.Helper()
 	l := &coordinationv1.LeaseList{}
 	h.g.Expect(env.Client.List(h.ctx, l, client.InNamespace(core.DefaultRecordNamespace), client.MatchingLabels{tenancy.LabelRecord: tenancy.KindClone})).To(Succeed())
 	var out []string
 	for _, r := range l.Items {
-		if r.Annotations[v1alpha1.Group+"/instance"] == name {
+		if r.Annotations[v1alpha1.Group+"/instance"] == name && r.Annotations[v1alpha1.Group+"/project"] == h.project {
 			out = append(out, r.Name)
 		}
 	}

@@ -501,12 +501,6 @@ func (e *external[T]) observeRecovery(ctx context.Context, mg T, inst *sqladmin.
 		r = &v1alpha1.Recovery{Source: describeSource(mg, src)}
 	}
 	owned := inst.Settings != nil && inst.Settings.UserLabels[v1alpha1.OwnerUIDLabelKey] == string(mg.GetUID())
-	if prev == nil && owned && inst.State == core.StateRunnable && e.password.Value != "" && !e.password.Unconfirmed {
-		// A status lost since: an instance with its own label and a
-		// password of the provider's was secured; a rotation under way
-		// is no recovery.
-		r.Phase = v1alpha1.RecoveryDone
-	}
 	mg.Observation().Recovery = r
 	if t, err := time.Parse(time.RFC3339Nano, inst.CreateTime); err == nil {
 		r.CreateTime = &metav1.Time{Time: t}

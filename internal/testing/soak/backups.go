@@ -36,16 +36,21 @@ import (
 // instance that runs PostgreSQL.
 const backupsPerInstance = 2
 
+// backupName names the PostgresqlBackup i of instance.
+func backupName(instance string, i int) string {
+	return fmt.Sprintf("%s-b%d", instance, i)
+}
+
 // takeBackups creates backupsPerInstance PostgresqlBackups of each instance
 // that runs PostgreSQL, all at once, while the provider is killed; waits
 // until each is Ready; and counts the runs taken more than once and the
-// Ready ones whose run Cloud SQL does not list. Then it deletes them (with the
-// allow-deletion annotation) and counts the runs left.
+// Ready ones whose run Cloud SQL does not list. They stay for the
+// recoveries, which restore some; deleteBackups deletes them.
 func (w *world) takeBackups(ctx context.Context, r *Report) error {
 	var names []string
 	for _, inst := range w.sqlAll {
 		for i := range backupsPerInstance {
-			b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-b%d", inst, i)}}
+			b := &v1alpha1.PostgresqlBackup{ObjectMeta: metav1.ObjectMeta{Name: backupName(inst, i)}}
 			b.Spec.ForProvider.Instance = inst
 			meta.AddAnnotations(b, map[string]string{v1alpha1.AnnotationAllowDeletion: "true"})
 			if err := w.c.Create(ctx, b); err != nil {
@@ -86,15 +91,22 @@ func (w *world) takeBackups(ctx context.Context, r *Report) error {
 			r.BackupsLost++
 		}
 	}
+	w.backupIDs = ids
+	return nil
+}
 
-	for _, n := range names {
+// deleteBackups deletes the PostgresqlBackups that takeBackups took (with
+// the allow-deletion annotation), waits until they are gone and counts the
+// runs left.
+func (w *world) deleteBackups(ctx context.Context, r *Report) error {
+	for n := range w.backupIDs {
 		b := &v1alpha1.PostgresqlBackup{}
 		b.SetName(n)
 		if err := w.c.Delete(ctx, b); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
-	err = w.waitFor(ctx, "every backup deleted", func() (bool, error) {
+	err := w.waitFor(ctx, "every backup deleted", func() (bool, error) {
 		l := &v1alpha1.PostgresqlBackupList{}
 		if err := w.c.List(ctx, l); err != nil {
 			return false, err
@@ -104,8 +116,8 @@ func (w *world) takeBackups(ctx context.Context, r *Report) error {
 	if err != nil {
 		return err
 	}
-	listed = onDemandBackups(w.sqlEmu)
-	for _, id := range ids {
+	listed := onDemandBackups(w.sqlEmu)
+	for _, id := range w.backupIDs {
 		if listed[id] {
 			r.BackupsLeft++
 		}

@@ -26,7 +26,11 @@ limitations under the License.
 // shown in conditions, secrets or finalizers left behind, writes to instances
 // deleted without the allow-deletion annotation, live instances without
 // deletion protection, deleted instances without exactly one final backup,
-// and on-demand backups (PostgresqlBackups) taken twice, lost or left behind.
+// on-demand backups (PostgresqlBackups) taken twice, lost or left behind,
+// and instances recovered from others (clones now and at a point in time,
+// restores of PostgresqlBackups) whose connection secret ever held their
+// source's postgres password, that Cloud SQL made twice, that do not carry
+// their own owner label, or whose sources received a write.
 // RunFailover does the same
 // with two replicas and leader election: it kills and stops the leader, and
 // reports how long each takeover took, the busiest minute across both replicas
@@ -96,6 +100,12 @@ type Options struct {
 	SQLInstances int
 	// Logins is how many users (and databases) each of SQLInstances gets.
 	Logins int
+	// Recoveries is how many instances are recovered from others, at most:
+	// of each instance with PostgreSQL a clone now, one at a point in time
+	// and a restore of a PostgresqlBackup, of two others a clone now and
+	// one at a point in time, interleaved so that a few cover every kind
+	// (see recoveryPlan). Negative: all of them.
+	Recoveries int
 	// Timeout bounds each phase.
 	Timeout time.Duration
 	// Log receives the progress.
@@ -158,6 +168,17 @@ type Report struct {
 	// whose run Cloud SQL does not list, BackupsLeft the runs still listed
 	// after their objects were deleted.
 	Backups, BackupsTwice, BackupsLost, BackupsLeft int
+	// Recoveries is how many instances were recovered from others, while
+	// the provider was killed RecoveryKills times more. SourcePasswords are
+	// those whose connection secret ever held a source's postgres password;
+	// RecoveredTwice the clones and restores Cloud SQL accepted beyond one
+	// per recovered instance; RecoveriesNotOwned those whose owner label is
+	// not their object's once Done; CloneRecordsLeft the records of clones
+	// left once Done; SourceWrites the writes the sources received
+	// meanwhile.
+	Recoveries, RecoveryKills                           int
+	SourcePasswords, RecoveredTwice, RecoveriesNotOwned int
+	CloneRecordsLeft, SourceWrites                      int
 	// Conditions are the condition messages that mentioned a 429, for the
 	// record.
 	Conditions []string
@@ -190,6 +211,11 @@ func (r Report) Failed() []string {
 	check(r.BackupsTwice, "backup runs taken twice")
 	check(r.BackupsLost, "Ready backups whose run Cloud SQL does not list")
 	check(r.BackupsLeft, "backup runs left after their objects were deleted")
+	check(r.SourcePasswords, "recovered instances whose connection secret held their source's postgres password")
+	check(r.RecoveredTwice, "recovered instances that Cloud SQL made twice")
+	check(r.RecoveriesNotOwned, "recovered instances without their own owner label")
+	check(r.CloneRecordsLeft, "records of clones left once their recovery was Done")
+	check(r.SourceWrites, "writes to the sources of recoveries")
 	check(r.FailedConnections, "connections refused during rotations with a password its secret had held, confirmed, for "+followLag.String())
 	if r.MaxPerMinute > r.Quota {
 		f = append(f, fmt.Sprintf("%d requests in one 60-second window, over the quota of %d", r.MaxPerMinute, r.Quota))
@@ -233,6 +259,18 @@ func (r Report) Print(w io.Writer) {
 			{fmt.Sprintf("connections refused (of %d; %d rotations, %d kills)", r.ClientConnections, r.Rotations, r.RotationKills), r.FailedConnections},
 		}...)
 	}
+	if r.Recoveries > 0 {
+		rows = append(rows, []struct {
+			what string
+			n    int
+		}{
+			{fmt.Sprintf("recoveries (of %d; %d kills) with source's pw", r.Recoveries, r.RecoveryKills), r.SourcePasswords},
+			{"recoveries made twice", r.RecoveredTwice},
+			{"recoveries without their own owner label", r.RecoveriesNotOwned},
+			{"records of clones left", r.CloneRecordsLeft},
+			{"writes to the sources of recoveries", r.SourceWrites},
+		}...)
+	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-40s %d\n", row.what, row.n)
 	}
@@ -259,6 +297,10 @@ type world struct {
 	logins []login
 	// loginsDeleted is when the users and databases were deleted.
 	loginsDeleted time.Time
+	// backupIDs are the run IDs of the PostgresqlBackups, by name.
+	backupIDs map[string]string
+	// recovered are the instances recovered from others.
+	recovered []recovered
 
 	// restarting is held for a whole kill and restart: the killer and the
 	// rotation phase both kill, and two restarts at once would each start
@@ -510,15 +552,20 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	}
 
 	w.all = append(append([]string{}, names...), imports...)
+	plain := plainSources(names)
 	w.logf("creating %d instances (%d with PostgreSQL) and importing %d (observe first), while the provider is killed every %s to %s",
 		len(names)+len(w.sqlAll), len(w.sqlAll), len(imports), w.o.KillMin, w.o.KillMax)
 	for _, n := range names {
-		if err := w.c.Create(ctx, newInstance(n)); err != nil {
+		pi := newInstance(n)
+		if slices.Contains(plain, n) {
+			withPITR(pi)
+		}
+		if err := w.c.Create(ctx, pi); err != nil {
 			return err
 		}
 	}
 	for _, n := range w.sqlAll {
-		if err := w.c.Create(ctx, newSQLInstance(n)); err != nil {
+		if err := w.c.Create(ctx, withPITR(newSQLInstance(n))); err != nil {
 			return err
 		}
 	}
@@ -545,6 +592,16 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 			return err
 		}
 		if err := w.takeBackups(ctx, r); err != nil {
+			return err
+		}
+	}
+	// After the backups, which some restore, and before the rotations,
+	// which write to the sources.
+	if err := w.recoverInstances(ctx, plain, r); err != nil {
+		return err
+	}
+	if len(w.sqlAll) > 0 {
+		if err := w.deleteBackups(ctx, r); err != nil {
 			return err
 		}
 		if err := w.rotateLogins(ctx, r); err != nil {
@@ -594,13 +651,25 @@ func (w *world) phases(ctx context.Context, r *Report) error {
 	}
 	// The instances the soak created keep a final backup when deleted (the
 	// imported ones keep what Cloud SQL had: none).
-	r.LostFinalBackups, r.FinalBackupsTwice = finalBackups(w.emu, names)
+	// The recovered instances, deleted earlier, keep one too.
+	r.LostFinalBackups, r.FinalBackupsTwice = finalBackups(w.emu, slices.Concat(names, w.recoveredOn(w.emu)))
 	if w.sqlEmu != nil {
-		lost, twice := finalBackups(w.sqlEmu, w.sqlAll)
+		lost, twice := finalBackups(w.sqlEmu, slices.Concat(w.sqlAll, w.recoveredOn(w.sqlEmu)))
 		r.LostFinalBackups += lost
 		r.FinalBackupsTwice += twice
 	}
 	return nil
+}
+
+// recoveredOn names the recovered instances on emu.
+func (w *world) recoveredOn(emu *emulator.Server) []string {
+	var names []string
+	for _, rc := range w.recovered {
+		if rc.emu == emu {
+			names = append(names, rc.name)
+		}
+	}
+	return names
 }
 
 // changeTiers changes the tier of the instances named changed, and waits until
@@ -771,6 +840,11 @@ func (w *world) tally(ctx context.Context, r *Report) {
 		}
 		for _, name := range w.sqlAll {
 			if db, err := w.sqlEmu.Instance(project, name); err == nil && db.State != emulator.StatePendingDelete {
+				r.Orphans++
+			}
+		}
+		for _, rc := range w.recovered {
+			if db, err := rc.emu.Instance(project, rc.name); err == nil && db.State != emulator.StatePendingDelete {
 				r.Orphans++
 			}
 		}

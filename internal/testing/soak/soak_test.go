@@ -29,7 +29,10 @@ import (
 // real PostgreSQL with 2 users and 2 databases each, the provider SIGKILLed up
 // to six times while they are created, changed, taken over and deleted, and
 // once more in each of two rounds of password rotation, with a client per
-// user connecting throughout.
+// user connecting throughout, and twice more while 5 instances are
+// recovered from others: one of each kind (a clone now, one at a point in
+// time, a restore of a PostgresqlBackup) from the instances with
+// PostgreSQL, and a clone now and one at a point in time from two others.
 // `make soak` runs the long one.
 func TestShortSoak(t *testing.T) {
 	if testing.Short() {
@@ -38,7 +41,7 @@ func TestShortSoak(t *testing.T) {
 	g := NewWithT(t)
 	r, err := Run(context.Background(), Options{
 		Instances: 10, Imports: 2, Quota: 180,
-		SQLInstances: 3, Logins: 2,
+		SQLInstances: 3, Logins: 2, Recoveries: 5,
 		KillMin: 5 * time.Second, KillMax: 20 * time.Second, MaxKills: 6,
 		Timeout: 5 * time.Minute, Log: os.Stderr,
 	})
@@ -48,4 +51,6 @@ func TestShortSoak(t *testing.T) {
 	g.Expect(r.Kills).To(BeNumerically(">", 0), "the provider was never killed: the soak proved nothing")
 	g.Expect(r.Rotations).To(Equal(2*3*2), "every user's password rotated twice")
 	g.Expect(r.ClientConnections).To(BeNumerically(">", 0), "clients connected during the rotations")
+	g.Expect(r.Recoveries).To(Equal(5), "every recovery made")
+	g.Expect(r.RecoveryKills).To(BeNumerically(">", 0), "the provider was killed while it recovered")
 }
