@@ -22,8 +22,10 @@ limitations under the License.
 // of both scopes (cluster-scoped, and namespaced in team-a), shows them become
 // Ready, creates a pod that asks for one of each and shows what the injector
 // added, then runs each pod's Cloud SQL Auth Proxy and psql exactly as the pod
-// spec says (as local processes) and prints the answer, then runs until
-// interrupted. `make demo` runs it; CLOUD_SQL_PROXY names the proxy binary, which
+// spec says (as local processes) and prints the answer. Last it shows a clone at
+// a point in time: rows written, the time taken, more rows written, the clone of
+// examples/recovery.yaml made at that time, read through a pod of its own with
+// its own password. Then it runs until interrupted. `make demo` runs it; CLOUD_SQL_PROXY names the proxy binary, which
 // `make cloud-sql-proxy` builds.
 package main
 
@@ -41,7 +43,10 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"google.golang.org/api/option"
+	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +58,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator/postgres"
@@ -75,6 +81,10 @@ const (
 	errReadPod        = "the pod could not be read back"
 	errProxyStart     = "the Cloud SQL Auth Proxy did not start: %w\n%s"
 	errPsql           = "psql failed: %w\nproxy output:\n%s"
+	errNoCloneExample = "examples/recovery.yaml holds no PostgresqlInstance cloned at a point in time"
+	errWindow         = "cannot read the recoverable window of %s"
+	errOutsideWindow  = "%s lies outside the recoverable window of %s, from %s to %s"
+	errSecret         = "cannot read the connection secret %s"
 )
 
 const (
@@ -103,6 +113,7 @@ type demo struct {
 	endpoint  string // the emulator's
 	env       *controlplane.Env
 	instances []*unstructured.Unstructured
+	clone     string // the PostgresqlInstance cloned at a point in time
 	stops     []func()
 }
 
@@ -118,6 +129,7 @@ func run(runFor time.Duration) error {
 	}()
 	for _, s := range []func(context.Context) error{
 		d.checkTools, d.buildProvider, d.startControlPlane, d.startEmulator, d.startProvider, d.applyExamples, d.waitForInstances, d.connectPods,
+		d.cloneAtAPointInTime,
 	} {
 		if err := s(ctx); err != nil {
 			return err
@@ -339,6 +351,164 @@ func (d *demo) connectPods(ctx context.Context) error {
 	return nil
 }
 
+// cloneAtAPointInTime writes rows into the example instance that keeps its
+// write-ahead log (examples/postgresqlinstance-full.yaml), takes the time,
+// writes more, then applies the clone of examples/recovery.yaml at that time,
+// and reads it through a pod of its own: it holds the rows of that time, and
+// connects with a password of its own.
+func (d *demo) cloneAtAPointInTime(ctx context.Context) error {
+	const recovery = "recovery.yaml"
+	objs, err := manifests.ReadFile(filepath.Join(d.root, "examples", recovery))
+	if err != nil {
+		return err
+	}
+	var clone *unstructured.Unstructured
+	var source string
+	for _, o := range objs {
+		if s, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "source", "instance"); s != "" && o.GetKind() == v1alpha1.PostgresqlInstanceKind {
+			if _, ok, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "source", "pointInTime"); ok {
+				clone, source = o, s
+				break
+			}
+		}
+	}
+	if clone == nil {
+		return errors.New(errNoCloneExample)
+	}
+
+	step(fmt.Sprintf("point-in-time recovery: a pod in %s writes rows into %s (it keeps its write-ahead log), the demo takes the time, the pod writes more", appNS, source))
+	writer, err := d.psqlPod(ctx, "pitr-writer", source, "--tuples-only", "--no-align", "--set", "ON_ERROR_STOP=1")
+	if err != nil {
+		return err
+	}
+	var at time.Time
+	err = withPod(ctx, d.env.Client, writer, d.proxyBin, d.endpoint, func(psql func(...string) (string, error)) error {
+		if _, err := psql("--command", "CREATE TABLE marks (id serial PRIMARY KEY, note text NOT NULL, written_at timestamptz NOT NULL DEFAULT clock_timestamp()); "+
+			"INSERT INTO marks (note) VALUES ('before'), ('before, too')"); err != nil {
+			return err
+		}
+		// A point in time is whole seconds: the rows before it are at
+		// least a second older than it, the row after a second younger.
+		time.Sleep(2 * time.Second)
+		at = time.Now().UTC().Truncate(time.Second)
+		time.Sleep(time.Second)
+		if _, err := psql("--command", "INSERT INTO marks (note) VALUES ('after')"); err != nil {
+			return err
+		}
+		out, err := psql("--command", "SELECT id, note, written_at FROM marks ORDER BY id")
+		fmt.Printf("  the rows of %s now (id|note|written_at):\n", source)
+		printIndented(out)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	earliest, latest, err := d.recoverableWindow(ctx, source)
+	if err != nil {
+		return err
+	}
+	from, to := earliest.Format(time.RFC3339Nano), latest.Format(time.RFC3339Nano)
+	fmt.Printf("  the point in time: %s; %s can be recovered to any time from %s to %s\n", at.Format(time.RFC3339), source, from, to)
+	if at.Before(earliest) || at.After(latest) {
+		return errors.Errorf(errOutsideWindow, at.Format(time.RFC3339), source, from, to)
+	}
+
+	if err := unstructured.SetNestedField(clone.Object, at.Format(time.RFC3339), "spec", "forProvider", "source", "pointInTime"); err != nil {
+		return err
+	}
+	if err := allowDemoApp(clone); err != nil {
+		return err
+	}
+	if err := client.IgnoreAlreadyExists(providerproc.CreateWhenAdmitted(ctx, d.env.Client, clone)); err != nil {
+		return errors.Wrapf(err, errApplyExample, clone.GetKind(), clone.GetName(), recovery)
+	}
+	d.clone = clone.GetName()
+	fmt.Printf("  applied %s %s (examples/%s) with spec.forProvider.source {instance: %s, pointInTime: %s}\n", clone.GetKind(), clone.GetName(), recovery, source, at.Format(time.RFC3339))
+	step("waiting for the clone to become Ready: a new Cloud SQL instance, recovered to that time, with a postgres password of its own")
+	if err := watchReady(ctx, d.env.Client, []*unstructured.Unstructured{clone}, 3*time.Minute, d.rel(d.prov.Log)); err != nil {
+		return err
+	}
+	same, err := d.samePassword(ctx, clone, source)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  its connection secret holds a password of its own, not %s's: %v\n", source, !same)
+
+	step(fmt.Sprintf("a pod in %s asks for the clone %s: its psql, with the clone's own password, reads what the clone holds", appNS, clone.GetName()))
+	reader, err := d.psqlPod(ctx, "pitr-reader", clone.GetName(), "--command", "SELECT id, note, written_at FROM marks ORDER BY id")
+	if err != nil {
+		return err
+	}
+	return connect(ctx, d.env.Client, reader, d.proxyBin, d.endpoint)
+}
+
+// psqlPod creates a pod in appNS that asks for instance, whose app container
+// runs psql with args, and returns it as stored.
+func (d *demo) psqlPod(ctx context.Context, name, instance string, args ...string) (*corev1.Pod, error) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: name, Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instance}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "postgres:18", Command: append([]string{"psql", "--no-psqlrc"}, args...),
+		}}},
+	}
+	if err := d.env.Client.Create(ctx, pod); err != nil && !kerrors.IsAlreadyExists(err) {
+		return nil, errors.Wrap(err, errPodNotAdmitted)
+	}
+	got := &corev1.Pod{}
+	if err := d.env.Client.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		return nil, errors.Wrap(err, errReadPod)
+	}
+	return got, nil
+}
+
+// recoverableWindow reads the times the PostgresqlInstance instance can be
+// recovered to, as status.atProvider.backups shows them once the provider has
+// read them.
+func (d *demo) recoverableWindow(ctx context.Context, instance string) (earliest, latest time.Time, err error) {
+	pi := &v1alpha1.PostgresqlInstance{}
+	if err := d.env.Client.Get(ctx, client.ObjectKey{Name: instance}, pi); err != nil {
+		return earliest, latest, errors.Wrapf(err, errWindow, instance)
+	}
+	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(d.endpoint), option.WithoutAuthentication())
+	if err != nil {
+		return earliest, latest, errors.Wrapf(err, errWindow, instance)
+	}
+	// The Cloud SQL instance's name, which the example sets apart from
+	// the object's.
+	rt, err := svc.Projects.Instances.GetLatestRecoveryTime(project, meta.GetExternalName(pi)).Context(ctx).Do()
+	if err != nil {
+		return earliest, latest, errors.Wrapf(err, errWindow, instance)
+	}
+	if earliest, err = time.Parse(time.RFC3339Nano, rt.EarliestRecoveryTime); err != nil {
+		return earliest, latest, errors.Wrapf(err, errWindow, instance)
+	}
+	latest, err = time.Parse(time.RFC3339Nano, rt.LatestRecoveryTime)
+	return earliest, latest, errors.Wrapf(err, errWindow, instance)
+}
+
+// samePassword says whether the connection secrets of the cluster-scoped
+// instances a and the one named b hold the same password, without showing it.
+func (d *demo) samePassword(ctx context.Context, a *unstructured.Unstructured, b string) (bool, error) {
+	read := func(name string) (string, error) {
+		pi := &v1alpha1.PostgresqlInstance{}
+		if err := d.env.Client.Get(ctx, client.ObjectKey{Name: name}, pi); err != nil {
+			return "", err
+		}
+		ref := pi.Spec.WriteConnectionSecretToReference
+		s := &corev1.Secret{}
+		if err := d.env.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+			return "", errors.Wrapf(err, errSecret, ref.Namespace+"/"+ref.Name)
+		}
+		return string(s.Data[cloudsql.ConnectionKeyPassword]), nil
+	}
+	pa, err := read(a.GetName())
+	if err != nil {
+		return false, err
+	}
+	pb, err := read(b)
+	return pa == pb, err
+}
+
 func (d *demo) printHowToLookAround() error {
 	kubectl, _, err := d.env.KubectlArgs()
 	if err != nil {
@@ -360,6 +530,8 @@ func (d *demo) printHowToLookAround() error {
 	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:runBackupWindow\n", d.endpoint, project)
 	fmt.Printf("  curl -s -XPOST %semulator/v1/projects/%s/instances/example-minimal:scheduleMaintenance -d '{\"startTime\":\"2030-03-20T02:00:00Z\",\"canDefer\":true}'\n", d.endpoint, project)
 	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com example-minimal -o jsonpath='{.status.atProvider.backups}{\"\\n\"}{.status.atProvider.scheduledMaintenance}{\"\\n\"}'\n", kubectl)
+	fmt.Printf("\nThe clone at a point in time (examples/recovery.yaml), and what it was recovered from:\n")
+	fmt.Printf("  %s get postgresqlinstances.cloudsql.travelaudience.com %s -o jsonpath='{.spec.forProvider.source}{\"\\n\"}{.status.atProvider.recovery}{\"\\n\"}'\n", kubectl, d.clone)
 	fmt.Printf("\nConnect by hand, as the pod does (the proxy on port 15432, psql with the secret's password):\n")
 	fmt.Printf("  %s --sqladmin-api-endpoint %s --token unused --port 15432 %s:europe-west1:example-minimal &\n", d.proxyBin, d.endpoint, project)
 	fmt.Printf("  PGPASSWORD=$(%s -n %s get secret example-minimal-postgres -o jsonpath='{.data.password}' | base64 -d) psql -h 127.0.0.1 -p 15432 -U postgres -c 'select current_user'\n", kubectl, namespace)
@@ -441,6 +613,18 @@ func refOf(o client.Object) string {
 // connect runs the stored pod's proxy until its startup probe passes, its
 // password-file writer, then its app container's psql, and prints psql's answer.
 func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, endpoint string) error {
+	return withPod(ctx, c, pod, proxyBin, endpoint, func(psql func(...string) (string, error)) error {
+		out, err := psql()
+		fmt.Println("  psql in container app, with the injected PGHOST, PGPORT, PGUSER and PGPASSFILE:")
+		printIndented(out)
+		return err
+	})
+}
+
+// withPod runs the stored pod's proxy until its startup probe passes and its
+// password-file writer, then body, whose psql runs the app container with
+// extra arguments; the proxy stops when body returns.
+func withPod(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, endpoint string, body func(psql func(...string) (string, error)) error) error {
 	if pod == nil {
 		return errors.New(errReadPod)
 	}
@@ -459,15 +643,19 @@ func connect(ctx context.Context, c client.Client, pod *corev1.Pod, proxyBin, en
 	if err := lp.WritePasswordFiles(ctx); err != nil {
 		return err
 	}
-	out, err := lp.Run(ctx, "app")
-	fmt.Println("  psql in container app, with the injected PGHOST, PGPORT, PGUSER and PGPASSFILE:")
+	return body(func(args ...string) (string, error) {
+		out, err := lp.Run(ctx, "app", args...)
+		if err != nil {
+			return out, errors.Errorf(errPsql, err, proxyOut.String())
+		}
+		return out, nil
+	})
+}
+
+func printIndented(out string) {
 	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		fmt.Println("    " + line)
 	}
-	if err != nil {
-		return errors.Errorf(errPsql, err, proxyOut.String())
-	}
-	return nil
 }
 
 // describePod prints what the injector added to the pod and returns it as stored.

@@ -165,6 +165,30 @@ func TestAdminHTTP(t *testing.T) {
 	e.g.Expect(e.call("GET", "/emulator/v1/projects/test-project/things", "", nil)).To(Equal(404))
 }
 
+// The request log names the top-level fields each write's body carried, so
+// that a test can tell a patch of the version alone from one of more, whether
+// or not the API accepted it; reads have no body and name none.
+func TestRequestLogNamesTheBodyFields(t *testing.T) {
+	e := newEnv(t)
+	e.insert("orders")
+	e.emu.FinishOperations()
+	_, err := e.svc.Instances.Patch(project, "orders", &sqladmin.DatabaseInstance{
+		Settings: &sqladmin.Settings{UserLabels: map[string]string{"team": "a"}},
+	}).Context(e.ctx).Do()
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.emu.FinishOperations()
+	_, _ = e.svc.Instances.Patch(project, "orders", &sqladmin.DatabaseInstance{DatabaseVersion: "POSTGRES_16"}).Context(e.ctx).Do()
+	e.get("orders")
+
+	fields := map[string][][]string{}
+	for _, r := range e.emu.Requests() {
+		fields[r.Method] = append(fields[r.Method], r.BodyFields)
+	}
+	e.g.Expect(fields["instances.insert"]).To(HaveExactElements(ContainElements("name", "databaseVersion", "region", "rootPassword", "settings")))
+	e.g.Expect(fields["instances.patch"]).To(HaveExactElements(Equal([]string{"settings"}), Equal([]string{"databaseVersion"})))
+	e.g.Expect(fields["instances.get"]).To(HaveExactElements(BeNil()))
+}
+
 func TestAfterInsertHookSimulatesACrashAfterInsert(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

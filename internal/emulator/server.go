@@ -22,9 +22,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,6 +174,11 @@ type Request struct {
 	// Fault says that an injected fault (WithFaults, the admin faults
 	// endpoint) answered the request's error, not the API or its quota.
 	Fault bool `json:"fault,omitempty"`
+	// BodyFields are the top-level keys of the request's JSON body, sorted,
+	// for a request that has one (POST, PATCH, PUT): enough for a test to
+	// tell what a write carried (a patch of databaseVersion alone) without
+	// the log holding passwords.
+	BodyFields []string `json:"bodyFields,omitempty"`
 }
 
 // statusRecorder remembers the status written through it.
@@ -211,9 +218,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.counts[rt.method]++
 	s.mu.Unlock()
 	var fault bool
-	defer func() { s.record(arrived, rt, r, rec.status, fault) }()
+	var fields []string
+	defer func() { s.record(arrived, rt, r, rec.status, fault, fields) }()
 
-	body, fault, err := s.serveAPI(r, rt)
+	body, fault, err := s.serveAPI(r, rt, &fields)
 	if err != nil {
 		writeError(rec, err)
 		return
@@ -225,8 +233,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveAPI runs one API call through latency, the budget, injected faults and
 // its handler, and returns the JSON to answer; fault says an injected fault
-// gave the error.
-func (s *Server) serveAPI(r *http.Request, rt route) (body []byte, fault bool, err error) {
+// gave the error. It sets *fields to the body's top-level keys, for the log.
+func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []byte, fault bool, err error) {
 	req := &apiRequest{route: rt, r: r}
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodDelete {
 		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
@@ -234,6 +242,7 @@ func (s *Server) serveAPI(r *http.Request, rt route) (body []byte, fault bool, e
 			return nil, false, errParse(fmt.Sprintf("Cannot read the request body: %v", err))
 		}
 		req.body = b
+		*fields = bodyFields(b)
 	}
 
 	s.mu.Lock()
@@ -280,8 +289,18 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// bodyFields are the top-level keys of a JSON object, sorted; nil for
+// anything else, which the handler refuses anyway.
+func bodyFields(body []byte) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
 // record appends to the in-memory request log.
-func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool) {
+func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool, fields []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.requests) >= maxRequestLog {
@@ -291,6 +310,7 @@ func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int
 	s.requests = append(s.requests, Request{
 		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
 		Project: rt.project, Instance: rt.instance, Status: status, Reason: r.Header.Get(RequestReasonHeader), Fault: fault,
+		BodyFields: fields,
 	})
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package integration_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,7 +65,33 @@ func testCloneIsItsOwn(h kindHarness) {
 
 	clone := h.instance("clone", func(o object) { o.Parameters().Source = &v1alpha1.Source{Instance: src.GetName()} })
 	h.g.Expect(env.Client.Create(h.ctx, clone)).To(Succeed())
+	// Never Ready before it is its own: pods admitted then connect at once.
+	stop := make(chan struct{})
+	readyEarly := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			pi, err := h.lookup(clone.GetName())
+			if err != nil || pi.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+				continue
+			}
+			if r := pi.Observation().Recovery; r == nil || r.Phase != v1alpha1.RecoveryDone {
+				readyEarly <- fmt.Sprintf("Ready while the recovery is %+v", r)
+				return
+			}
+		}
+	}()
 	clone = h.waitReady(clone.GetName())
+	close(stop)
+	select {
+	case msg := <-readyEarly:
+		h.t.Fatal(msg)
+	default:
+	}
 	name := cloudsql.InstanceName(clone)
 	pw := string(h.secret(clone).Data[cloudsql.ConnectionKeyPassword])
 	h.g.Expect(pw).To(HaveLen(cloudsql.PasswordLength))

@@ -18,11 +18,13 @@ package postgresqlinstance
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,6 +61,10 @@ const (
 	errRecoveredElsewhere = "PostgresqlInstance %s was recovered into Cloud SQL instance %s already (status.atProvider.connectionName), and now names %s: a recovery is made once; set the crossplane.io/external-name annotation back, or create a new PostgresqlInstance to recover again"
 	errCloneAppeared      = "Cloud SQL instance %s in project %s appeared while PostgresqlInstance %s was cloning %s into it, so it is not this object's: give this one another name (spec.forProvider.name or metadata.name)"
 )
+
+// msgSecuring is the Ready condition's message while a recovered instance is
+// being made its own.
+const msgSecuring = "recovered from %s; the provider sets its own postgres password and owner label, and publishes the connection secret once it is set"
 
 // A recoverySource is spec.forProvider.source, resolved to what Cloud SQL
 // takes: an instance to clone, or a backup to restore.
@@ -513,6 +519,9 @@ func (e *external[T]) observeRecovery(ctx context.Context, mg T, inst *sqladmin.
 		r.Phase = v1alpha1.RecoveryRecovering
 	case !owned || e.password.Value == "" || e.password.Unconfirmed:
 		r.Phase = v1alpha1.RecoverySecuring
+		// Not Ready before it is its own: a pod admitted now would get a
+		// password the instance does not take yet.
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgSecuring, r.Source)))
 	default:
 		r.Phase = v1alpha1.RecoveryDone
 		if isClone(src) {

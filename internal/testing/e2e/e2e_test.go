@@ -21,7 +21,9 @@ limitations under the License.
 // servers, the Cloud SQL Auth Proxy release the provider deploys (built from
 // hack/proxy), and psql run with exactly the environment the injector wrote:
 // as postgres (TestInjectedPodConnects), and as applications' own
-// PostgresqlUsers on a shared instance (TestApplicationsShareAnInstance).
+// PostgresqlUsers on a shared instance (TestApplicationsShareAnInstance); and
+// what recovery and upgrades keep of the rows written through the proxy
+// (recovery_test.go).
 // `make e2e` runs it (and `make test` runs `make e2e`); it needs
 // KUBEBUILDER_ASSETS, CLOUD_SQL_PROXY and PostgreSQL's server, which those targets
 // provide, and fails, never skips, without them.
