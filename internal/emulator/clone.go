@@ -111,14 +111,8 @@ func (s *Server) instancesClone(req *apiRequest) (any, error) {
 			return nil, err
 		}
 	}
-	if _, ok := p.instances[dest]; ok {
-		return nil, errInstanceExists()
-	}
-	if until, ok := p.reserved[dest]; ok {
-		if until.After(now) {
-			return nil, errNameReserved(dest, until)
-		}
-		delete(p.reserved, dest)
+	if err := p.claimName(dest, now); err != nil {
+		return nil, err
 	}
 	db, err := cloneInstance(req.project, src.db, dest, cc.PreferredZone)
 	if err != nil {

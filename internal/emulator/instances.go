@@ -110,6 +110,23 @@ func instanceLink(project, name string) string {
 	return selfLinkBase + project + "/instances/" + name
 }
 
+// claimName judges name for a new instance of p, as an insert, a clone and a
+// restore into a new instance all do: 409 instanceAlreadyExists for a live
+// instance, 409 for a name a deleted instance still reserves; an expired
+// reservation is dropped. Callers hold s.mu.
+func (p *projectState) claimName(name string, now time.Time) error {
+	if _, ok := p.instances[name]; ok {
+		return errInstanceExists()
+	}
+	if until, ok := p.reserved[name]; ok {
+		if until.After(now) {
+			return errNameReserved(name, until)
+		}
+		delete(p.reserved, name)
+	}
+	return nil
+}
+
 func (s *Server) instancesInsert(req *apiRequest) (any, error) {
 	in, raw, err := decodeInstance(req.body)
 	if err != nil {
@@ -133,16 +150,9 @@ func (s *Server) instancesInsert(req *apiRequest) (any, error) {
 	now := s.now()
 	p := s.project(req.project)
 	s.settle(p, now)
-	if _, ok := p.instances[db.Name]; ok {
+	if err := p.claimName(db.Name, now); err != nil {
 		s.mu.Unlock()
-		return nil, errInstanceExists()
-	}
-	if until, ok := p.reserved[db.Name]; ok {
-		if until.After(now) {
-			s.mu.Unlock()
-			return nil, errNameReserved(db.Name, until)
-		}
-		delete(p.reserved, db.Name)
+		return nil, err
 	}
 	db.State = StatePendingCreate
 	db.CreateTime = formatTime(now)

@@ -175,14 +175,8 @@ func (s *Server) restoreIntoNew(req *apiRequest, b *backupState, in *sqladmin.Da
 	now := s.now()
 	p := s.project(req.project)
 	s.settle(p, now)
-	if _, ok := p.instances[db.Name]; ok {
-		return nil, errInstanceExists()
-	}
-	if until, ok := p.reserved[db.Name]; ok {
-		if until.After(now) {
-			return nil, errNameReserved(db.Name, until)
-		}
-		delete(p.reserved, db.Name)
+	if err := p.claimName(db.Name, now); err != nil {
+		return nil, err
 	}
 	if b.deletion != nil {
 		return nil, errInvalid(msgRestoreNotSuccessful, name, b.status(now))
