@@ -672,6 +672,12 @@ type PostgresqlInstanceObservation struct {
 	// PrivateIP is the instance's private IP address, if it has one.
 	PrivateIP string `json:"privateIp,omitempty"`
 
+	// PSCEnabled is true when the instance takes connections through
+	// Private Service Connect (settings.ipConfiguration.pscConfig), which
+	// pods may then ask for with cloudsql.travelaudience.com/proxy-ip-type:
+	// psc.
+	PSCEnabled bool `json:"pscEnabled,omitempty"`
+
 	// GCEZone is the zone the primary currently runs in.
 	GCEZone string `json:"gceZone,omitempty"`
 

@@ -38,6 +38,12 @@ type ProviderConfigSpec struct {
 	// application pods.
 	// +optional
 	ProxyCredentials *xpv2.SecretKeySelector `json:"proxyCredentials,omitempty"`
+
+	// ProxyLimits bound what the pods of this configuration's instances may
+	// ask of their proxy with the proxy-* annotations, within the caps of
+	// the provider's configuration file.
+	// +optional
+	ProxyLimits *ProxyLimits `json:"proxyLimits,omitempty"`
 }
 
 // Project is the Google Cloud project a provider configuration manages

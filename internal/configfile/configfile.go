@@ -152,6 +152,25 @@ type Proxy struct {
 	MemoryRequest string `toml:"memory_request"`
 	// MemoryLimit caps the proxy's memory; empty sets no limit.
 	MemoryLimit string `toml:"memory_limit"`
+
+	// The caps of what a pod may ask of its proxy with the proxy-*
+	// annotations; a provider configuration's spec.proxyLimits may narrow
+	// them for its instances, never widen them. An empty quantity caps
+	// nothing.
+	MaxCPURequest    string `toml:"max_cpu_request"`
+	MaxCPULimit      string `toml:"max_cpu_limit"`
+	MaxMemoryRequest string `toml:"max_memory_request"`
+	MaxMemoryLimit   string `toml:"max_memory_limit"`
+	// MaxSigtermDelay caps proxy-min-sigterm-delay and
+	// proxy-max-sigterm-delay, each: a pod's grace period is raised to
+	// their sum, which a node's drain then waits for.
+	MaxSigtermDelay Duration `toml:"max_sigterm_delay"`
+	// MaxConnections caps proxy-max-connections, and is what the proxy of a
+	// pod that does not ask gets; 0 caps nothing.
+	MaxConnections int `toml:"max_connections"`
+	// IPTypes are the paths to instances that pods may ask for with
+	// proxy-ip-type: public, private, psc.
+	IPTypes []string `toml:"ip_types"`
 }
 
 // Injection configures which pods may use which instances.
@@ -246,6 +265,14 @@ func Defaults() Config {
 			CPURequest:    "50m",
 			MemoryRequest: "64Mi",
 			MemoryLimit:   "256Mi",
+			// Enough for a busy proxy, too little for thousands of pods to
+			// each reserve a node's worth.
+			MaxCPURequest:    "500m",
+			MaxCPULimit:      "1",
+			MaxMemoryRequest: "256Mi",
+			MaxMemoryLimit:   "1Gi",
+			MaxSigtermDelay:  Duration{time.Minute},
+			IPTypes:          []string{"public", "private", "psc"},
 		},
 		Injection: Injection{
 			// None: an instance's spec.injection names who may use it.
@@ -434,6 +461,30 @@ func (c Config) Validate() error {
 			bad(key, "%q is not a Kubernetes quantity: write it like 50m or 64Mi", q)
 		case qty.Sign() < 0:
 			bad(key, "%q is negative: the API server refuses negative requests and limits", q)
+		}
+	}
+	for key, q := range map[string]string{"proxy.max_cpu_request": c.Proxy.MaxCPURequest, "proxy.max_cpu_limit": c.Proxy.MaxCPULimit,
+		"proxy.max_memory_request": c.Proxy.MaxMemoryRequest, "proxy.max_memory_limit": c.Proxy.MaxMemoryLimit} {
+		if q == "" {
+			continue
+		}
+		qty, err := resource.ParseQuantity(q)
+		switch {
+		case err != nil:
+			bad(key, "%q is not a Kubernetes quantity: write it like 500m or 256Mi, or leave it empty to cap nothing", q)
+		case qty.Sign() <= 0:
+			bad(key, "%q is not above 0: no pod could ask for anything; leave it empty to cap nothing", q)
+		}
+	}
+	if d := c.Proxy.MaxSigtermDelay.Duration; d < 0 || d > time.Hour {
+		bad("proxy.max_sigterm_delay", "must be between 0s and 1h, got %s", c.Proxy.MaxSigtermDelay)
+	}
+	if c.Proxy.MaxConnections < 0 {
+		bad("proxy.max_connections", "must be 0 (no cap) or more, got %d", c.Proxy.MaxConnections)
+	}
+	for _, t := range c.Proxy.IPTypes {
+		if t != "public" && t != "private" && t != "psc" {
+			bad("proxy.ip_types", "%q is none of public, private, psc", t)
 		}
 	}
 	if c.Proxy.MemoryLimit != "" {

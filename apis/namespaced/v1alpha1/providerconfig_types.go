@@ -41,6 +41,13 @@ type ProviderConfigSpec struct {
 	// as the pod's own identity (GKE Workload Identity).
 	// +optional
 	ProxyCredentials *xpv2.LocalSecretKeySelector `json:"proxyCredentials,omitempty"`
+
+	// ProxyLimits narrow, for the pods of this namespace's instances that
+	// use this configuration, what they may ask of their proxy with the
+	// proxy-* annotations; the platform's caps (the provider's configuration
+	// file) still bound them.
+	// +optional
+	ProxyLimits *clusterv1alpha1.ProxyLimits `json:"proxyLimits,omitempty"`
 }
 
 // LocalCredentials are the credentials of a namespaced ProviderConfig: a key in

@@ -22,6 +22,7 @@ package v1alpha1
 
 import (
 	"github.com/crossplane/crossplane/apis/v2/core/v2"
+	apisv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -808,6 +809,11 @@ func (in *ProviderConfigSpec) DeepCopyInto(out *ProviderConfigSpec) {
 		in, out := &in.ProxyCredentials, &out.ProxyCredentials
 		*out = new(v2.LocalSecretKeySelector)
 		**out = **in
+	}
+	if in.ProxyLimits != nil {
+		in, out := &in.ProxyLimits, &out.ProxyLimits
+		*out = new(apisv1alpha1.ProxyLimits)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

@@ -71,6 +71,9 @@ func GenerateObservation(observed *sqladmin.DatabaseInstance) v1alpha1.Postgresq
 	if s := observed.Settings; s != nil {
 		obs.CurrentDiskSizeGb = s.DataDiskSizeGb
 		obs.SettingsVersion = s.SettingsVersion
+		if ipc := s.IpConfiguration; ipc != nil && ipc.PscConfig != nil {
+			obs.PSCEnabled = ipc.PscConfig.PscEnabled
+		}
 	}
 	return obs
 }

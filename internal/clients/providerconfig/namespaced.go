@@ -205,6 +205,7 @@ func asClusterConfig(pc *nsv1alpha1.ProviderConfig) *v1alpha1.ProviderConfig {
 		Spec: v1alpha1.ProviderConfigSpec{
 			Project:     pc.Spec.Project,
 			Credentials: v1alpha1.ProviderCredentials{Source: pc.Spec.Credentials.Source},
+			ProxyLimits: pc.Spec.ProxyLimits,
 		},
 	}
 	if ref := pc.Spec.Credentials.SecretRef; ref != nil {

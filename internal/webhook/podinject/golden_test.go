@@ -84,6 +84,12 @@ func TestUnannotatedPodsAreAsBefore(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
+			// As the injector reads them: the pod's annotations, within the
+			// default caps.
+			shape, err := ParseShape(tc.pod.Annotations, cfg.ProxyResources, cfg.Limits, Paths{Public: true, Private: true})
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(shape).To(Equal(Shape{}))
+			tc.x.Shape = shape
 			out, err := Mutate(tc.pod, tc.x)
 			g.Expect(err).ToNot(HaveOccurred())
 			got, err := json.MarshalIndent(struct {

@@ -71,25 +71,27 @@ const (
 	errPolicy               = "pod %s: cannot decide whether namespace %s may use PostgresqlInstance %q"
 	errTenantOnly           = "namespace %s may put its own PostgresqlUsers and PostgresqlDatabases on it (spec.tenancy), but its pods never receive the instance's postgres password, which can do anything to every team's data: " +
 		"name a PostgresqlUser of this namespace with the annotation %s instead, or, if pods of %s must be the instance's administrator, ask the instance's owner to add the namespace to spec.injection.allowedNamespaces"
-	errNotLent     = "pod %s: %s gets nothing from the configuration it names: %v"
-	errLendCheck   = "pod %s: cannot decide whether ClusterProviderConfig %q, which %s names, is lent to namespace %s (the pod is refused until it can be read; try again)"
-	errNotReady    = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
-	errNoSecretRef = "pod %s: %s has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
-	errUnconfirmed = "pod %s: the provider is setting a new password for %s and Cloud SQL has not confirmed it yet: create the pod again in a minute"
-	errNoPgpass    = "pod %s: connection secret %s/%s of %s holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
-	errGetSecret   = "pod %s: cannot read connection secret %s/%s of %s"
-	errGetPC       = "pod %s: cannot read %s of %s"
-	errNoProxyKey  = "pod %s: %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
-	errGetProxyKey = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of %s"
-	errBadPodKey   = "pod %s: annotation %s is %q, which is not the name of a Secret: set it to the name of a Secret of the pod's namespace whose key %s holds the proxy's Google credentials file, or remove it"
-	errNoPodKey    = "pod %s: annotation %s names secret %s/%s, which does not exist or has no key %s: create it with the proxy's Google credentials file (a service-account key) under that key, or remove the annotation"
-	errGetPodKey   = "pod %s: cannot read secret %s/%s named by annotation %s"
-	errInject      = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s: %s"
-	errModeChanged = "pod %s: %s logs in %s, but another admission webhook changed the pod's annotations after the injector had given its proxy the arguments to log in %s: have that webhook leave the injector's annotations alone, and create the pod again"
-	errCopy        = "pod %s: cannot copy the credentials of %s into namespace %s"
-	errEncode      = "cannot encode the injected pod"
-	errQuantity    = "%s: %q is not a Kubernetes quantity"
-	errLongName    = "pod %s: %s cannot be injected: its copies in namespaces are labelled %s=<its name>, and a label value holds at most 63 characters; use an instance with a shorter metadata.name (spec.forProvider.name may stay as it is)"
+	errNotLent      = "pod %s: %s gets nothing from the configuration it names: %v"
+	errLendCheck    = "pod %s: cannot decide whether ClusterProviderConfig %q, which %s names, is lent to namespace %s (the pod is refused until it can be read; try again)"
+	errNotReady     = "pod %s: %s is not ready (%s): create the pod again once `%s` shows READY True (a Deployment's ReplicaSet retries by itself)"
+	errNoSecretRef  = "pod %s: %s has no spec.writeConnectionSecretToRef, so there is no password to give the pod: set it on the instance"
+	errUnconfirmed  = "pod %s: the provider is setting a new password for %s and Cloud SQL has not confirmed it yet: create the pod again in a minute"
+	errNoPgpass     = "pod %s: connection secret %s/%s of %s holds no %s yet: wait until the provider has published the instance's connection details, then create the pod again"
+	errGetSecret    = "pod %s: cannot read connection secret %s/%s of %s"
+	errGetPC        = "pod %s: cannot read %s of %s"
+	errNoProxyKey   = "pod %s: %s names key %q of secret %s/%s in spec.proxyCredentials, which does not exist: fix spec.proxyCredentials or create the secret"
+	errGetProxyKey  = "pod %s: cannot read secret %s/%s named by spec.proxyCredentials of %s"
+	errBadPodKey    = "pod %s: annotation %s is %q, which is not the name of a Secret: set it to the name of a Secret of the pod's namespace whose key %s holds the proxy's Google credentials file, or remove it"
+	errNoPodKey     = "pod %s: annotation %s names secret %s/%s, which does not exist or has no key %s: create it with the proxy's Google credentials file (a service-account key) under that key, or remove the annotation"
+	errGetPodKey    = "pod %s: cannot read secret %s/%s named by annotation %s"
+	errInject       = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s: %s"
+	errModeChanged  = "pod %s: %s logs in %s, but another admission webhook changed the pod's annotations after the injector had given its proxy the arguments to log in %s: have that webhook leave the injector's annotations alone, and create the pod again"
+	errShapeChanged = "pod %s: the pod's proxy-* annotations now ask for %s, but another admission webhook changed them after the injector had made the proxy for %s: have that webhook leave the injector's annotations alone, and create the pod again"
+	errCopy         = "pod %s: cannot copy the credentials of %s into namespace %s"
+	errEncode       = "cannot encode the injected pod"
+	errQuantity     = "%s: %q is not a Kubernetes quantity"
+	errShape        = "pod %s: cannot inject the Cloud SQL Auth Proxy for %s as the pod's annotations ask: %s"
+	errLongName     = "pod %s: %s cannot be injected: its copies in namespaces are labelled %s=<its name>, and a label value holds at most 63 characters; use an instance with a shorter metadata.name (spec.forProvider.name may stay as it is)"
 )
 
 // Config is the injector's part of the provider's configuration file.
@@ -102,6 +104,9 @@ type Config struct {
 	Native bool
 	// ProxyResources are the proxy container's requests and limits.
 	ProxyResources corev1.ResourceRequirements
+	// Limits cap what pods may ask of their proxy with the proxy-*
+	// annotations; an instance's provider configuration may narrow them.
+	Limits Limits
 	// Policy decides which namespaces may request which instances.
 	Policy tenancy.Policy
 }
@@ -132,7 +137,12 @@ func ConfigFrom(c configfile.Config, native bool) (Config, error) {
 		}
 		res.Limits = corev1.ResourceList{corev1.ResourceMemory: v}
 	}
+	limits, err := LimitsFrom(c.Proxy)
+	if err != nil {
+		return Config{}, err
+	}
 	return Config{
+		Limits:         limits,
 		ProxyImage:     c.Proxy.Image,
 		WriterImage:    c.Injection.PgpassWriterImage,
 		Native:         native,
@@ -255,12 +265,16 @@ func (i *Injector) handle(ctx context.Context, req admission.Request) admission.
 	if resp != nil {
 		return *resp
 	}
-	if was, ok := ParseProxyConfig(pod.Annotations[AnnotationProxyConfig]); ok && pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue &&
-		was.IAMAuthN != x.IAMAuthN {
+	if was, ok := ParseProxyConfig(pod.Annotations[AnnotationProxyConfig]); ok && pod.Annotations[v1alpha1.AnnotationProxyInjected] == injectedValue {
 		// A reinvocation after another webhook changed the annotations: the
 		// proxy runs as the first pass made it, and cannot take the other
-		// way of logging in.
-		return admission.Denied(fmt.Sprintf(errModeChanged, ref, what, loginMode(x.IAMAuthN), loginMode(was.IAMAuthN)))
+		// way of logging in, nor another shape.
+		if was.IAMAuthN != x.IAMAuthN {
+			return admission.Denied(fmt.Sprintf(errModeChanged, ref, what, loginMode(x.IAMAuthN), loginMode(was.IAMAuthN)))
+		}
+		if now := x.Shape.String(); was.Shape != now {
+			return admission.Denied(fmt.Sprintf(errShapeChanged, ref, orNone(now), orNone(was.Shape)))
+		}
 	}
 	out, err := Mutate(pod, x.Inputs)
 	if err != nil {
@@ -526,6 +540,22 @@ func (i *Injector) prepareProxy(ctx context.Context, ref, ns string, t target, x
 		return resp
 	}
 	x.AdminAPIEndpoint = pc.endpoint
+	obs := t.pi.Observation()
+	shape, err := ParseShape(annotations, i.cfg.ProxyResources, i.cfg.Limits.Narrow(pc.limits, pc.name),
+		Paths{Public: obs.PublicIP != "", Private: obs.PrivateIP != "", PSC: obs.PSCEnabled})
+	if err != nil {
+		r := admission.Denied(fmt.Sprintf(errShape, ref, t, err))
+		return &r
+	}
+	x.Shape = shape
+	switch shape.IPType {
+	case v1alpha1.ProxyIPTypePublic:
+		x.PrivateIP = false
+	case v1alpha1.ProxyIPTypePrivate:
+		x.PrivateIP = true
+	case v1alpha1.ProxyIPTypePSC:
+		x.PrivateIP, x.PSC = false, true
+	}
 	switch sel := pc.key; {
 	case named:
 		return i.podProxyKey(ctx, ref, ns, own, x)

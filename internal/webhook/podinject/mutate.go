@@ -17,7 +17,9 @@ limitations under the License.
 package podinject
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +56,9 @@ const (
 	// ProxyCredentialsVolumeName is the proxy's service-account key; only the
 	// proxy container mounts it.
 	ProxyCredentialsVolumeName = "cloudsql-proxy-credentials"
+	// SocketVolumeName is the in-memory emptyDir holding the proxy's Unix
+	// socket, for pods that ask for one (AnnotationProxyUnixSocket).
+	SocketVolumeName = "cloudsql-socket"
 
 	// PgpassDir is where application containers find their password file,
 	// pgpass-<uid>, read-only.
@@ -65,6 +70,14 @@ const (
 	// ProxyCredentialsKey is the key of the proxy's service-account key in the
 	// copied secret, and its file name.
 	ProxyCredentialsKey = "credentials.json"
+	// SocketDir is the directory of the proxy's Unix socket, .s.PGSQL.5432,
+	// and what PGHOST names in pods that ask for one: a path without a ':',
+	// which a password file could not name, and short, since a socket's path
+	// holds at most 107 bytes.
+	SocketDir = "/var/run/cloudsql-socket"
+	// SocketPort is what PGPORT names with a Unix socket: libpq finds the
+	// socket as .s.PGSQL.<port>, and the proxy names it for 5432.
+	SocketPort = cloudsql.Port
 )
 
 // The variables libpq reads, which the injector adds to every container.
@@ -75,7 +88,18 @@ const (
 	EnvPassFile = "PGPASSFILE"
 	// EnvDatabase is added only for a PostgresqlUser (Inputs.Database).
 	EnvDatabase = "PGDATABASE"
+	// EnvDatabaseURL is added to pods that ask for it
+	// (AnnotationDatabaseURL): a postgresql:// URL without the password.
+	EnvDatabaseURL = "DATABASE_URL"
+	// EnvQuitURLs is added to pods that ask for the proxy's quit endpoint
+	// (AnnotationProxyQuitEndpoint): the URLs an application POSTs to when
+	// it is done, separated by spaces, as Google's proxy operator names them.
+	EnvQuitURLs = "CSQL_PROXY_QUIT_URLS"
 )
+
+// ProxyMetricsPortName names the proxy container's port that serves
+// Prometheus metrics at /metrics, in pods that ask for them.
+const ProxyMetricsPortName = "proxy-metrics"
 
 // The proxy listens on 127.0.0.1:<port> and serves its health checks on
 // <health port>, both drawn at random from [PortMin, PortMax], a high range below
@@ -112,12 +136,13 @@ const (
 	errHostNetwork = "the pod uses the node's network (spec.hostNetwork: true): the Cloud SQL Auth Proxy sidecar would listen on the node's loopback, " +
 		"on a port that other pods and services of the node may use, and serve its health checks on every address of the node; " +
 		"run the pod without hostNetwork, or run a proxy of your own and remove the annotation"
-	errContainerTaken = "container name %s is reserved for the injector: rename the pod's container"
-	errVolumeTaken    = "volume name %s is reserved for the injector: rename the pod's volume"
-	errMountTaken     = "container %s already mounts volume %s at %s, where the injector mounts the password file: move that mount"
-	errUnknownUser    = "container %s must run as non-root but sets no runAsUser, so the injector cannot tell which user must own the password file (libpq only reads a file its user owns with mode 0600): set securityContext.runAsUser on the container or the pod"
-	errNoFreePorts    = "every port between %d and %d is used by the pod"
-	errProxyPorts     = "the pod is marked %s=true but its %s container has no --port and --http-port arguments: remove the annotation and the container, and create the pod again"
+	errContainerTaken   = "container name %s is reserved for the injector: rename the pod's container"
+	errVolumeTaken      = "volume name %s is reserved for the injector: rename the pod's volume"
+	errMountTaken       = "container %s already mounts volume %s at %s, where the injector mounts the password file: move that mount"
+	errUnknownUser      = "container %s must run as non-root but sets no runAsUser, so the injector cannot tell which user must own the password file (libpq only reads a file its user owns with mode 0600): set securityContext.runAsUser on the container or the pod"
+	errNoFreePorts      = "every port between %d and %d is used by the pod"
+	errSocketMountTaken = "container %s already mounts volume %s at %s, where the injector mounts the proxy's Unix socket: move that mount"
+	errProxyPorts       = "the pod is marked %s=true but its %s container has no --port and --http-port arguments: remove the annotation and the container, and create the pod again"
 )
 
 // ProxyBinary is the Cloud SQL Auth Proxy's path in its images (the
@@ -176,8 +201,14 @@ type Inputs struct {
 	// Native runs the proxy as a native sidecar (an init container with
 	// restartPolicy Always, Kubernetes 1.29 and later), else as a container.
 	Native bool
-	// ProxyResources are the proxy container's requests and limits.
+	// ProxyResources are the proxy container's requests and limits, unless
+	// Shape has its own.
 	ProxyResources corev1.ResourceRequirements
+	// Shape is what the pod's annotations ask of the proxy (ParseShape);
+	// the zero Shape is the proxy every pod gets.
+	Shape Shape
+	// PSC makes the proxy connect through Private Service Connect.
+	PSC bool
 
 	// Rand draws the ports; nil uses math/rand/v2's global source.
 	Rand *rand.Rand
@@ -211,24 +242,38 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 		return nil, errors.New(errHostNetwork)
 	}
 
-	var port int32
+	var port, admin int32
 	if injected {
-		// The proxy already runs: only its port is needed again (for the
+		// The proxy already runs: only its ports are needed again (for the
 		// containers added since), but both must be there.
 		var ok bool
 		if port, _, ok = proxyPorts(proxy); !ok {
 			return nil, errors.Errorf(errProxyPorts, v1alpha1.AnnotationProxyInjected, ProxyContainerName)
 		}
+		admin = adminPort(proxy)
 	} else {
 		if err := checkReservedNames(pod); err != nil {
 			return nil, err
 		}
-		var healthPort int32
-		var err error
-		if port, healthPort, err = pickPorts(pod, x.Rand); err != nil {
+		n := 2
+		if x.Shape.Quit {
+			n = 3
+		}
+		drawn, err := pickPorts(pod, x.Rand, n)
+		if err != nil {
 			return nil, err
 		}
-		c := proxyContainer(x, port, healthPort)
+		port = drawn[0]
+		healthPort := drawn[1]
+		if x.Shape.Quit {
+			admin = drawn[2]
+		}
+		if g := x.Shape.gracePeriod(); g > ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds) {
+			// The kubelet kills the proxy when the grace period ends,
+			// whatever its delays still had to wait.
+			pod.Spec.TerminationGracePeriodSeconds = ptr.To(g)
+		}
+		c := proxyContainer(x, port, healthPort, admin)
 		if x.Native {
 			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 			pod.Spec.InitContainers = slices.Insert(pod.Spec.InitContainers, 0, c)
@@ -261,9 +306,14 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			if isInjected(c.Name) {
 				continue
 			}
+			if x.Shape.UnixSocket {
+				if err := ensureSocketMount(c); err != nil {
+					return nil, err
+				}
+			}
 			if x.IAMAuthN {
 				// No file to own: the proxy logs in for every user.
-				ensureEnv(c, port, 0, x)
+				ensureEnv(c, port, admin, 0, x)
 				continue
 			}
 			uid, err := userOf(pod, c)
@@ -274,11 +324,11 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 			if err := ensureMount(c); err != nil {
 				return nil, err
 			}
-			ensureEnv(c, port, uid, x)
+			ensureEnv(c, port, admin, uid, x)
 		}
 	}
 	if !x.IAMAuthN {
-		ensureWriters(pod, users, port, x)
+		ensureWriters(pod, users, port, admin, x)
 	}
 
 	if pod.Annotations == nil {
@@ -377,7 +427,7 @@ func checkReservedNames(pod *corev1.Pod) error {
 	}
 	for _, v := range pod.Spec.Volumes {
 		switch v.Name {
-		case PgpassVolumeName, PgpassSecretVolumeName, ProxyCredentialsVolumeName:
+		case PgpassVolumeName, PgpassSecretVolumeName, ProxyCredentialsVolumeName, SocketVolumeName:
 			return errors.Errorf(errVolumeTaken, v.Name)
 		}
 	}
@@ -401,19 +451,33 @@ func proxyPorts(c *corev1.Container) (port, health int32, ok bool) {
 	return port, health, port > 0 && health > 0
 }
 
-// pickPorts draws two different ports in [PortMin, PortMax] that no container
-// of the pod declares or probes.
-func pickPorts(pod *corev1.Pod, r *rand.Rand) (int32, int32, error) {
+// adminPort reads the port of an injected proxy's admin server (its quit
+// endpoint) from its arguments; 0 when it has none.
+func adminPort(c *corev1.Container) int32 {
+	for _, a := range c.Args {
+		if v, found := strings.CutPrefix(a, "--admin-port="); found {
+			if p, err := strconv.ParseInt(v, 10, 32); err == nil {
+				return int32(p)
+			}
+		}
+	}
+	return 0
+}
+
+// pickPorts draws n different ports in [PortMin, PortMax] that no container
+// of the pod declares or probes: the proxy's, its health check's and, when
+// n is 3, its admin server's.
+func pickPorts(pod *corev1.Pod, r *rand.Rand, n int) ([]int32, error) {
 	used := usedPorts(pod)
-	n := PortMax - PortMin + 1
+	size := PortMax - PortMin + 1
 	intN := rand.IntN
 	if r != nil {
 		intN = r.IntN
 	}
 	pick := func() (int32, error) {
-		start := intN(n)
-		for i := range n {
-			p := int32(PortMin + (start+i)%n)
+		start := intN(size)
+		for i := range size {
+			p := int32(PortMin + (start+i)%size)
 			if !used[p] {
 				used[p] = true
 				return p, nil
@@ -421,12 +485,15 @@ func pickPorts(pod *corev1.Pod, r *rand.Rand) (int32, int32, error) {
 		}
 		return 0, errors.Errorf(errNoFreePorts, PortMin, PortMax)
 	}
-	port, err := pick()
-	if err != nil {
-		return 0, 0, err
+	drawn := make([]int32, n)
+	for i := range drawn {
+		p, err := pick()
+		if err != nil {
+			return nil, err
+		}
+		drawn[i] = p
 	}
-	health, err := pick()
-	return port, health, err
+	return drawn, nil
 }
 
 func usedPorts(pod *corev1.Pod) map[int32]bool {
@@ -458,7 +525,8 @@ func usedPorts(pod *corev1.Pod) map[int32]bool {
 	return used
 }
 
-func proxyContainer(x Inputs, port, health int32) corev1.Container {
+func proxyContainer(x Inputs, port, health, admin int32) corev1.Container {
+	sh := x.Shape
 	args := []string{
 		"--address=" + ProxyAddress,
 		"--port=" + strconv.Itoa(int(port)),
@@ -473,11 +541,31 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 		"--exit-zero-on-sigterm",
 		// Lets connections that are still open finish when the pod stops
 		// (classic sidecars are stopped together with the application).
-		"--max-sigterm-delay=10s",
+		"--max-sigterm-delay=" + durationFlag(sh.maxSigtermDelay()),
 		"--structured-logs",
+	}
+	if sh.MinSigtermDelay > 0 {
+		args = append(args, "--min-sigterm-delay="+durationFlag(sh.MinSigtermDelay))
+	}
+	if sh.MaxConnections > 0 {
+		args = append(args, "--max-connections="+strconv.FormatInt(sh.MaxConnections, 10))
+	}
+	if sh.LazyRefresh {
+		args = append(args, "--lazy-refresh")
+	}
+	if sh.Prometheus {
+		// On the health-check server, which listens on the pod's IP.
+		args = append(args, "--prometheus")
+	}
+	if sh.Quit {
+		// The admin server listens on the pod's loopback only.
+		args = append(args, "--quitquitquit", "--admin-port="+strconv.Itoa(int(admin)))
 	}
 	if x.PrivateIP {
 		args = append(args, "--private-ip")
+	}
+	if x.PSC {
+		args = append(args, "--psc")
 	}
 	if x.IAMAuthN {
 		args = append(args, ProxyIAMAuthNFlag)
@@ -500,7 +588,15 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 		args = append(args, "--credentials-file="+ProxyCredentialsDir+"/"+ProxyCredentialsKey)
 		mounts = []corev1.VolumeMount{{Name: ProxyCredentialsVolumeName, MountPath: ProxyCredentialsDir, ReadOnly: true}}
 	}
-	args = append(args, x.ConnectionName)
+	instance := x.ConnectionName
+	if sh.UnixSocket {
+		// The socket replaces the instance's TCP listener (--port stays, for
+		// the reinvocations that read it): the proxy creates
+		// SocketDir/.s.PGSQL.5432, mode 0777, for every user of the pod.
+		instance += "?unix-socket-path=" + SocketDir + "/.s.PGSQL." + SocketPort
+		mounts = append(mounts, corev1.VolumeMount{Name: SocketVolumeName, MountPath: SocketDir})
+	}
+	args = append(args, instance)
 	probe := func(path string, period, failures int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -512,19 +608,37 @@ func proxyContainer(x Inputs, port, health int32) corev1.Container {
 			SuccessThreshold: 1,
 		}
 	}
+	resources := x.ProxyResources
+	if sh.Resources != nil {
+		resources = *sh.Resources
+	}
+	var ports []corev1.ContainerPort
+	if sh.Prometheus {
+		ports = []corev1.ContainerPort{{Name: ProxyMetricsPortName, ContainerPort: health, Protocol: corev1.ProtocolTCP}}
+	}
 	return corev1.Container{
 		Name:  ProxyContainerName,
 		Image: x.ProxyImage,
 		Args:  args,
+		Ports: ports,
 		// With a native sidecar, the application's containers start only once
 		// this passes (see --run-connection-test).
 		StartupProbe:             probe("/startup", 1, 60),
 		LivenessProbe:            probe("/liveness", 10, 3),
-		Resources:                *x.ProxyResources.DeepCopy(),
+		Resources:                *resources.DeepCopy(),
 		VolumeMounts:             mounts,
 		SecurityContext:          restricted(ProxyUser),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+}
+
+// durationFlag writes d as the proxy's duration flags take it, in whole
+// seconds where it has no fraction (10s, not 10.000s).
+func durationFlag(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
 }
 
 // restricted is a security context that meets the "restricted" Pod Security
@@ -590,6 +704,11 @@ func ensureVolumes(pod *corev1.Pod, x Inputs) {
 			DefaultMode: ptr.To[int32](0o444),
 		}}})
 	}
+	if x.Shape.UnixSocket {
+		add(corev1.Volume{Name: SocketVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
+		}}})
+	}
 	if x.ProxyCredentialsSecret != "" {
 		add(corev1.Volume{Name: ProxyCredentialsVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  x.ProxyCredentialsSecret,
@@ -612,6 +731,47 @@ func ensureMount(c *corev1.Container) error {
 	return nil
 }
 
+// ensureSocketMount mounts the proxy's socket directory into c, read-only
+// (connecting to a socket does not write to its file system).
+func ensureSocketMount(c *corev1.Container) error {
+	for _, m := range c.VolumeMounts {
+		if m.Name == SocketVolumeName {
+			return nil
+		}
+		if m.MountPath == SocketDir {
+			return errors.Errorf(errSocketMountTaken, c.Name, m.Name, m.MountPath)
+		}
+	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SocketVolumeName, MountPath: SocketDir, ReadOnly: true})
+	return nil
+}
+
+// proxyHostPort is where the application reaches the proxy: its TCP address
+// and port, or the directory of its Unix socket and the port that names the
+// socket.
+func proxyHostPort(port int32, x Inputs) (string, string) {
+	if x.Shape.UnixSocket {
+		return SocketDir, SocketPort
+	}
+	return ProxyAddress, strconv.Itoa(int(port))
+}
+
+// databaseURL is DATABASE_URL for login and database (empty: libpq's
+// default, the login's name) at the proxy, without a password: libpq
+// finds it in PGPASSFILE, or the proxy logs in with IAM.
+func databaseURL(host, port, login, database string) string {
+	h := host + ":" + port
+	if strings.HasPrefix(host, "/") {
+		// A socket directory is written percent-encoded in the host part.
+		h = url.QueryEscape(host) + ":" + port
+	}
+	u := "postgresql://" + url.User(login).String() + "@" + h
+	if database != "" {
+		u += "/" + url.PathEscape(database)
+	}
+	return u
+}
+
 // ensureEnv adds the libpq variables that the container does not set in env.
 // A variable the container sets keeps its value, so that an application that
 // chose another user or file keeps its choice; variables from envFrom are
@@ -619,7 +779,7 @@ func ensureMount(c *corev1.Container) error {
 // one address: a container that sets either keeps its own and gets neither,
 // since the proxy's port on another host (or another port on the proxy's
 // host) reaches nothing.
-func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
+func ensureEnv(c *corev1.Container, port, admin int32, uid int64, x Inputs) {
 	set := map[string]bool{}
 	for _, e := range c.Env {
 		set[e.Name] = true
@@ -629,9 +789,10 @@ func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
 	if login == "" {
 		login = cloudsql.RootUser
 	}
+	host, hostPort := proxyHostPort(port, x)
 	vars := []corev1.EnvVar{
-		{Name: EnvHost, Value: ProxyAddress},
-		{Name: EnvPort, Value: strconv.Itoa(int(port))},
+		{Name: EnvHost, Value: host},
+		{Name: EnvPort, Value: hostPort},
 		{Name: EnvUser, Value: login},
 	}
 	if !x.IAMAuthN {
@@ -639,6 +800,12 @@ func ensureEnv(c *corev1.Container, port int32, uid int64, x Inputs) {
 	}
 	if x.Database != "" {
 		vars = append(vars, corev1.EnvVar{Name: EnvDatabase, Value: x.Database})
+	}
+	if x.Shape.DatabaseURL {
+		vars = append(vars, corev1.EnvVar{Name: EnvDatabaseURL, Value: databaseURL(host, hostPort, login, x.Database)})
+	}
+	if x.Shape.Quit && admin > 0 {
+		vars = append(vars, corev1.EnvVar{Name: EnvQuitURLs, Value: "http://" + ProxyAddress + ":" + strconv.Itoa(int(admin)) + "/quitquitquit"})
 	}
 	for _, e := range vars {
 		address := e.Name == EnvHost || e.Name == EnvPort
@@ -674,6 +841,37 @@ while :; do
   sleep "$5" & wait $!
 done`
 
+// followUntilQuitScript is followScript that also ends, with 0, once the
+// proxy no longer listens on its admin port (its hexadecimal number is $6):
+// the proxy has quit, through its quit endpoint, and a classic follower must
+// not keep a Job's pod running. Containers of a pod share its network, and
+// /proc/net/tcp lists the sockets of that network: the shell's builtins read
+// it, as they do the password.
+const followUntilQuitScript = `trap 'exit 0' TERM INT
+umask 077
+last=
+seen=
+listening() {
+  for f in /proc/net/tcp /proc/net/tcp6; do
+    [ -r "$f" ] || continue
+    while read -r _ local _ state _; do
+      [ "${local##*:}" = "$1" ] && [ "$state" = 0A ] && return 0
+    done < "$f"
+  done
+  return 1
+}
+while :; do
+  if { IFS= read -r line || [ -n "$line" ]; } < "$1" && [ "$line" != "$last" ]; then
+    printf '%s:%s:%s\n' "$3" "$4" "${line#*:*:}" > "$2.new" && mv -f "$2.new" "$2" && last=$line
+  fi
+  if listening "$6"; then
+    seen=1
+  elif [ -n "$seen" ]; then
+    exit 0
+  fi
+  sleep "$5" & wait $!
+done`
+
 // FollowEvery is how often a follower reads the mounted secret: a new password
 // reaches the file within it of the kubelet's update of the secret volume
 // (which comes within the kubelet's sync period, about a minute by default).
@@ -691,7 +889,7 @@ const FollowEvery = 5 * time.Second
 // still completes), else a container beside the application's (which, like
 // the classic proxy, keeps running after them). The writer stays, so that the
 // file is there before anything else starts, without a startup probe.
-func ensureWriters(pod *corev1.Pod, users map[int64]bool, port int32, x Inputs) {
+func ensureWriters(pod *corev1.Pod, users map[int64]bool, port, admin int32, x Inputs) {
 	uids := make([]int64, 0, len(users))
 	for uid := range users {
 		if findContainer(pod, writerName(uid)) == nil {
@@ -700,12 +898,19 @@ func ensureWriters(pod *corev1.Pod, users map[int64]bool, port int32, x Inputs) 
 	}
 	slices.Sort(uids)
 	var writers, followers []corev1.Container
+	host, hostPort := proxyHostPort(port, x)
 	for _, uid := range uids {
-		args := []string{PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid), ProxyAddress, strconv.Itoa(int(port))}
+		args := []string{PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid), host, hostPort}
 		writers = append(writers, writerContainer(writerName(uid), x.WriterImage, uid,
 			append([]string{"/bin/sh", "-c", writeScript, "pgpass-writer"}, args...), "10m"))
-		f := writerContainer(followerName(uid), x.WriterImage, uid,
-			append(append([]string{"/bin/sh", "-c", followScript, "pgpass-follower"}, args...), strconv.Itoa(int(FollowEvery.Seconds()))), "1m")
+		followArgs := append(append([]string{"/bin/sh", "-c", followScript, "pgpass-follower"}, args...), strconv.Itoa(int(FollowEvery.Seconds())))
+		if !x.Native && admin > 0 {
+			// A classic follower would keep a Job's pod running after its
+			// proxy has quit: it ends once the proxy's admin port closes.
+			followArgs = []string{"/bin/sh", "-c", followUntilQuitScript, "pgpass-follower"}
+			followArgs = append(append(followArgs, args...), strconv.Itoa(int(FollowEvery.Seconds())), fmt.Sprintf("%04X", admin))
+		}
+		f := writerContainer(followerName(uid), x.WriterImage, uid, followArgs, "1m")
 		if x.Native {
 			f.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 		}

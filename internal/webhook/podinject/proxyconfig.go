@@ -57,6 +57,10 @@ type ProxyConfig struct {
 	PrivateIP bool `json:"privateIP,omitempty"`
 	// IAMAuthN says the proxy logs in with IAM database authentication.
 	IAMAuthN bool `json:"iamAuthN,omitempty"`
+	// Shape is what the pod's proxy-* annotations (and the caps that apply
+	// to every pod) made of the proxy, as Shape.String writes it; empty for
+	// the proxy every pod gets.
+	Shape string `json:"shape,omitempty"`
 	// Credentials names the secret the proxy's key is mounted from and a
 	// fingerprint of the key (secret@sha256:<12 hex digits>); empty when
 	// the proxy authenticates as the pod.
@@ -67,7 +71,7 @@ type ProxyConfig struct {
 func ProxyConfigOf(x Inputs) ProxyConfig {
 	c := ProxyConfig{
 		Image: x.ProxyImage, ConnectionName: x.ConnectionName, Endpoint: x.AdminAPIEndpoint,
-		PrivateIP: x.PrivateIP, IAMAuthN: x.IAMAuthN,
+		PrivateIP: x.PrivateIP, IAMAuthN: x.IAMAuthN, Shape: x.Shape.String(),
 	}
 	if x.ProxyCredentialsSecret != "" {
 		c.Credentials = x.ProxyCredentialsSecret + "@" + x.ProxyCredentialsHash
@@ -113,6 +117,7 @@ func (c ProxyConfig) Changes(was ProxyConfig) []string {
 	diff("private IP", fmt.Sprint(was.PrivateIP), fmt.Sprint(c.PrivateIP))
 	diff("IAM login", fmt.Sprint(was.IAMAuthN), fmt.Sprint(c.IAMAuthN))
 	diff("proxy key", was.Credentials, c.Credentials)
+	diff("proxy shape", was.Shape, c.Shape)
 	return changes
 }
 

@@ -120,9 +120,9 @@ const (
 
 // requestAnnotations are the pod annotations that decide what the injector
 // gives a pod.
-var requestAnnotations = []string{
+var requestAnnotations = append([]string{
 	v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret,
-}
+}, shapeAnnotations...)
 
 // requestsTheSame says whether a workload's pod template asks for the same
 // instance or user, database and proxy credentials as pod.

@@ -188,6 +188,8 @@ type proxyConfig struct {
 	// endpoint is the configuration's Cloud SQL Admin API endpoint, empty for
 	// Google's.
 	endpoint string
+	// limits narrow what pods may ask of their proxy; nil narrows nothing.
+	limits *v1alpha1.ProxyLimits
 }
 
 // proxyConfig reads what the proxy takes from the instance's configuration, of
@@ -199,7 +201,7 @@ func (t target) proxyConfig(ctx context.Context, r client.Reader, o ...providerc
 		if err != nil || cfg == nil {
 			return pc, err
 		}
-		pc.key, pc.endpoint = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint
+		pc.key, pc.endpoint, pc.limits = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint, cfg.Spec.ProxyLimits
 		return pc, nil
 	}
 	ref := providerconfig.NamespacedRef(t.pi.(*nsv1alpha1.PostgresqlInstance).GetProviderConfigReference())
@@ -211,7 +213,7 @@ func (t target) proxyConfig(ctx context.Context, r client.Reader, o ...providerc
 	if err != nil {
 		return pc, err
 	}
-	pc.key, pc.endpoint = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint
+	pc.key, pc.endpoint, pc.limits = cfg.Spec.ProxyCredentials, cfg.Spec.Endpoint, cfg.Spec.ProxyLimits
 	return pc, nil
 }
 
