@@ -55,7 +55,9 @@ func TestMutateShape(t *testing.T) {
 		}
 	}
 	appHas := func(name, value string) check {
-		return func(g Gomega, out *corev1.Pod) { g.Expect(env(*findContainer(out, "app"))).To(HaveKeyWithValue(name, value)) }
+		return func(g Gomega, out *corev1.Pod) {
+			g.Expect(env(*findContainer(out, "app"))).To(HaveKeyWithValue(name, value))
+		}
 	}
 	grace := func(want *int64) check {
 		return func(g Gomega, out *corev1.Pod) { g.Expect(out.Spec.TerminationGracePeriodSeconds).To(Equal(want)) }

@@ -195,17 +195,23 @@ func TestParseShapeAnnotations(t *testing.T) {
 		},
 		"MaxConnectionsAtCap": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMaxConnections: "20"},
-			limits:      func(l Limits) Limits { return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`) },
-			want:        want{shape: Shape{MaxConnections: 20}},
+			limits: func(l Limits) Limits {
+				return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`)
+			},
+			want: want{shape: Shape{MaxConnections: 20}},
 		},
 		"MaxConnectionsAboveCap": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMaxConnections: "21"},
-			limits:      func(l Limits) Limits { return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`) },
-			want:        want{errs: []string{`proxy-max-connections is 21, above the cap of 20 (spec.proxyLimits.maxConnections of ClusterProviderConfig "shared"): ask for at most 20`}},
+			limits: func(l Limits) Limits {
+				return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`)
+			},
+			want: want{errs: []string{`proxy-max-connections is 21, above the cap of 20 (spec.proxyLimits.maxConnections of ClusterProviderConfig "shared"): ask for at most 20`}},
 		},
 		"MaxConnectionsCapIsTheDefault": {
-			limits: func(l Limits) Limits { return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`) },
-			want:   want{shape: Shape{MaxConnections: 20}},
+			limits: func(l Limits) Limits {
+				return l.Narrow(&v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](20)}, `ClusterProviderConfig "shared"`)
+			},
+			want: want{shape: Shape{MaxConnections: 20}},
 		},
 		"MaxConnectionsMalformed": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMaxConnections: "0"},
