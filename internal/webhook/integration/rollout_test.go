@@ -44,11 +44,22 @@ const rolloutsPerMinute = 6
 // (the test's API server runs none), the pod through the injector.
 func deployment(t testing.TB, ns, name, instance string) *appsv1.Deployment {
 	t.Helper()
+	return deploymentAsking(t, ns, name, instance)
+}
+
+// deploymentAsking is deployment whose pods also carry the annotations kv
+// (name, value, name, value...).
+func deploymentAsking(t testing.TB, ns, name, instance string, kv ...string) *appsv1.Deployment {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	labels := map[string]string{"app": name}
+	annotations := map[string]string{v1alpha1.AnnotationInstanceName: instance}
+	for i := 0; i+1 < len(kv); i += 2 {
+		annotations[kv[i]] = kv[i+1]
+	}
 	tmpl := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instance}},
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -290,4 +301,37 @@ func TestRolloutWatchesOnlyPodsMetadata(t *testing.T) {
 	g.Eventually(rolloutPodRequests.accepts, eventually, poll).ShouldNot(BeEmpty())
 	g.Expect(rolloutPodRequests.accepts()).To(HaveEach(ContainSubstring("as=PartialObjectMetadata;")))
 	t.Logf("Accept of the rollout's lists and watches of pods: %q", rolloutPodRequests.accepts())
+}
+
+// The rollout follows the proxy's shape: when the platform lowers a cap that
+// every pod gets (here the connections of a ProviderConfig's
+// spec.proxyLimits), an opted-in workload is restarted for it, and one whose
+// own annotation the new cap would deny is left running rather than left
+// without pods.
+func TestRolloutFollowsTheProxysShape(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	def := &v1alpha1.ProviderConfig{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: pcDefault}, def)).To(Succeed())
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shaping"}, Spec: def.Spec}
+	g.Expect(env.Client.Create(ctx, pc)).To(Succeed())
+	readyInstance(t, "shape", optsIn, func(pi *v1alpha1.PostgresqlInstance) {
+		pi.Spec.ProviderConfigReference = &xpv2.Reference{Name: "shaping"}
+	})
+	namespace(t, "shape-app", nil)
+	bindRollout(t, "shape-app")
+	plain := deployment(t, "shape-app", "plain", "shape")
+	asking := deploymentAsking(t, "shape-app", "asking", "shape", v1alpha1.AnnotationProxyMaxConnections, "10")
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, plain) }, 2*time.Second, poll).Should(BeZero(), "nothing changed")
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pc), pc)).To(Succeed())
+	pc.Spec.ProxyLimits = &v1alpha1.ProxyLimits{MaxConnections: ptr.To[int64](4)}
+	g.Expect(env.Client.Update(ctx, pc)).To(Succeed())
+	// The rollout keeps what a pod would get for up to 30 s.
+	g.Eventually(func(g Gomega) string { return restartedFor(g, plain).Shape }, time.Minute, poll).Should(Equal("max-connections=4"))
+	g.Eventually(func(g Gomega) xpv2.Condition { return rolloutCondition(g, "shape") }, eventually, poll).Should(
+		HaveField("Message", ContainSubstring("proxy shape (none) -> max-connections=4")))
+	g.Consistently(func(g Gomega) podinject.ProxyConfig { return restartedFor(g, asking) }, 3*time.Second, poll).Should(BeZero(),
+		"its pods would ask for 10 connections, above the new cap of 4: a restart would leave it without pods")
 }
