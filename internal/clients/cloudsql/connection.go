@@ -17,6 +17,7 @@ limitations under the License.
 package cloudsql
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 
@@ -61,6 +62,12 @@ const (
 	// ConnectionKeyDatabases is, in a PostgresqlUser's connection secret,
 	// every database the user owns, sorted and separated by commas.
 	ConnectionKeyDatabases = "databases"
+	// ConnectionKeyURL is a postgresql:// URL with the login, its password
+	// and the database (postgres for the instance, the user's first for a
+	// PostgresqlUser) at a Cloud SQL Auth Proxy's default address,
+	// 127.0.0.1:5432, for frameworks that read one variable and do not use
+	// libpq's password file. An IAM user's has no password.
+	ConnectionKeyURL = "url"
 )
 
 // Fixed values of the connection secret.
@@ -111,7 +118,21 @@ func ConnectionDetails(observed *sqladmin.DatabaseInstance, password string) map
 		ConnectionKeyServerCACert:           []byte(caCert),
 		ConnectionKeyServerCAExpirationTime: []byte(caExpiry),
 		ConnectionKeyPgpass:                 []byte(Pgpass(ProxyAddress, "*", RootUser, password)),
+		ConnectionKeyURL:                    []byte(URL(RootUser, password, RootUser)),
 	}
+}
+
+// URL is a postgresql:// URL for login, with password unless it is empty, and
+// database unless it is empty, at the Cloud SQL Auth Proxy's default address.
+func URL(login, password, database string) string {
+	u := url.URL{Scheme: "postgresql", User: url.User(login), Host: ProxyAddress + ":" + Port}
+	if password != "" {
+		u.User = url.UserPassword(login, password)
+	}
+	if database != "" {
+		u.Path = "/" + database
+	}
+	return u.String()
 }
 
 // Pgpass is a .pgpass line that gives user password at host and port ("*":
@@ -166,5 +187,6 @@ func UserConnectionDetails(instance v1alpha1.PostgresqlInstanceObservation, logi
 		ConnectionKeyPgpass:                 []byte(pgpass),
 		ConnectionKeyDatabase:               []byte(first),
 		ConnectionKeyDatabases:              []byte(strings.Join(dbs, ",")),
+		ConnectionKeyURL:                    []byte(URL(login, password, first)),
 	}
 }

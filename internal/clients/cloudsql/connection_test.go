@@ -42,6 +42,7 @@ func TestConnectionDetails(t *testing.T) {
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
 				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
+				"url":                               "postgresql://postgres:pw@127.0.0.1:5432/postgres",
 			},
 		},
 		"PublicIPOnly": {
@@ -54,6 +55,7 @@ func TestConnectionDetails(t *testing.T) {
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
 				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
+				"url":                               "postgresql://postgres:pw@127.0.0.1:5432/postgres",
 			},
 		},
 		"NotUpYetHasEveryKey": {
@@ -64,6 +66,7 @@ func TestConnectionDetails(t *testing.T) {
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "p:r:i",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
 				"pgpass": "127.0.0.1:*:*:postgres:pw\n",
+				"url":    "postgresql://postgres:pw@127.0.0.1:5432/postgres",
 			},
 		},
 		"NilInstance": {
@@ -73,6 +76,7 @@ func TestConnectionDetails(t *testing.T) {
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
 				"pgpass": `127.0.0.1:*:*:postgres:a\:b\\c` + "\n",
+				"url":    `postgresql://postgres:a%3Ab%5Cc@127.0.0.1:5432/postgres`,
 			},
 		},
 	}
@@ -92,10 +96,10 @@ func TestConnectionDetails(t *testing.T) {
 func TestConnectionKeys(t *testing.T) {
 	// The keys are part of the API: pods and compositions read them by name.
 	want := []string{"username", "password", "endpoint", "port", "publicIP", "privateIP", "connectionName",
-		"serverCACertificateCert", "serverCACertificateExpirationTime", "pgpass"}
+		"serverCACertificateCert", "serverCACertificateExpirationTime", "pgpass", "url"}
 	got := []string{ConnectionKeyUsername, ConnectionKeyPassword, ConnectionKeyEndpoint, ConnectionKeyPort,
 		ConnectionKeyPublicIP, ConnectionKeyPrivateIP, ConnectionKeyConnectionName, ConnectionKeyServerCACert,
-		ConnectionKeyServerCAExpirationTime, ConnectionKeyPgpass}
+		ConnectionKeyServerCAExpirationTime, ConnectionKeyPgpass, ConnectionKeyURL}
 	NewWithT(t).Expect(got).To(Equal(want))
 }
 
@@ -127,6 +131,15 @@ func TestPgpass(t *testing.T) {
 func TestConnectionDetailsPgpassNamesTheProxy(t *testing.T) {
 	line := string(ConnectionDetails(minimalObserved(), "pw")[ConnectionKeyPgpass])
 	NewWithT(t).Expect(line).To(HavePrefix(ProxyAddress+":"), "the pgpass line must not match every host")
+}
+
+// The url key is one libpq and drivers that do not use libpq both parse:
+// login and password escaped, the database as its path.
+func TestURL(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(URL("orders_app", "pw", "orders")).To(Equal("postgresql://orders_app:pw@127.0.0.1:5432/orders"))
+	g.Expect(URL("app@my-project.iam", "", "orders")).To(Equal("postgresql://app%40my-project.iam@127.0.0.1:5432/orders"), "an IAM login has no password")
+	g.Expect(URL("orders_app", "pw", "")).To(Equal("postgresql://orders_app:pw@127.0.0.1:5432"), "no database: libpq takes the login's name")
 }
 
 func TestGeneratePassword(t *testing.T) {
