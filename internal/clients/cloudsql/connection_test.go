@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 )
 
 func TestConnectionDetails(t *testing.T) {
@@ -153,4 +155,17 @@ func TestGeneratePassword(t *testing.T) {
 		g.Expect(seen).NotTo(HaveKey(pw))
 		seen[pw] = true
 	}
+}
+
+// A PostgresqlUser's secret names its own login, password and first
+// database in url; an IAM user's url has no password.
+func TestUserConnectionDetailsURL(t *testing.T) {
+	g := NewWithT(t)
+	obs := v1alpha1.PostgresqlInstanceObservation{ConnectionName: "p:r:i", PublicIP: "34.1.2.3"}
+	got := UserConnectionDetails(obs, "orders_app", "pw", []string{"reports", "orders"})
+	g.Expect(string(got[ConnectionKeyURL])).To(Equal("postgresql://orders_app:pw@127.0.0.1:5432/orders"))
+	g.Expect(string(got[ConnectionKeyDatabase])).To(Equal("orders"))
+	iam := UserConnectionDetails(obs, "app@my-project.iam", "", nil)
+	g.Expect(string(iam[ConnectionKeyURL])).To(Equal("postgresql://app%40my-project.iam@127.0.0.1:5432"))
+	g.Expect(iam).To(HaveKeyWithValue(ConnectionKeyPgpass, BeEmpty()))
 }

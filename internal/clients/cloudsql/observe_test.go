@@ -55,6 +55,12 @@ func TestGenerateObservation(t *testing.T) {
 			}},
 			want: v1alpha1.PostgresqlInstanceObservation{PublicIP: "34.0.0.1"},
 		},
+		"PrivateServiceConnect": {
+			observed: &sqladmin.DatabaseInstance{Settings: &sqladmin.Settings{IpConfiguration: &sqladmin.IpConfiguration{
+				PscConfig: &sqladmin.PscConfig{PscEnabled: true},
+			}}},
+			want: v1alpha1.PostgresqlInstanceObservation{PSCEnabled: true},
+		},
 		"Creating": {
 			observed: &sqladmin.DatabaseInstance{State: "PENDING_CREATE", Settings: &sqladmin.Settings{DataDiskSizeGb: 10, SettingsVersion: 1}},
 			want:     v1alpha1.PostgresqlInstanceObservation{State: "PENDING_CREATE", CurrentDiskSizeGb: 10, SettingsVersion: 1},
