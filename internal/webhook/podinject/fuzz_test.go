@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,10 @@ func FuzzMutate(f *testing.F) {
 				withCreds(x)
 			}
 			x.Rand = rand.New(rand.NewPCG(seed, seed))
+			// One pod in three shapes its proxy (again by the seed).
+			if seed%3 == 1 {
+				x.Shape = shapeOf(seed)
+			}
 		})
 		before := in.DeepCopy()
 		out, err := Mutate(in, x)
@@ -423,4 +428,20 @@ func genPod(g *gen) *corev1.Pod {
 		add(&p.Spec.Containers)
 	}
 	return p
+}
+
+// shapeOf is a Shape drawn from the bits of seed: every choice that changes
+// the pod (a socket and its mounts, a third port, variables, the grace
+// period) in some combination.
+func shapeOf(seed uint64) Shape {
+	bit := func(n uint) bool { return seed>>n&1 == 1 }
+	s := Shape{
+		UnixSocket: bit(10), Quit: bit(11), Prometheus: bit(12), DatabaseURL: bit(13), LazyRefresh: bit(14),
+		MaxConnections:  int64(seed >> 15 % 4),
+		MinSigtermDelay: time.Duration(seed>>17%3) * 10 * time.Second,
+	}
+	if bit(19) {
+		s.MaxSigtermDelay = ptr.To(time.Duration(seed>>20%4) * 15 * time.Second)
+	}
+	return s
 }

@@ -763,7 +763,7 @@ func databaseURL(host, port, login, database string) string {
 	h := host + ":" + port
 	if strings.HasPrefix(host, "/") {
 		// A socket directory is written percent-encoded in the host part.
-		h = url.QueryEscape(host) + ":" + port
+		h = url.PathEscape(host) + ":" + port
 	}
 	u := "postgresql://" + url.User(login).String() + "@" + h
 	if database != "" {
