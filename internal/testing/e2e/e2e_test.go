@@ -405,10 +405,15 @@ func (w *world) waitReady(ctx context.Context, pi conditioned) {
 // createPod creates an annotated pod whose application runs psql, and returns it
 // as stored.
 func (w *world) createPod(ctx context.Context, ns, name, instanceName string, sc *corev1.PodSecurityContext) *corev1.Pod {
+	return w.createAnnotatedPod(ctx, ns, name, map[string]string{v1alpha1.AnnotationInstanceName: instanceName}, sc)
+}
+
+// createAnnotatedPod is createPod with the pod's annotations, which name its
+// instance and may shape its proxy.
+func (w *world) createAnnotatedPod(ctx context.Context, ns, name string, annotations map[string]string, sc *corev1.PodSecurityContext) *corev1.Pod {
 	g := NewWithT(w.t)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instanceName}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			SecurityContext: sc,
 			Containers: []corev1.Container{{
