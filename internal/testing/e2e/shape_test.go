@@ -23,6 +23,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +130,50 @@ func TestProxyShapedByAnnotations(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "psql: %s", got)
 	g.Expect(strings.TrimSpace(got)).To(Equal(cloudsql.RootUser))
 	t.Logf("    psql printed: %s", strings.TrimSpace(got))
+
+	step(t, "a pod annotated %s: \"true\": its psql reaches the proxy's Unix socket %s/.s.PGSQL.%s", v1alpha1.AnnotationProxyUnixSocket, podinject.SocketDir, podinject.SocketPort)
+	w.unixSocket(ctx)
+}
+
+// unixSocket runs a pod whose proxy listens on a Unix socket, and its psql
+// with the injected PGHOST (the socket's directory), PGPORT and PGPASSFILE.
+func (w *world) unixSocket(ctx context.Context) {
+	g := NewWithT(w.t)
+	pod := w.createAnnotatedPod(ctx, appNS, "socket", map[string]string{
+		v1alpha1.AnnotationInstanceName:    shaped,
+		v1alpha1.AnnotationProxyUnixSocket: "true",
+	}, nil)
+	env := envOf(pod, "app")
+	g.Expect(env).To(HaveKeyWithValue(podinject.EnvHost, podinject.SocketDir))
+	g.Expect(env).To(HaveKeyWithValue(podinject.EnvPort, podinject.SocketPort))
+	lp := w.loadPod(ctx, pod)
+	out := &syncBuffer{}
+	proxy, err := lp.StartProxy(ctx, w.endpoint, out)
+	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out)
+	defer func() { _ = proxy.Stop() }()
+	socketDir, err := lp.LocalPath("app", podinject.SocketDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(filepath.Join(socketDir, ".s.PGSQL."+podinject.SocketPort)).To(BeAnExistingFile(), "the proxy made its socket in the volume the application mounts")
+
+	g.Expect(lp.WritePasswordFiles(ctx)).To(Succeed())
+	passfile, err := lp.LocalPath("app", env[podinject.EnvPassFile])
+	g.Expect(err).NotTo(HaveOccurred())
+	line, err := os.ReadFile(passfile)
+	g.Expect(err).NotTo(HaveOccurred())
+	// libpq matches a socket connection's password line by the socket's
+	// directory as PGHOST names it.
+	rest, ok := strings.CutPrefix(string(line), podinject.SocketDir+":"+podinject.SocketPort+":")
+	g.Expect(ok).To(BeTrue(), "the password file names the socket's directory and port: %s", strings.SplitN(string(line), ":", 3)[:2])
+	// Here the socket's directory is the volume's local directory, which
+	// localpod puts in the application's PGHOST but not in the writer's
+	// arguments (it does not mount the socket): the line follows it, as it
+	// would name /var/run/cloudsql-socket in the pod.
+	g.Expect(os.WriteFile(passfile, []byte(socketDir+":"+podinject.SocketPort+":"+rest), 0o600)).To(Succeed())
+
+	got, err := w.runApp(ctx, lp)
+	g.Expect(err).NotTo(HaveOccurred(), "psql: %s\nproxy output:\n%s", got, out)
+	g.Expect(strings.TrimSpace(got)).To(Equal(cloudsql.RootUser))
+	w.t.Logf("    psql printed: %s", strings.TrimSpace(got))
 }
 
 // maxConnections holds a session of the pod's psql open and expects the
