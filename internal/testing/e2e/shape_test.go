@@ -142,11 +142,12 @@ func (w *world) unixSocket(ctx context.Context) {
 	pod := w.createAnnotatedPod(ctx, appNS, "socket", map[string]string{
 		v1alpha1.AnnotationInstanceName:    shaped,
 		v1alpha1.AnnotationProxyUnixSocket: "true",
+		v1alpha1.AnnotationDatabaseURL:     "true",
 	}, nil)
 	env := envOf(pod, "app")
 	g.Expect(env).To(HaveKeyWithValue(podinject.EnvHost, podinject.SocketDir))
 	g.Expect(env).To(HaveKeyWithValue(podinject.EnvPort, podinject.SocketPort))
-	lp := w.loadPod(ctx, pod)
+	lp := w.loadPod(ctx, withURLApp(pod))
 	out := &syncBuffer{}
 	proxy, err := lp.StartProxy(ctx, w.endpoint, out)
 	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out)
@@ -174,6 +175,14 @@ func (w *world) unixSocket(ctx context.Context) {
 	g.Expect(err).NotTo(HaveOccurred(), "psql: %s\nproxy output:\n%s", got, out)
 	g.Expect(strings.TrimSpace(got)).To(Equal(cloudsql.RootUser))
 	w.t.Logf("    psql printed: %s", strings.TrimSpace(got))
+
+	// DATABASE_URL writes the socket's directory percent-encoded, which
+	// localpod cannot map to the local volume: psql given it alone must
+	// look for the very socket the proxy makes in the pod.
+	got, err = lp.Run(ctx, urlApp)
+	g.Expect(err).To(HaveOccurred(), "there is no %s on this machine: %s", podinject.SocketDir, got)
+	g.Expect(got).To(ContainSubstring(`connection to server on socket "` + podinject.SocketDir + "/.s.PGSQL." + podinject.SocketPort + `" failed`))
+	w.t.Logf("    psql \"$DATABASE_URL\" (%s): %s", env[podinject.EnvDatabaseURL], firstLine(got))
 }
 
 // maxConnections holds a session of the pod's psql open and expects the
