@@ -405,10 +405,15 @@ func (w *world) waitReady(ctx context.Context, pi conditioned) {
 // createPod creates an annotated pod whose application runs psql, and returns it
 // as stored.
 func (w *world) createPod(ctx context.Context, ns, name, instanceName string, sc *corev1.PodSecurityContext) *corev1.Pod {
+	return w.createAnnotatedPod(ctx, ns, name, map[string]string{v1alpha1.AnnotationInstanceName: instanceName}, sc)
+}
+
+// createAnnotatedPod is createPod with the pod's annotations, which name its
+// instance and may shape its proxy.
+func (w *world) createAnnotatedPod(ctx context.Context, ns, name string, annotations map[string]string, sc *corev1.PodSecurityContext) *corev1.Pod {
 	g := NewWithT(w.t)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instanceName}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			SecurityContext: sc,
 			Containers: []corev1.Container{{
@@ -429,13 +434,15 @@ func (w *world) createPod(ctx context.Context, ns, name, instanceName string, sc
 		if strings.HasPrefix(e.Name, "PG") {
 			envs = append(envs, e.Name+"="+e.Value)
 		}
-		// libpq must dial exactly where the proxy listens.
-		if e.Name == podinject.EnvHost {
-			g.Expect(proxy.Args).To(ContainElement("--address="+e.Value), "PGHOST names the proxy's --address")
-		}
-		if e.Name == podinject.EnvPort {
-			g.Expect(proxy.Args).To(ContainElement("--port="+e.Value), "PGPORT names the proxy's --port")
-		}
+	}
+	// libpq must dial exactly where the proxy listens: its TCP address, or
+	// the Unix socket <PGHOST>/.s.PGSQL.<PGPORT>.
+	env := envOf(got, "app")
+	if annotations[v1alpha1.AnnotationProxyUnixSocket] == "true" {
+		g.Expect(proxy.Args).To(ContainElement(HaveSuffix("?unix-socket-path="+env[podinject.EnvHost]+"/.s.PGSQL."+env[podinject.EnvPort])), "PGHOST and PGPORT name the proxy's socket")
+	} else {
+		g.Expect(proxy.Args).To(ContainElement("--address="+env[podinject.EnvHost]), "PGHOST names the proxy's --address")
+		g.Expect(proxy.Args).To(ContainElement("--port="+env[podinject.EnvPort]), "PGPORT names the proxy's --port")
 	}
 	// Every configuration here has the emulator's endpoint, which the proxy
 	// needs as much as the provider does.
