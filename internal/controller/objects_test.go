@@ -653,6 +653,7 @@ func TestUsersAndDatabases(t *testing.T) {
 			g.Expect(rotated).NotTo(Equal(old))
 			g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 			g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", "rot", rotated)))
+			g.Expect(string(s.Data[cloudsql.ConnectionKeyURL])).To(Equal(cloudsql.URL("rot", rotated, string(s.Data[cloudsql.ConnectionKeyDatabase]))), "url follows the password")
 			g.Expect(w.emu.PasswordIs(w.project, shared, "rot", rotated)).To(BeTrue())
 		}, wait, 20*time.Millisecond).Should(Succeed())
 

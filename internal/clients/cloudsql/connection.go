@@ -63,10 +63,12 @@ const (
 	// every database the user owns, sorted and separated by commas.
 	ConnectionKeyDatabases = "databases"
 	// ConnectionKeyURL is a postgresql:// URL with the login, its password
-	// and the database (postgres for the instance, the user's first for a
-	// PostgresqlUser) at a Cloud SQL Auth Proxy's default address,
-	// 127.0.0.1:5432, for frameworks that read one variable and do not use
-	// libpq's password file. An IAM user's has no password.
+	// and the database of key database (none for the instance: libpq then
+	// takes the login's name, postgres) at a Cloud SQL Auth Proxy of one's
+	// own on its default address, 127.0.0.1:5432 (injected proxies listen
+	// elsewhere: their pods get DATABASE_URL), for frameworks that read one
+	// variable and do not use libpq's password file. An IAM user's has no
+	// password. It changes with the password, as pgpass does.
 	ConnectionKeyURL = "url"
 )
 
@@ -118,7 +120,7 @@ func ConnectionDetails(observed *sqladmin.DatabaseInstance, password string) map
 		ConnectionKeyServerCACert:           []byte(caCert),
 		ConnectionKeyServerCAExpirationTime: []byte(caExpiry),
 		ConnectionKeyPgpass:                 []byte(Pgpass(ProxyAddress, "*", RootUser, password)),
-		ConnectionKeyURL:                    []byte(URL(RootUser, password, RootUser)),
+		ConnectionKeyURL:                    []byte(URL(RootUser, password, "")),
 	}
 }
 

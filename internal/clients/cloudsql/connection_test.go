@@ -44,7 +44,7 @@ func TestConnectionDetails(t *testing.T) {
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
 				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
-				"url":                               "postgresql://postgres:pw@127.0.0.1:5432/postgres",
+				"url":                               "postgresql://postgres:pw@127.0.0.1:5432",
 			},
 		},
 		"PublicIPOnly": {
@@ -57,7 +57,7 @@ func TestConnectionDetails(t *testing.T) {
 				"serverCACertificateCert":           cert,
 				"serverCACertificateExpirationTime": "2036-01-01T00:00:00Z",
 				"pgpass":                            "127.0.0.1:*:*:postgres:pw\n",
-				"url":                               "postgresql://postgres:pw@127.0.0.1:5432/postgres",
+				"url":                               "postgresql://postgres:pw@127.0.0.1:5432",
 			},
 		},
 		"NotUpYetHasEveryKey": {
@@ -68,7 +68,7 @@ func TestConnectionDetails(t *testing.T) {
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "p:r:i",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
 				"pgpass": "127.0.0.1:*:*:postgres:pw\n",
-				"url":    "postgresql://postgres:pw@127.0.0.1:5432/postgres",
+				"url":    "postgresql://postgres:pw@127.0.0.1:5432",
 			},
 		},
 		"NilInstance": {
@@ -78,7 +78,7 @@ func TestConnectionDetails(t *testing.T) {
 				"endpoint": "", "publicIP": "", "privateIP": "", "connectionName": "",
 				"serverCACertificateCert": "", "serverCACertificateExpirationTime": "",
 				"pgpass": `127.0.0.1:*:*:postgres:a\:b\\c` + "\n",
-				"url":    `postgresql://postgres:a%3Ab%5Cc@127.0.0.1:5432/postgres`,
+				"url":    `postgresql://postgres:a%3Ab%5Cc@127.0.0.1:5432`,
 			},
 		},
 	}

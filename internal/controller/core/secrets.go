@@ -181,8 +181,8 @@ func (s *Passwords) Complete(ctx context.Context, sec *corev1.Secret, details ma
 	return errors.Wrapf(s.kube.Update(ctx, sec), errCompleteSecret, sec.Namespace, sec.Name, sec.Type)
 }
 
-// Store writes the password of login (with the username and pgpass entries
-// derived from it) into the connection secret, creating the secret when needed.
+// Store writes the password of login (with the username, pgpass and url
+// entries derived from it) into the connection secret, creating the secret when needed.
 // unconfirmed marks a password that is about to be set on an existing instance.
 func (s *Passwords) Store(ctx context.Context, mg SecretHolder, login, password string, unconfirmed bool) error {
 	return s.write(ctx, mg, login, password, unconfirmed, "")
@@ -205,6 +205,7 @@ func (s *Passwords) write(ctx context.Context, mg SecretHolder, login, password 
 		cloudsql.ConnectionKeyUsername: []byte(login),
 		cloudsql.ConnectionKeyPassword: []byte(password),
 		cloudsql.ConnectionKeyPgpass:   []byte(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", login, password)),
+		cloudsql.ConnectionKeyURL:      []byte(cloudsql.URL(login, password, "")),
 	}
 	sec := &corev1.Secret{}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec)
@@ -237,6 +238,8 @@ func (s *Passwords) write(ctx context.Context, mg SecretHolder, login, password 
 	if sec.Data == nil {
 		sec.Data = map[string][]byte{}
 	}
+	// The URL keeps the database the secret names (a PostgresqlUser's).
+	data[cloudsql.ConnectionKeyURL] = []byte(cloudsql.URL(login, password, string(sec.Data[cloudsql.ConnectionKeyDatabase])))
 	for k, v := range data {
 		sec.Data[k] = v
 	}

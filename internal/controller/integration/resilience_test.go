@@ -300,6 +300,7 @@ func TestEditedPasswordIsSetOnTheInstance(t *testing.T) {
 		g.Expect(h.emu.PasswordIs(h.project, "edited", "postgres", "edited-by-hand-0123456789")).To(BeTrue())
 		s := h.secret(pi)
 		g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, "edited-by-hand-0123456789")))
+		g.Expect(string(s.Data[cloudsql.ConnectionKeyURL])).To(Equal(cloudsql.URL(cloudsql.RootUser, "edited-by-hand-0123456789", "")), "url follows an edited password")
 		g.Expect(s.Annotations).ToNot(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 		g.Expect(h.get("edited").GetCondition(xpv2.TypeSynced).Status).To(Equal(corev1.ConditionTrue))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())

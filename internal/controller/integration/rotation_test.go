@@ -78,6 +78,7 @@ func TestPasswordsRotateAtTheirPeriod(t *testing.T) {
 		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed))
 		g.Expect(string(s.Data[cloudsql.ConnectionKeyPassword])).To(Equal(rotated), "the password stored before, not a third one")
 		g.Expect(string(s.Data[cloudsql.ConnectionKeyPgpass])).To(Equal(cloudsql.Pgpass(cloudsql.ProxyAddress, "*", cloudsql.RootUser, rotated)))
+		g.Expect(string(s.Data[cloudsql.ConnectionKeyURL])).To(Equal(cloudsql.URL(cloudsql.RootUser, rotated, "")), "url follows the password")
 		at, err := time.Parse(time.RFC3339, s.Annotations[v1alpha1.AnnotationPasswordSetAt])
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(at).To(BeTemporally(">=", start))

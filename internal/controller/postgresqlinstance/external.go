@@ -274,7 +274,7 @@ func (e *external[T]) settlePassword(ctx context.Context, mg T, inst *sqladmin.D
 
 // connectionDetails are what the managed reconciler publishes of the instance,
 // once its password is confirmed: everything but the password and its pgpass
-// entry, which the password store writes alone.
+// and url entries, which the password store writes alone.
 func (e *external[T]) connectionDetails(ctx context.Context, inst *sqladmin.DatabaseInstance) (managed.ConnectionDetails, error) {
 	if e.password.Value == "" || e.password.Unconfirmed {
 		return nil, nil
@@ -286,6 +286,7 @@ func (e *external[T]) connectionDetails(ctx context.Context, inst *sqladmin.Data
 	// there), and the edit would be lost.
 	delete(cd, cloudsql.ConnectionKeyPassword)
 	delete(cd, cloudsql.ConnectionKeyPgpass)
+	delete(cd, cloudsql.ConnectionKeyURL)
 	if sec := e.password.CompleteHere; sec != nil {
 		if err := e.secrets.Complete(ctx, sec, cd); err != nil {
 			return nil, err
