@@ -162,8 +162,9 @@ type Proxy struct {
 	MaxMemoryRequest string `toml:"max_memory_request"`
 	MaxMemoryLimit   string `toml:"max_memory_limit"`
 	// MaxSigtermDelay caps proxy-min-sigterm-delay and
-	// proxy-max-sigterm-delay, each: a pod's grace period is raised to
-	// their sum, which a node's drain then waits for.
+	// proxy-max-sigterm-delay, each, between 0s (no delay may be asked
+	// for) and 1h: a pod's grace period is raised to fit their sum, which a
+	// node's drain then waits for.
 	MaxSigtermDelay Duration `toml:"max_sigterm_delay"`
 	// MaxConnections caps proxy-max-connections, and is what the proxy of a
 	// pod that does not ask gets; 0 caps nothing.
@@ -477,7 +478,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if d := c.Proxy.MaxSigtermDelay.Duration; d < 0 || d > time.Hour {
-		bad("proxy.max_sigterm_delay", "must be between 0s and 1h, got %s", c.Proxy.MaxSigtermDelay)
+		bad("proxy.max_sigterm_delay", "must be between 0s (pods may ask for no SIGTERM delay) and 1h, got %s", c.Proxy.MaxSigtermDelay)
 	}
 	if c.Proxy.MaxConnections < 0 {
 		bad("proxy.max_connections", "must be 0 (no cap) or more, got %d", c.Proxy.MaxConnections)

@@ -81,9 +81,9 @@ func LimitsFrom(p configfile.Proxy) (Limits, error) {
 		}
 		*q.into = bound[resource.Quantity]{max: v, set: true, from: q.key + " " + fileSource}
 	}
-	if p.MaxSigtermDelay.Duration > 0 {
-		l.sigtermDelay = bound[time.Duration]{max: p.MaxSigtermDelay.Duration, set: true, from: "proxy.max_sigterm_delay " + fileSource}
-	}
+	// Always a cap (configfile keeps it within an hour): 0s allows no
+	// delay, and no sum of delays can overflow the grace period.
+	l.sigtermDelay = bound[time.Duration]{max: p.MaxSigtermDelay.Duration, set: true, from: "proxy.max_sigterm_delay " + fileSource}
 	if p.MaxConnections > 0 {
 		l.maxConnections = bound[int64]{max: int64(p.MaxConnections), set: true, from: "proxy.max_connections " + fileSource}
 	}

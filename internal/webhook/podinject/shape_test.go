@@ -41,6 +41,14 @@ func defaultLimits(t *testing.T) (corev1.ResourceRequirements, Limits) {
 	return cfg.ProxyResources, cfg.Limits
 }
 
+// noDelays are the default caps with proxy.max_sigterm_delay = "0s".
+func noDelays(Limits) Limits {
+	p := configfile.Defaults().Proxy
+	p.MaxSigtermDelay = configfile.Duration{}
+	l, _ := LimitsFrom(p)
+	return l
+}
+
 func TestParseShapeAnnotations(t *testing.T) {
 	base, limits := defaultLimits(t)
 	q := resource.MustParse
@@ -187,6 +195,17 @@ func TestParseShapeAnnotations(t *testing.T) {
 		"MaxSigtermDelayMalformed": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMaxSigtermDelay: "-5s"},
 			want:        want{errs: []string{`proxy-max-sigterm-delay is "-5s", which is not a duration of 0s or more`}},
+		},
+
+		"NoDelayAllowedWithACapOf0s": {
+			annotations: map[string]string{v1alpha1.AnnotationProxyMaxSigtermDelay: "1s"},
+			limits:      noDelays,
+			want:        want{errs: []string{"proxy-max-sigterm-delay is 1s, above the cap of 0s (proxy.max_sigterm_delay of the provider's configuration file)"}},
+		},
+		"ZeroDelayWithACapOf0s": {
+			annotations: map[string]string{v1alpha1.AnnotationProxyMaxSigtermDelay: "0s"},
+			limits:      noDelays,
+			want:        want{shape: Shape{MaxSigtermDelay: ptr.To(time.Duration(0))}},
 		},
 
 		"MaxConnectionsAllowed": {
