@@ -256,6 +256,36 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 	return Result{}, nil
 }
 
+// Peek returns what the view of source's project says of instance name when a
+// listing that began after notBefore is at hand, and a Result that is not
+// Listed otherwise. It never lists, waits or makes a view: a caller that may
+// spend no request (a dry run) reads what the others' requests bought.
+func (o *Observer) Peek(source, project, name string, notBefore time.Time) (Result, error) {
+	o.mu.Lock()
+	v, ok := o.views[key{source: source, project: project}]
+	o.mu.Unlock()
+	if !ok {
+		return Result{}, nil
+	}
+	v.mu.Lock()
+	if v.instances == nil || !v.started.After(notBefore) {
+		v.mu.Unlock()
+		return Result{}, nil
+	}
+	r := Result{Listed: true, Complete: v.complete, ReadAt: v.started}
+	p, ok := v.instances[name]
+	v.mu.Unlock()
+	if !ok {
+		return r, nil
+	}
+	i, err := p.instance()
+	if err != nil {
+		return Result{}, errors.Wrapf(err, errDecode, name)
+	}
+	r.Instance = i
+	return r, nil
+}
+
 // startLocked starts a listing of v, which runs apart from whoever asked for it;
 // v.mu must be held. It returns what closes when the listing ends.
 func (o *Observer) startLocked(ctx context.Context, svc *sqladmin.Service, k key, v *view) chan struct{} {

@@ -148,6 +148,46 @@ func TestInstanceSharesOneListing(t *testing.T) {
 	}
 }
 
+// Peek answers only from a listing at hand, and never sends a request: not
+// for a project never listed, not for a listing too old, not while the
+// listing fails.
+func TestPeekMakesNoRequest(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	o := New(WithClock(f.clock))
+	epoch := f.clock().Add(-time.Hour)
+
+	r, err := o.Peek("pc", project, "db-0001", epoch)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Listed).To(BeFalse(), "nothing listed yet")
+	g.Expect(f.emu.Counts()).To(BeEmpty(), "no request, and no listing started")
+	g.Expect(o.TotalPages()).To(BeZero(), "peeking makes no view that the schedule or the budget would count")
+
+	_, err = o.Instance(context.Background(), f.svc, "pc", project, "db-0000", epoch, time.Minute)
+	g.Expect(err).NotTo(HaveOccurred(), "a controller's observation lists the project")
+	listedAt := f.clock()
+	f.emu.ResetCounts()
+
+	f.advance(30 * time.Second)
+	r, err = o.Peek("pc", project, "db-0001", f.clock().Add(-time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r).To(And(HaveField("Listed", true), HaveField("Complete", true), HaveField("ReadAt", listedAt)))
+	g.Expect(r.Instance).NotTo(BeNil())
+	g.Expect(r.Instance.Name).To(Equal("db-0001"))
+	r, err = o.Peek("pc", project, "not-there", f.clock().Add(-time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r).To(And(HaveField("Listed", true), HaveField("Instance", BeNil())))
+	r, err = o.Peek("other-pc", project, "db-0001", f.clock().Add(-time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Listed).To(BeFalse(), "another configuration's view is not this one's")
+
+	f.advance(time.Minute)
+	r, err = o.Peek("pc", project, "db-0001", f.clock().Add(-time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Listed).To(BeFalse(), "the listing is too old")
+	g.Expect(f.emu.Counts()).To(BeEmpty())
+}
+
 func TestAListingThatBeganAfterTheCallServesItHoweverLongItTook(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, 3)

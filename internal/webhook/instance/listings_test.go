@@ -31,6 +31,8 @@ import (
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -67,19 +69,30 @@ func newListingWorld(t *testing.T, window *budget.Window, timeout, maxAge time.D
 	}
 	s := scheme(t)
 	pc := providerConfig("default")(t, srv.URL).(*v1alpha1.ProviderConfig)
-	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build()
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(pc, clusterProviderConfig("default")(t, srv.URL)).Build()
 	w := &listingWorld{emu: emu, pc: pc, listings: observer.New(),
 		services: providerconfig.NewServiceCache(budget.NewTransport(nil, window, budget.WithRetries(1, time.Millisecond, time.Millisecond)))}
 	w.v = instance.New(kube, kube, s, w.services, instance.WithTimeout(timeout),
-		instance.WithListings(w.listings, maxAge), instance.WithLogger(logging.NewLogrLogger(testr.New(t))))
+		instance.WithListings(w.listings, maxAge), instance.WithNamespacedEndpoints([]string{"*"}),
+		instance.WithLogger(logging.NewLogrLogger(testr.New(t))))
 	return w
 }
 
 // create asks the Validator to admit a new cluster-scoped instance name.
 func (w *listingWorld) create(t *testing.T, name string) admission.Response {
 	t.Helper()
-	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: admissionv1.Create, Kind: clusterKind, Name: name,
-		Object: runtime.RawExtension{Raw: rawOf(t, clusterInstance(name))}}
+	return w.handle(t, clusterInstance(name), false)
+}
+
+// handle asks the Validator to admit pi, of either kind, as a dry run or not.
+func (w *listingWorld) handle(t *testing.T, pi client.Object, dryRun bool) admission.Response {
+	t.Helper()
+	kind := clusterKind
+	if pi.GetNamespace() != "" {
+		kind = nsKind
+	}
+	req := admissionv1.AdmissionRequest{UID: "a-request", Operation: admissionv1.Create, Kind: kind, Name: pi.GetName(),
+		Namespace: pi.GetNamespace(), DryRun: ptr.To(dryRun), Object: runtime.RawExtension{Raw: rawOf(t, pi)}}
 	return w.v.Handle(context.Background(), admission.Request{AdmissionRequest: req})
 }
 
@@ -238,4 +251,59 @@ func TestAManyPageListingLeavesTheReserveToLookups(t *testing.T) {
 	g.Expect(checked(w.create(t, "taken"))).To(HavePrefix("denied: "))
 	g.Expect(w.emu.Counts()[emulator.MethodInstancesGet]).To(Equal(3))
 	g.Expect(w.emu.Counts()[emulator.MethodInstancesList]).To(BeZero())
+}
+
+// A dry run of either kind checks its name in a listing of the project at
+// hand, fresh enough for a real create, and sends no request to Cloud SQL:
+// a taken name is denied as a create's is, a free one admitted with a
+// warning that says how old the listing is. Without such a listing the name
+// is not checked, and the warning says so and why.
+func TestADryRunChecksNamesInAListingAtHand(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, budget.PerMinute(180), 5*time.Second, 15*time.Second, "taken")
+
+	for _, pi := range []client.Object{clusterInstance("taken"), nsInstance("taken")} {
+		r := w.handle(t, pi, true)
+		g.Expect(r.Allowed).To(BeTrue(), "no listing at hand: not checked")
+		g.Expect(r.Warnings).To(ConsistOf(And(
+			ContainSubstring("whether a Cloud SQL instance named taken exists in project "+project+" was not checked on this dry run: no listing of the project from the last 15s is at hand"),
+			ContainSubstring("choose another spec.forProvider.name"))))
+	}
+	g.Expect(w.emu.Counts()).To(BeEmpty(), "a dry run starts no listing and asks instances.get nothing")
+
+	// Real creates of either kind list the project, as they or the
+	// controllers do.
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
+	g.Expect(checked(w.handle(t, nsInstance("billing"), false))).To(Equal("free"))
+	w.emu.ResetCounts()
+
+	for _, pi := range []client.Object{clusterInstance("taken"), nsInstance("taken")} {
+		r := w.handle(t, pi, true)
+		g.Expect(r.Allowed).To(BeFalse())
+		g.Expect(r.Result.Message).To(And(
+			ContainSubstring("a Cloud SQL instance named taken already exists in project "+project),
+			ContainSubstring("choose another spec.forProvider.name")), "the denial of a real create")
+	}
+	for _, pi := range []client.Object{clusterInstance("payments"), nsInstance("payments")} {
+		r := w.handle(t, pi, true)
+		g.Expect(r.Allowed).To(BeTrue())
+		g.Expect(r.Warnings).To(ConsistOf(And(
+			ContainSubstring("no Cloud SQL instance named payments was in a listing of project "+project+" made less than a second ago"),
+			ContainSubstring("the real create checks the name again"))))
+	}
+	g.Expect(w.emu.Counts()).To(BeEmpty(), "the listing at hand answered, at no request")
+}
+
+// A listing older than the maximum age does not answer a dry run, which
+// does not list again either.
+func TestADryRunDoesNotListAnOldListingAgain(t *testing.T) {
+	g := NewWithT(t)
+	w := newListingWorld(t, budget.PerMinute(180), 5*time.Second, 10*time.Millisecond, "taken")
+	g.Expect(checked(w.create(t, "orders"))).To(Equal("free"))
+	time.Sleep(20 * time.Millisecond)
+	w.emu.ResetCounts()
+	r := w.handle(t, clusterInstance("taken"), true)
+	g.Expect(r.Allowed).To(BeTrue())
+	g.Expect(r.Warnings).To(ConsistOf(ContainSubstring("was not checked on this dry run: no listing of the project from the last 10ms is at hand")))
+	g.Expect(w.emu.Counts()).To(BeEmpty())
 }

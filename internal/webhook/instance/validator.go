@@ -51,8 +51,14 @@ limitations under the License.
 // A namespaced instance is denied when it names no configuration, names a
 // ClusterProviderConfig whose spec.namespaces does not admit its namespace, or
 // only observes (an import) through a ClusterProviderConfig whose
-// spec.importPolicy is not Allow. A dry run is not checked against Cloud SQL
-// (it is admitted with a warning): it must not spend the request budget.
+// spec.importPolicy is not Allow.
+//
+// A dry run of either kind asks Cloud SQL nothing: it must not spend the
+// request budget. With WithListings, a complete listing of the project at hand
+// (one that began at most its maximum age ago) settles its name as on a real
+// create: a taken name is denied, a free one admitted with a warning that
+// says how old the listing is. Without one the name is not checked, and the
+// dry run is admitted with a warning that says so and why.
 //
 // On DELETE it denies unless the object carries
 // cloudsql.travelaudience.com/allow-deletion: "true". Dry-run deletions are
@@ -126,7 +132,12 @@ const (
 	warnNoPC           = "PostgresqlInstance %s: %s does not exist, so whether Cloud SQL instance %s is free was not checked; the instance stays unsynced until it exists"
 	warnUnchecked      = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked (%s); if it does, the controller reports the conflict on the instance"
 	errRefused         = "PostgresqlInstance %s is denied: %s"
-	warnDryRun         = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked, since this is a dry run (dry runs spend none of the Cloud SQL request budget); the real create checks it"
+	warnDryRun         = "PostgresqlInstance %s: whether a Cloud SQL instance named %s exists in project %s was not checked on this dry run: %s, and dry runs spend none of the Cloud SQL request budget; the real create checks it (if it is taken, choose another spec.forProvider.name)"
+	warnDryRunFree     = "PostgresqlInstance %s: no Cloud SQL instance named %s was in a listing of project %s made %s ago; this dry run asked Cloud SQL nothing (dry runs spend none of the request budget), and the real create checks the name again (if it is taken by then, choose another spec.forProvider.name)"
+	reasonNoListings   = "no listing of the project is at hand"
+	reasonNoListing    = "no listing of the project from the last %s is at hand"
+	reasonIncomplete   = "the listing of the project at hand (made %s ago) warned that it may lack instances"
+	reasonUnreadable   = "the listing of the project at hand could not be read"
 	errNoConfigRef     = "PostgresqlInstance %s: spec.providerConfigRef is not set: name a ProviderConfig of namespace %s, or a ClusterProviderConfig that the platform team lends to it; no configuration is used implicitly"
 	errNotLent         = "PostgresqlInstance %s: spec.providerConfigRef names a configuration this namespace may not use: %v"
 	errNoImport        = "PostgresqlInstance %s: managementPolicies %v only observe, which imports an existing Cloud SQL instance that no PostgresqlInstance created: %v"
@@ -514,9 +525,9 @@ func (v *Validator) create(ctx context.Context, s *subject, dryRun bool) admissi
 	}
 	if dryRun {
 		// Its credentials are judged (refused ones are denied, as on a
-		// real create), but a dry run creates nothing: it must not spend the request budget
-		// that real creates and the controllers need.
-		return admission.Allowed("").WithWarnings(fmt.Sprintf(warnDryRun, s.ref, name, project))
+		// real create), but a dry run creates nothing: it must not spend
+		// the request budget that real creates and the controllers need.
+		return v.dryRun(s, pc.Name, pcName, project, name)
 	}
 	// The lookup draws on the budget's admission reserve: someone waits for
 	// kubectl, and the controllers' polling must not make the check time out.
@@ -579,6 +590,41 @@ func (v *Validator) listed(ctx context.Context, svc *sqladmin.Service, source, p
 		return false, true
 	}
 	return false, false
+}
+
+// dryRun judges the name of s, a dry run, from a listing of project through
+// the configuration named source that is already at hand and as fresh as a
+// real create would take: a GitOps preview then shows a taken name as the
+// apply would, at no request. Without such a listing the name is not checked:
+// listing the project, or asking instances.get, would spend the budget.
+func (v *Validator) dryRun(s *subject, source, pcName, project, name string) admission.Response {
+	reason := reasonNoListings
+	if v.listings != nil {
+		reason = fmt.Sprintf(reasonNoListing, v.listingAge)
+		r, err := v.listings.Peek(source, project, name, time.Now().Add(-v.listingAge))
+		switch {
+		case err != nil:
+			v.log.Debug("The listing at hand could not answer a dry run's name check", "postgresqlinstance", s.ref, "instance", name, "project", project, "error", err)
+			reason = reasonUnreadable
+		case r.Listed && r.Instance != nil:
+			v.log.Debug("Denying a dry run whose name a listing at hand shows taken", "postgresqlinstance", s.ref, "instance", name, "project", project)
+			return admission.Denied(fmt.Sprintf(errTaken, s.ref, name, project, pcName))
+		case r.Listed && r.Complete:
+			return admission.Allowed("").WithWarnings(fmt.Sprintf(warnDryRunFree, s.ref, name, project, ago(time.Since(r.ReadAt))))
+		case r.Listed:
+			reason = fmt.Sprintf(reasonIncomplete, ago(time.Since(r.ReadAt)))
+		}
+	}
+	return admission.Allowed("").WithWarnings(fmt.Sprintf(warnDryRun, s.ref, name, project, reason))
+}
+
+// ago is how a warning says how long ago a listing was made: in whole
+// seconds, which is what a reader can use.
+func ago(d time.Duration) string {
+	if d < time.Second {
+		return "less than a second"
+	}
+	return d.Round(time.Second).String()
 }
 
 // unchecked admits s with a warning that says what could not be checked. The

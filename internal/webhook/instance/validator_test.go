@@ -1185,14 +1185,15 @@ func TestHandleCreateLookup(t *testing.T) {
 			want:   denied(1, "PostgresqlInstance orders: a Cloud SQL instance named taken-db already exists"),
 		},
 		"DryRunNameTaken": {
-			reason: "A dry run asks nothing of Cloud SQL (it must not spend the request budget): admitted with a warning that the name was not checked.",
+			reason: "A dry run asks nothing of Cloud SQL (it must not spend the request budget): without listings, it is admitted with a warning that the name was not checked, and why.",
 			args:   args{op: admissionv1.Create, dryRun: true, object: clusterInstance("taken-db"), world: world{kube: defaultPC, taken: []string{"taken-db"}}},
-			want:   warned(0, "PostgresqlInstance taken-db: whether a Cloud SQL instance named taken-db exists in project "+project+" was not checked, since this is a dry run"),
+			want: warned(0, "PostgresqlInstance taken-db: whether a Cloud SQL instance named taken-db exists in project "+project+" was not checked on this dry run: "+
+				"no listing of the project is at hand, and dry runs spend none of the Cloud SQL request budget; the real create checks it (if it is taken, choose another spec.forProvider.name)"),
 		},
 		"NamespacedDryRun": {
 			reason: "A namespaced dry run asks nothing of Cloud SQL either.",
 			args:   args{op: admissionv1.Create, dryRun: true, object: nsInstance("orders"), world: world{kube: defaultPC, taken: []string{"orders"}}},
-			want:   warned(0, "PostgresqlInstance team-x/orders: whether a Cloud SQL instance named orders exists", "since this is a dry run"),
+			want:   warned(0, "PostgresqlInstance team-x/orders: whether a Cloud SQL instance named orders exists", "was not checked on this dry run: no listing of the project is at hand"),
 		},
 		"DryRunInvalidName": {
 			reason: "What needs no lookup is judged on a dry run as on a create.",

@@ -24,6 +24,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/observer"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/providerconfig"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
@@ -164,6 +166,43 @@ func (s *switchable) recorded() []time.Duration {
 	return append([]time.Duration(nil), s.took...)
 }
 
+// instances serves the PostgresqlInstance webhook: the Validator as the
+// provider wires it, without listings unless a test gives it some.
+var instances *swappedValidator
+
+// A swappedValidator forwards admission requests to the PostgresqlInstance
+// Validator a test chose.
+type swappedValidator struct {
+	mu           sync.Mutex
+	current      admission.Handler
+	services     *providerconfig.ServiceCache
+	options      []instance.Option
+	newValidator func(*providerconfig.ServiceCache, ...instance.Option) admission.Handler
+}
+
+func (s *swappedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	s.mu.Lock()
+	h := s.current
+	s.mu.Unlock()
+	return h.Handle(ctx, req)
+}
+
+// withListings makes the webhook check names in o's listings no older than
+// maxAge, as cmd/provider wires it, until the test ends. The other tests
+// keep a validator without listings: they seed instances and expect the
+// next create to see them, which a listing made before would not.
+func (s *swappedValidator) withListings(t *testing.T, o *observer.Observer, maxAge time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	previous := s.current
+	s.current = s.newValidator(s.services, append(slices.Clone(s.options), instance.WithListings(o, maxAge))...)
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.current = previous
+	})
+}
+
 // use makes the injector run proxies as native sidecars or not until the test ends.
 func (s *switchable) use(t *testing.T, native bool) {
 	s.mu.Lock()
@@ -259,11 +298,19 @@ func run(m *testing.M) (int, error) {
 	if err := podinject.SetupCopies(mgr, podinject.UserCopies, cfg.Policy); err != nil {
 		return 0, err
 	}
-	instance.Setup(mgr, providerconfig.NewServiceCache(nil), instance.WithTimeout(2*time.Second), instance.WithNamespacedEndpoints(endpoints),
+	instanceOptions := []instance.Option{instance.WithTimeout(2 * time.Second), instance.WithNamespacedEndpoints(endpoints),
 		// As cmd/provider wires it.
 		instance.WithAdmits(func(ctx context.Context, mg client.Object, field string, pi *v1alpha1.PostgresqlInstance) error {
 			return postgresqlobject.CheckSourceInstance(ctx, cfg.Policy, mgr.GetAPIReader(), mg, field, pi)
-		}))
+		})}
+	// As instance.Setup serves it, through instances, so that a test can
+	// give it listings.
+	instances = &swappedValidator{services: providerconfig.NewServiceCache(nil), options: instanceOptions,
+		newValidator: func(services *providerconfig.ServiceCache, o ...instance.Option) admission.Handler {
+			return instance.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), services, o...)
+		}}
+	instances.current = instances.newValidator(instances.services, instanceOptions...)
+	mgr.GetWebhookServer().Register(instance.Path, &crwebhook.Admission{Handler: instances})
 	postgresqlobject.Setup(mgr, cfg.Policy)
 
 	ctx, cancel := context.WithCancel(context.Background())
