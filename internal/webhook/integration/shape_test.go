@@ -77,7 +77,8 @@ func TestProxyShapeIsInjected(t *testing.T) {
 	g.Expect(proxy.Resources.Limits.Memory().String()).To(Equal("512Mi"))
 	g.Expect(proxy.Resources.Requests.Cpu().String()).To(Equal("100m"))
 	g.Expect(proxy.Ports).To(ConsistOf(HaveField("Name", podinject.ProxyMetricsPortName)))
-	g.Expect(got.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](50)))
+	// Native: the delays come after the application's own 30 s.
+	g.Expect(got.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](80)))
 	e := envOf(got.Spec.Containers[0])
 	g.Expect(e).To(HaveKeyWithValue("PGHOST", podinject.SocketDir))
 	g.Expect(e).To(HaveKeyWithValue("DATABASE_URL", "postgresql://postgres@%2Fvar%2Frun%2Fcloudsql-socket:5432"))

@@ -268,9 +268,17 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 		if x.Shape.Quit {
 			admin = drawn[2]
 		}
-		if g := x.Shape.gracePeriod(); g > ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds) {
-			// The kubelet kills the proxy when the grace period ends,
-			// whatever its delays still had to wait.
+		// The kubelet kills the proxy when the grace period ends, whatever
+		// its delays still had to wait. A classic proxy gets SIGTERM with
+		// the application, a native one once the application has ended,
+		// within the same period: then the delays come after the
+		// application's own time.
+		own := ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)
+		switch g := x.Shape.gracePeriod(); {
+		case g == 0:
+		case x.Native:
+			pod.Spec.TerminationGracePeriodSeconds = ptr.To(own + g)
+		case g > own:
 			pod.Spec.TerminationGracePeriodSeconds = ptr.To(g)
 		}
 		c := proxyContainer(x, port, healthPort, admin)
@@ -801,7 +809,10 @@ func ensureEnv(c *corev1.Container, port, admin int32, uid int64, x Inputs) {
 	if x.Database != "" {
 		vars = append(vars, corev1.EnvVar{Name: EnvDatabase, Value: x.Database})
 	}
-	if x.Shape.DatabaseURL {
+	// A container that chose its own address, login or database keeps
+	// them: a URL would override them for the frameworks that read it.
+	ownChoice := ownAddress || set[EnvUser] || set[EnvDatabase]
+	if x.Shape.DatabaseURL && !ownChoice {
 		vars = append(vars, corev1.EnvVar{Name: EnvDatabaseURL, Value: databaseURL(host, hostPort, login, x.Database)})
 	}
 	if x.Shape.Quit && admin > 0 {
@@ -844,13 +855,17 @@ done`
 // followUntilQuitScript is followScript that also ends, with 0, once the
 // proxy no longer listens on its admin port (its hexadecimal number is $6):
 // the proxy has quit, through its quit endpoint, and a classic follower must
-// not keep a Job's pod running. Containers of a pod share its network, and
+// not keep a Job's pod running. Gone means absent at two checks in a row
+// after it listened, or at twelve (a minute) when it never did: a classic
+// follower starts only once the proxy runs, so an admin port that never
+// listens will not. Containers of a pod share its network, and
 // /proc/net/tcp lists the sockets of that network: the shell's builtins read
 // it, as they do the password.
 const followUntilQuitScript = `trap 'exit 0' TERM INT
 umask 077
 last=
 seen=
+gone=0
 listening() {
   for f in /proc/net/tcp /proc/net/tcp6; do
     [ -r "$f" ] || continue
@@ -865,12 +880,28 @@ while :; do
     printf '%s:%s:%s\n' "$3" "$4" "${line#*:*:}" > "$2.new" && mv -f "$2.new" "$2" && last=$line
   fi
   if listening "$6"; then
-    seen=1
-  elif [ -n "$seen" ]; then
-    exit 0
+    seen=1 gone=0
+  else
+    gone=$((gone + 1))
+    if { [ -n "$seen" ] && [ "$gone" -ge 2 ]; } || [ "$gone" -ge 12 ]; then
+      exit 0
+    fi
   fi
   sleep "$5" & wait $!
 done`
+
+// pgpassFields are what the scripts print, with the format '%s:%s:%s\n',
+// for the line of host $3 and port $4.
+const pgpassFields = `"$3" "$4" "${line#*:*:}"`
+
+// withLocalhostLine makes script write a second line, for localhost and the
+// same port: drivers that do not use libpq (pgx, asyncpg) look a Unix
+// socket's password up as localhost's, where libpq looks it up by the
+// socket's directory. printf repeats its format for the second line. Only a
+// pod's own loopback matches it, where no proxy of the pod listens then.
+func withLocalhostLine(script string) string {
+	return strings.ReplaceAll(script, pgpassFields, pgpassFields+` localhost "$4" "${line#*:*:}"`)
+}
 
 // FollowEvery is how often a follower reads the mounted secret: a new password
 // reaches the file within it of the kubelet's update of the secret volume
@@ -899,15 +930,19 @@ func ensureWriters(pod *corev1.Pod, users map[int64]bool, port, admin int32, x I
 	slices.Sort(uids)
 	var writers, followers []corev1.Container
 	host, hostPort := proxyHostPort(port, x)
+	write, follow, followUntilQuit := writeScript, followScript, followUntilQuitScript
+	if x.Shape.UnixSocket {
+		write, follow, followUntilQuit = withLocalhostLine(write), withLocalhostLine(follow), withLocalhostLine(followUntilQuit)
+	}
 	for _, uid := range uids {
 		args := []string{PgpassSecretDir + "/" + cloudsql.ConnectionKeyPgpass, PgpassFile(uid), host, hostPort}
 		writers = append(writers, writerContainer(writerName(uid), x.WriterImage, uid,
-			append([]string{"/bin/sh", "-c", writeScript, "pgpass-writer"}, args...), "10m"))
-		followArgs := append(append([]string{"/bin/sh", "-c", followScript, "pgpass-follower"}, args...), strconv.Itoa(int(FollowEvery.Seconds())))
+			append([]string{"/bin/sh", "-c", write, "pgpass-writer"}, args...), "10m"))
+		followArgs := append(append([]string{"/bin/sh", "-c", follow, "pgpass-follower"}, args...), strconv.Itoa(int(FollowEvery.Seconds())))
 		if !x.Native && admin > 0 {
 			// A classic follower would keep a Job's pod running after its
 			// proxy has quit: it ends once the proxy's admin port closes.
-			followArgs = []string{"/bin/sh", "-c", followUntilQuitScript, "pgpass-follower"}
+			followArgs = []string{"/bin/sh", "-c", followUntilQuit, "pgpass-follower"}
 			followArgs = append(append(followArgs, args...), strconv.Itoa(int(FollowEvery.Seconds())), fmt.Sprintf("%04X", admin))
 		}
 		f := writerContainer(followerName(uid), x.WriterImage, uid, followArgs, "1m")

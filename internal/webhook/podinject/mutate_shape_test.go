@@ -79,20 +79,34 @@ func TestMutateShape(t *testing.T) {
 				g.Expect(r.Limits.Memory().String()).To(Equal("512Mi"))
 			}},
 		},
-		"SigtermDelaysRaiseTheGracePeriod": {
+		"ClassicSigtermDelaysRaiseTheGracePeriod": {
 			pod:    pod(),
-			x:      inputs(shaped(Shape{MinSigtermDelay: 20 * time.Second, MaxSigtermDelay: ptr.To(45 * time.Second)})),
+			x:      inputs(classic, shaped(Shape{MinSigtermDelay: 20 * time.Second, MaxSigtermDelay: ptr.To(45 * time.Second)})),
 			checks: []check{proxyArgs("--min-sigterm-delay=20s", "--max-sigterm-delay=45s"), grace(ptr.To[int64](65))},
 		},
-		"ALongerGracePeriodStays": {
+		"ClassicLongerGracePeriodStays": {
 			pod:    pod(func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](300) }),
-			x:      inputs(shaped(Shape{MaxSigtermDelay: ptr.To(45 * time.Second)})),
+			x:      inputs(classic, shaped(Shape{MaxSigtermDelay: ptr.To(45 * time.Second)})),
 			checks: []check{proxyArgs("--max-sigterm-delay=45s"), noProxyArgs("--min-sigterm-delay"), grace(ptr.To[int64](300))},
 		},
-		"TheDefaultGracePeriodIsThirtySeconds": {
+		"ClassicDefaultGracePeriodIsThirtySeconds": {
 			pod:    pod(),
-			x:      inputs(shaped(Shape{MaxSigtermDelay: ptr.To(25 * time.Second)})),
+			x:      inputs(classic, shaped(Shape{MaxSigtermDelay: ptr.To(25 * time.Second)})),
 			checks: []check{proxyArgs("--max-sigterm-delay=25s"), grace(nil)},
+		},
+		"NativeDelaysComeAfterTheApplicationsTime": {
+			pod:    pod(func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](20) }),
+			x:      inputs(shaped(Shape{MaxSigtermDelay: ptr.To(25 * time.Second)})),
+			checks: []check{proxyArgs("--max-sigterm-delay=25s"), grace(ptr.To[int64](45))},
+		},
+		"DatabaseURLKeepsTheApplicationsOwnAddress": {
+			pod: pod(appEnv("PGHOST=pgbouncer"), withContainer(corev1.Container{Name: "worker", Image: "example.com/worker:1",
+				Env: []corev1.EnvVar{{Name: "PGUSER", Value: "reporting"}}})),
+			x: inputs(shaped(Shape{DatabaseURL: true})),
+			checks: []check{func(g Gomega, out *corev1.Pod) {
+				g.Expect(env(*findContainer(out, "app"))).ToNot(HaveKey(EnvDatabaseURL), "a URL to the proxy would bypass the container's own host")
+				g.Expect(env(*findContainer(out, "worker"))).ToNot(HaveKey(EnvDatabaseURL), "a URL naming postgres would override the container's own login")
+			}},
 		},
 		"MaxConnectionsLazyRefreshPSC": {
 			pod:    pod(),
@@ -249,6 +263,26 @@ func TestFollowerEndsWhenTheProxyQuits(t *testing.T) {
 	var exit error
 	g.Eventually(done, 10*time.Second).Should(Receive(&exit), "the follower did not end once the proxy's admin port closed")
 	g.Expect(exit).ToNot(HaveOccurred())
+}
+
+// With a Unix socket the password file has a second line, for localhost:
+// libpq matches the socket's directory, drivers such as pgx and asyncpg
+// look the password up as localhost's.
+func TestSocketPasswordFileServesEveryDriver(t *testing.T) {
+	g := NewWithT(t)
+	out, err := Mutate(pod(), inputs(shaped(Shape{UnixSocket: true})))
+	g.Expect(err).ToNot(HaveOccurred())
+	w := findContainer(out, writerName(0))
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "pgpass")
+	g.Expect(os.WriteFile(secret, []byte("127.0.0.1:*:*:postgres:secret\n"), 0o600)).To(Succeed())
+	file := filepath.Join(dir, "pgpass-0")
+	args := append([]string{"-c", w.Command[2], "pgpass-writer", secret, file}, w.Command[6:]...)
+	g.Expect(exec.Command("/bin/sh", args...).Run()).To(Succeed())
+	got, err := os.ReadFile(file)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(string(got)).To(Equal("/var/run/cloudsql-socket:5432:*:postgres:secret\nlocalhost:5432:*:postgres:secret\n"))
+	g.Expect(findContainer(out, followerName(0)).Command[2]).To(ContainSubstring(`localhost "$4"`))
 }
 
 // The follower's port is the one the proxy's admin server listens on, in the

@@ -184,7 +184,8 @@ const (
 	errShapeUnknown    = "annotation %s is not one the injector knows: the proxy's annotations are %s; fix its name or remove it"
 	errShapeQuantity   = "annotation %s is %q, which is not a Kubernetes quantity above 0: write it like 100m or 128Mi"
 	errShapeAboveCap   = "annotation %s is %s, above the cap of %v (%s): ask for at most %v, or ask the platform's administrators to raise the cap"
-	errShapeRequest    = "annotation %s asks for a %s request of %s, above the proxy's %s limit of %s: the API server would refuse the pod; set %s to at least %s too, or ask for less"
+	errShapeRequest    = "annotation %s asks for a %s request of %s, above the proxy's %s limit of %s%s: the API server would refuse the pod; set %s to at least %s too, or ask for less"
+	errShapeLimit      = "annotation %s is %s, below the proxy's %s request of %s (proxy.%s_request of the provider's configuration file): the API server would refuse the pod; set %s to at most %s too, or raise the limit"
 	errShapeDuration   = "annotation %s is %q, which is not a duration of 0s or more: write it like 30s or 2m"
 	errShapeCount      = "annotation %s is %q, which is not a whole number of 1 or more"
 	errShapeBool       = "annotation %s is %q: write \"true\" or \"false\""
@@ -256,12 +257,20 @@ func ParseShape(annotations map[string]string, base corev1.ResourceRequirements,
 		} {
 			req, hasReq := res.Requests[r.name]
 			limit, hasLimit := res.Limits[r.name]
-			if hasReq && hasLimit && req.Cmp(limit) > 0 {
-				what := r.request
-				if _, asked := annotations[r.request]; !asked {
-					what = r.limitKey
-				}
-				bad(errShapeRequest, what, r.name, req.String(), r.name, limit.String(), r.limitKey, req.String())
+			if !hasReq || !hasLimit || req.Cmp(limit) <= 0 {
+				continue
+			}
+			_, askedRequest := annotations[r.request]
+			_, askedLimit := annotations[r.limitKey]
+			switch {
+			case !askedRequest:
+				// The request is the configuration file's.
+				bad(errShapeLimit, r.limitKey, limit.String(), r.name, req.String(), r.name, r.request, limit.String())
+			case !askedLimit:
+				bad(errShapeRequest, r.request, r.name, req.String(), r.name, limit.String(),
+					" (proxy."+string(r.name)+"_limit of the provider's configuration file)", r.limitKey, req.String())
+			default:
+				bad(errShapeRequest, r.request, r.name, req.String(), r.name, limit.String(), "", r.limitKey, req.String())
 			}
 		}
 		s.Resources = res

@@ -117,7 +117,8 @@ func TestParseShapeAnnotations(t *testing.T) {
 		},
 		"CPULimitBelowTheRequest": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyCPULimit: "10m"},
-			want:        want{errs: []string{"annotation cloudsql.travelaudience.com/proxy-cpu-limit asks for a cpu request of 50m, above the proxy's cpu limit of 10m: the API server would refuse the pod"}},
+			want: want{errs: []string{"annotation cloudsql.travelaudience.com/proxy-cpu-limit is 10m, below the proxy's cpu request of 50m (proxy.cpu_request of the provider's configuration file): " +
+				"the API server would refuse the pod; set cloudsql.travelaudience.com/proxy-cpu-request to at most 10m too, or raise the limit"}},
 		},
 		"MemoryRequestAllowed": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMemoryRequest: "128Mi"},
@@ -161,7 +162,7 @@ func TestParseShapeAnnotations(t *testing.T) {
 		},
 		"MemoryLimitBelowTheFilesRequest": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMemoryLimit: "32Mi"},
-			want:        want{errs: []string{"proxy-memory-limit asks for a memory request of 64Mi, above the proxy's memory limit of 32Mi", "set cloudsql.travelaudience.com/proxy-memory-limit to at least 64Mi"}},
+			want:        want{errs: []string{"proxy-memory-limit is 32Mi, below the proxy's memory request of 64Mi (proxy.memory_request", "set cloudsql.travelaudience.com/proxy-memory-request to at most 32Mi"}},
 		},
 
 		"MinSigtermDelayAllowed": {
@@ -371,6 +372,16 @@ func TestLimitsNarrowOnly(t *testing.T) {
 	l := fileOnlyPublic.Narrow(&v1alpha1.ProxyLimits{IPTypes: []string{"private"}}, `ClusterProviderConfig "x"`)
 	_, err = ParseShape(map[string]string{v1alpha1.AnnotationProxyIPType: "private"}, base, l, Paths{Public: true, Private: true})
 	g.Expect(err).To(MatchError(ContainSubstring("(it allows none)")))
+}
+
+// A request asked for above the configuration file's limit names that limit.
+func TestParseShapeRequestAboveTheFilesLimit(t *testing.T) {
+	base, limits := defaultLimits(t)
+	base.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
+	_, err := ParseShape(map[string]string{v1alpha1.AnnotationProxyMemoryRequest: "200Mi"}, base, limits, Paths{Public: true})
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("annotation cloudsql.travelaudience.com/proxy-memory-request asks for a memory request of 200Mi, " +
+		"above the proxy's memory limit of 128Mi (proxy.memory_limit of the provider's configuration file): the API server would refuse the pod; " +
+		"set cloudsql.travelaudience.com/proxy-memory-limit to at least 200Mi too")))
 }
 
 func TestShapeString(t *testing.T) {
