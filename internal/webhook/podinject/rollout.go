@@ -19,6 +19,7 @@ package podinject
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,27 @@ const (
 var requestAnnotations = append([]string{
 	v1alpha1.AnnotationInstanceName, v1alpha1.AnnotationUserName, v1alpha1.AnnotationDatabaseName, v1alpha1.AnnotationProxyCredentialsSecret,
 }, shapeAnnotations...)
+
+// requestKey is what decides the injector's answer for a pod of ns with
+// these annotations: the request annotations, and every other proxy-*
+// annotation the injector would judge (an unknown one is denied), each with
+// whether it is there at all (an empty value is not an absent one).
+func requestKey(ns string, annotations map[string]string) string {
+	var keys []string
+	for k := range annotations {
+		if slices.Contains(requestAnnotations, k) ||
+			(strings.HasPrefix(k, v1alpha1.Group+"/proxy-") && k != AnnotationProxyConfig && k != v1alpha1.AnnotationProxyInjected) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString(ns)
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "=" + annotations[k])
+	}
+	return b.String()
+}
 
 // requestsTheSame says whether a workload's pod template asks for the same
 // instance or user, database and proxy credentials as pod.
@@ -389,10 +411,7 @@ func (r *Rollout) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 // want is what the injector would give pod now, reused for desiredTTL by the
 // pods of its namespace that have the same annotations.
 func (r *Rollout) want(ctx context.Context, pod *metav1.PartialObjectMetadata) desiredEntry {
-	key := pod.Namespace
-	for _, k := range requestAnnotations {
-		key += "\x00" + pod.Annotations[k]
-	}
+	key := requestKey(pod.Namespace, pod.Annotations)
 	now := r.now()
 	r.mu.Lock()
 	d, ok := r.desired[key]

@@ -398,3 +398,23 @@ func TestShapeString(t *testing.T) {
 	g.Expect(Shape{MinSigtermDelay: 1500 * time.Millisecond}.gracePeriod()).To(Equal(int64(12)))
 	g.Expect(Shape{}.gracePeriod()).To(Equal(int64(0)))
 }
+
+// The rollout's cache key tells apart pods that the injector would answer
+// differently: an unknown proxy-* annotation (denied), an empty value and an
+// absent one; and ignores what the injector writes on every pod.
+func TestRequestKey(t *testing.T) {
+	g := NewWithT(t)
+	base := map[string]string{v1alpha1.AnnotationInstanceName: "db"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{v1alpha1.AnnotationInstanceName: "db"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	g.Expect(requestKey("a", with(v1alpha1.Group+"/proxy-foo", "1"))).ToNot(Equal(requestKey("a", base)))
+	g.Expect(requestKey("a", with(v1alpha1.AnnotationProxyLazyRefresh, ""))).ToNot(Equal(requestKey("a", base)))
+	g.Expect(requestKey("a", with(v1alpha1.AnnotationDatabaseURL, "true"))).ToNot(Equal(requestKey("a", base)))
+	g.Expect(requestKey("b", base)).ToNot(Equal(requestKey("a", base)))
+	g.Expect(requestKey("a", with(AnnotationProxyConfig, `{"image":"x"}`, v1alpha1.AnnotationProxyInjected, "true", "other", "x"))).To(Equal(requestKey("a", base)))
+}
