@@ -188,3 +188,27 @@ func TestProxyShapeDenials(t *testing.T) {
 		v1alpha1.AnnotationProxyMaxConnections, "5", v1alpha1.AnnotationProxyMinSigtermDelay, "20s", v1alpha1.AnnotationProxyIPType, "public"))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, podAsking("capped-app", "within-own", "capped-app/own", v1alpha1.AnnotationProxyMemoryLimit, "300Mi"))).To(Succeed())
 }
+
+// A reinvocation after another webhook changed the pod's proxy-* annotations
+// is denied: the proxy runs as the first pass made it, and the application
+// would be told of a socket, a URL or a quit endpoint it does not have.
+func TestProxyShapeChangedBetweenPassesIsDenied(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	readyInstance(t, "reshaped")
+	namespace(t, "reshaped-app", nil)
+	p := podAsking("reshaped-app", "web", "reshaped", v1alpha1.AnnotationProxyMaxConnections, "2")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+
+	again := p.DeepCopy()
+	again.Annotations[v1alpha1.AnnotationProxyUnixSocket] = "true"
+	resp := admit(g, injector(g, env.Client), "reshaped-app", again)
+	g.Expect(resp.Allowed).To(BeFalse())
+	g.Expect(resp.Result.Message).To(ContainSubstring("pod reshaped-app/web: the pod's proxy-* annotations now ask for max-connections=2,unix-socket, " +
+		"but another admission webhook changed them after the injector had made the proxy for max-connections=2"))
+
+	same := admit(g, injector(g, env.Client), "reshaped-app", p.DeepCopy())
+	g.Expect(same.Allowed).To(BeTrue(), "the same annotations again change nothing")
+	g.Expect(same.Patches).To(BeEmpty())
+}
