@@ -194,6 +194,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 		w.g.Expect(w.logs(ctx, pod, c)).To(Equal("postgres"), "container %s", c)
 	}
 	w.expectProxyServed(ctx, pod)
+	w.socketConnects(ctx, "socket-native", app.Ref, false)
 
 	step(t, "a pod of %s, which the instance does not allow, is denied", deniedNS)
 	err = w.c.Create(ctx, w.podSpec(deniedNS, "denied", app.Ref, false))
@@ -225,6 +226,9 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	w.g.Expect(proxySt.RestartCount).To(BeZero())
 	w.expectNoEvent(ctx, got, "FailedPostStartHook")
 	w.expectNoEvent(ctx, got, "Unhealthy")
+
+	w.jobQuitsItsProxy(ctx, app.Ref)
+	w.socketConnects(ctx, "socket-classic", app.Ref, true)
 }
 
 func step(t *testing.T, format string, a ...any) {
