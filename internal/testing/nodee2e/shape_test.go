@@ -25,7 +25,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
@@ -41,20 +44,38 @@ const quitWrapper = `%s; rc=$?; for u in $CSQL_PROXY_QUIT_URLS; do wget -q -O- -
 // psqlLine is psql printing one value per line, as the other tests run it.
 const psqlLine = `psql --no-psqlrc --tuples-only --no-align`
 
-// jobQuitsItsProxy runs the pod of a Job (restartPolicy Never) whose proxy is
-// a classic sidecar with the quit endpoint, logging in with a password (so
-// that a classic follower rewrites its password file): the application runs
-// psql through the quit wrapper, the proxy quits, the follower sees its admin
-// port close, and the pod succeeds with every container's status 0. Without
-// the endpoint the classic proxy and follower would run on (the classic step
-// of TestInjectedPodRunsOnAKubelet shows the proxy still running).
+// jobQuitsItsProxy runs a Job (restartPolicy Never, no retry) whose pod's
+// proxy is a classic sidecar with the quit endpoint, logging in with a
+// password (so that a classic follower rewrites its password file): the
+// application runs psql through the quit wrapper, the proxy quits, the
+// follower sees its admin port close, the pod succeeds with every
+// container's status 0, and the Job controller marks the Job Complete.
+// Without the endpoint the classic proxy and follower would run on (the
+// classic step of TestInjectedPodRunsOnAKubelet shows the proxy still
+// running).
 func (w *world) jobQuitsItsProxy(ctx context.Context, image string) {
-	step(w.t, "the pod of a Job of %s, classic sidecars with the quit endpoint, runs psql and calls %s: the pod succeeds", appNS, podinject.EnvQuitURLs)
+	step(w.t, "Job %s/job-quits, classic sidecars with the quit endpoint, runs psql and calls %s: the Job completes", appNS, podinject.EnvQuitURLs)
 	start := time.Now()
-	pod := w.createScriptPod(ctx, appNS, "job-quits", map[string]string{
+	tmpl := scriptPod(appNS, "", map[string]string{
 		v1alpha1.AnnotationInstanceName:      instName,
 		v1alpha1.AnnotationProxyQuitEndpoint: "true",
 	}, image, fmt.Sprintf(quitWrapper, psqlLine+` --command 'select current_user'`))
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "job-quits"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: tmpl.Annotations}, Spec: tmpl.Spec},
+		},
+	}
+	w.createWhenAdmitted(ctx, job)
+
+	pod := &corev1.Pod{}
+	w.g.Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(w.c.List(ctx, pods, client.InNamespace(appNS), client.MatchingLabels{batchv1.JobNameLabel: job.Name})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "the pod of Job %s/%s", appNS, job.Name)
+		*pod = pods.Items[0]
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	w.g.Expect(pod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProxyInjected, "true"))
 	w.g.Expect(containerEnv(pod, "app")).To(HaveKeyWithValue(podinject.EnvQuitURLs, HavePrefix("http://127.0.0.1:")))
 	w.g.Expect(pod.Spec.Containers[0].Name).To(Equal(podinject.ProxyContainerName), "a classic sidecar")
@@ -70,8 +91,14 @@ func (w *world) jobQuitsItsProxy(ctx context.Context, image string) {
 		}
 	}
 	w.g.Expect(n).To(Equal(1), "pod %s/%s has a classic follower, which ended by itself", got.Namespace, got.Name)
-	w.t.Logf("    %s/%s: Succeeded %s after its creation; %s",
-		got.Namespace, got.Name, time.Since(start).Round(time.Second), exitCodes(got))
+	w.g.Eventually(func(g Gomega) {
+		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+		g.Expect(job.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", batchv1.JobComplete), HaveField("Status", corev1.ConditionTrue))),
+			"Job %s/%s: %+v", job.Namespace, job.Name, job.Status)
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	w.t.Logf("    Job %s/%s Complete %s after its creation (%d succeeded); pod %s: %s",
+		job.Namespace, job.Name, time.Since(start).Round(time.Second), job.Status.Succeeded, got.Name, exitCodes(got))
 }
 
 // socketConnects runs a pod whose proxy listens on a Unix socket, with
