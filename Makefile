@@ -13,7 +13,10 @@ K8S_VERSION := $(shell awk '/^[[:space:]]*(require[[:space:]]+)?k8s\.io\/kuberne
 K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
 # The cache is keyed by everything that decides what the tools module builds, so that a
 # fresh clone reuses it and a change to hack/tools rebuilds it.
-TOOLS_HASH := $(shell cat hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go | sha256sum | cut -c1-12)
+# K8S_CMDS are the commands of k8s.io/kubernetes it builds; the list is in the key too, so
+# that a cache built before kube-controller-manager joined it is built again.
+K8S_CMDS := kube-apiserver kubectl kubelet kube-controller-manager
+TOOLS_HASH := $(shell (cat hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go; echo $(K8S_CMDS)) | sha256sum | cut -c1-12)
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/provider-cloudsql-postgres
 TOOLS_DIR := $(CACHE_DIR)/control-plane-$(K8S_VERSION)-$(TOOLS_HASH)
 export KUBEBUILDER_ASSETS := $(TOOLS_DIR)
@@ -72,13 +75,13 @@ check-generated: ## Fail when generated code or CRDs are out of date.
 	fi; echo "generated files are up to date"
 
 .PHONY: control-plane
-control-plane: $(TOOLS_DIR)/.built ## Build kube-apiserver, etcd, kubectl and kubelet from Go modules (cached).
+control-plane: $(TOOLS_DIR)/.built ## Build kube-apiserver, etcd, kubectl, kubelet and kube-controller-manager from Go modules (cached).
 
 $(TOOLS_DIR)/.built:
-	@echo "building kube-apiserver, etcd, kubectl and kubelet $(K8S_VERSION) into $(TOOLS_DIR) (once; a few minutes on 2 cores)"
+	@echo "building etcd and $(K8S_CMDS) $(K8S_VERSION) into $(TOOLS_DIR) (once; a few minutes on 2 cores)"
 	@mkdir -p $(CACHE_DIR); tmp=$$(mktemp -d $(CACHE_DIR)/build.XXXXXX); \
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $$tmp/ \
-	  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet ./etcd; \
+	  $(addprefix k8s.io/kubernetes/cmd/,$(K8S_CMDS)) ./etcd; \
 	rm -rf $(TOOLS_DIR); mv $$tmp $(TOOLS_DIR); touch $(TOOLS_DIR)/.built
 
 .PHONY: crossplane-cli

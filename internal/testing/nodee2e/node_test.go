@@ -108,10 +108,12 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	app, err := images.App(imgDir)
 	w.g.Expect(err).NotTo(HaveOccurred())
 
-	step(t, "starting kube-apiserver, etcd, containerd and the kubelet in the node's network namespace")
+	step(t, "starting kube-apiserver, etcd, containerd, the kubelet and the Job controller in the node's network namespace")
 	w.node, err = nodetest.Start(nodetest.Options{
 		SandboxImage: pause.Ref,
 		Images:       []string{pause.Tarball, proxy.Tarball, writer.Tarball, app.Tarball},
+		// Jobs of injected pods complete (jobQuitsItsProxy).
+		JobController: true,
 		ControlPlane: []controlplane.Option{controlplane.WithWebhooks(envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(controlplane.RepoRoot(), "package", "webhookconfigurations")},
 		})},
@@ -194,6 +196,7 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 		w.g.Expect(w.logs(ctx, pod, c)).To(Equal("postgres"), "container %s", c)
 	}
 	w.expectProxyServed(ctx, pod)
+	w.socketConnects(ctx, "socket-native", app.Ref, false)
 
 	step(t, "a pod of %s, which the instance does not allow, is denied", deniedNS)
 	err = w.c.Create(ctx, w.podSpec(deniedNS, "denied", app.Ref, false))
@@ -225,6 +228,9 @@ func TestInjectedPodRunsOnAKubelet(t *testing.T) {
 	w.g.Expect(proxySt.RestartCount).To(BeZero())
 	w.expectNoEvent(ctx, got, "FailedPostStartHook")
 	w.expectNoEvent(ctx, got, "Unhealthy")
+
+	w.jobQuitsItsProxy(ctx, app.Ref)
+	w.socketConnects(ctx, "socket-classic", app.Ref, true)
 }
 
 func step(t *testing.T, format string, a ...any) {
@@ -249,7 +255,7 @@ func (w *world) podSpec(ns, name, image string, init bool) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{v1alpha1.AnnotationInstanceName: instName}},
 		Spec: corev1.PodSpec{
-			// No scheduler and no controller manager: the pod names its node
+			// No scheduler and no token controller: the pod names its node
 			// and mounts no service account token.
 			NodeName:                     nodetest.NodeName,
 			AutomountServiceAccountToken: ptr.To(false),

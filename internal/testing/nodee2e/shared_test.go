@@ -130,11 +130,20 @@ func (w *world) createUserPod(ctx context.Context, a tenants.App, name, image, s
 	return got
 }
 
-// createScriptPod creates, through admission, a pod of ns with annotations,
-// as appUser with a read-only root file system, whose container app runs
-// script with sh, and returns it as stored.
+// createScriptPod creates, through admission, scriptPod and returns it as
+// stored.
 func (w *world) createScriptPod(ctx context.Context, ns, name string, annotations map[string]string, image, script string) *corev1.Pod {
-	pod := &corev1.Pod{
+	pod := scriptPod(ns, name, annotations, image, script)
+	w.createWhenAdmitted(ctx, pod)
+	got := &corev1.Pod{}
+	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+	return got
+}
+
+// scriptPod is a pod of ns with annotations, as appUser with a read-only
+// root file system, whose container app runs script with sh.
+func scriptPod(ns, name string, annotations map[string]string, image, script string) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			NodeName:                     nodetest.NodeName,
@@ -152,8 +161,4 @@ func (w *world) createScriptPod(ctx context.Context, ns, name string, annotation
 			}},
 		},
 	}
-	w.createWhenAdmitted(ctx, pod)
-	got := &corev1.Pod{}
-	w.g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
-	return got
 }

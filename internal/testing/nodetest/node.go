@@ -35,13 +35,14 @@ import (
 )
 
 const (
-	errOutsideNamespace = "nodetest.Start runs only inside the node's namespace: call nodetest.Main from TestMain"
-	errImportImage      = "cannot import image %s into containerd: %w: %s"
-	errNoKubelet        = "no kubelet beside kube-apiserver in KUBEBUILDER_ASSETS (run make control-plane)"
-	errNodeNotReady     = "not Ready"
-	errStartProcess     = "cannot start %s"
-	errProcessExited    = "%s exited while waiting for %s:\n%s"
-	errWaitTimeout      = "timed out waiting for %s (%v):\n%s"
+	errOutsideNamespace    = "nodetest.Start runs only inside the node's namespace: call nodetest.Main from TestMain"
+	errImportImage         = "cannot import image %s into containerd: %w: %s"
+	errNoKubelet           = "no kubelet beside kube-apiserver in KUBEBUILDER_ASSETS (run make control-plane)"
+	errNoControllerManager = "no kube-controller-manager beside kube-apiserver in KUBEBUILDER_ASSETS (run make control-plane)"
+	errNodeNotReady        = "not Ready"
+	errStartProcess        = "cannot start %s"
+	errProcessExited       = "%s exited while waiting for %s:\n%s"
+	errWaitTimeout         = "timed out waiting for %s (%v):\n%s"
 )
 
 // cniBinDir is where Debian's containernetworking-plugins installs the plugins.
@@ -59,15 +60,20 @@ type Options struct {
 	Images []string
 	// ControlPlane are further options of the control plane.
 	ControlPlane []controlplane.Option
+	// JobController runs kube-controller-manager with its Job controller
+	// alone, so that a Job makes its pod and completes when the pod
+	// succeeds, as users run injected workloads to their end.
+	JobController bool
 }
 
 // A Node is a one-node cluster in the node's network namespace: kube-apiserver
 // and etcd (through package controlplane, with the API server told to reach the
 // kubelet at its InternalIP), containerd and a kubelet built from
 // k8s.io/kubernetes. There is no scheduler (pods set spec.nodeName to
-// NodeName), no controller manager (no Deployment makes pods, no service
-// account token is minted: pods set automountServiceAccountToken false), no
-// kube-proxy and no DNS. Start it only in a test binary that Main runs.
+// NodeName), no controller manager but the Job controller when asked
+// (Options.JobController: no Deployment makes pods, no service account token
+// is minted: pods set automountServiceAccountToken false), no kube-proxy and
+// no DNS. Start it only in a test binary that Main runs.
 type Node struct {
 	// Env is the control plane; its client is an administrator's.
 	Env *controlplane.Env
@@ -114,7 +120,29 @@ func Start(o Options) (n *Node, err error) {
 	if err := n.startKubelet(); err != nil {
 		return n, err
 	}
+	if o.JobController {
+		if err := n.startJobController(); err != nil {
+			return n, err
+		}
+	}
 	return n, nil
+}
+
+// startJobController runs kube-controller-manager, from KUBEBUILDER_ASSETS,
+// with the Job controller only, as the administrator, serving nothing (no
+// port to pick or to secure). Nothing tells when its controller has started:
+// a test waits for its Job anyway.
+func (n *Node) startJobController() error {
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		return errors.Wrap(err, errNoControllerManager)
+	}
+	kubeconfig := filepath.Join(n.Dir, "kube-controller-manager.kubeconfig")
+	if err := os.WriteFile(kubeconfig, n.Env.KubeConfig(), 0o600); err != nil {
+		return err
+	}
+	return n.run("kube-controller-manager", bin, "--kubeconfig", kubeconfig, "--controllers", "job-controller",
+		"--leader-elect=false", "--secure-port", "0", "--v", "2")
 }
 
 func (n *Node) startContainerd(o Options) error {

@@ -217,7 +217,8 @@ func Writer(dir string) (Image, error) {
 // App builds the image of the test applications: the real psql (Debian's
 // postgresql-client) as /usr/bin/psql, with every shared library it loads and
 // the dynamic loader, plus busybox as /bin/sh, so that a container can run
-// `psql -c 'select current_user'` or `sh -c ...`. /etc/passwd and /etc/group
+// `psql -c 'select current_user'` or `sh -c ...`, and wget, with which a
+// Job's container asks its proxy to quit. /etc/passwd and /etc/group
 // name root, nobody, AppUID and NonRootUID: without PGUSER or PGPASSFILE libpq
 // looks the current user up (for the default user name and ~/.pgpass), and
 // fails or warns for a uid with no entry. Nothing in it needs to be written,
@@ -235,7 +236,7 @@ func App(dir string) (Image, error) {
 	if err := l.dynamic(psqlPath, psql, pkgPsql); err != nil {
 		return Image{}, err
 	}
-	if err := l.busybox("sh", "cat", "env", "id", "ls", "sleep", "test"); err != nil {
+	if err := l.busybox("sh", "cat", "env", "id", "ls", "sleep", "test", "wget"); err != nil {
 		return Image{}, err
 	}
 	l.users()
