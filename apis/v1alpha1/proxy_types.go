@@ -124,9 +124,12 @@ type ProxyLimits struct {
 	MaxConnections *int64 `json:"maxConnections,omitempty"`
 
 	// IPTypes are the paths to the instance that pods may ask for with
-	// proxy-ip-type: public, private, psc. When omitted, any of them.
+	// proxy-ip-type: public, private, psc. When omitted, any of them; an
+	// empty list is refused, since a client that drops empty lists would
+	// turn it into any.
 	// +optional
 	// +listType=set
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=3
 	// +kubebuilder:validation:items:Enum=public;private;psc
 	IPTypes []string `json:"ipTypes,omitempty"`

@@ -252,7 +252,7 @@ func Mutate(in *corev1.Pod, x Inputs) (*corev1.Pod, error) {
 		}
 		admin = adminPort(proxy)
 	} else {
-		if err := checkReservedNames(pod); err != nil {
+		if err := checkReservedNames(pod, x); err != nil {
 			return nil, err
 		}
 		n := 2
@@ -425,7 +425,7 @@ func Repository(image string) string {
 	return image
 }
 
-func checkReservedNames(pod *corev1.Pod) error {
+func checkReservedNames(pod *corev1.Pod, x Inputs) error {
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
 			if isInjected(c.Name) {
@@ -435,8 +435,14 @@ func checkReservedNames(pod *corev1.Pod) error {
 	}
 	for _, v := range pod.Spec.Volumes {
 		switch v.Name {
-		case PgpassVolumeName, PgpassSecretVolumeName, ProxyCredentialsVolumeName, SocketVolumeName:
+		case PgpassVolumeName, PgpassSecretVolumeName, ProxyCredentialsVolumeName:
 			return errors.Errorf(errVolumeTaken, v.Name)
+		case SocketVolumeName:
+			// Reserved only where it is used: a pod that had a volume of
+			// this name before sockets existed is injected as it was.
+			if x.Shape.UnixSocket {
+				return errors.Errorf(errVolumeTaken, v.Name)
+			}
 		}
 	}
 	return nil

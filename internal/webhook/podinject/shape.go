@@ -27,6 +27,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
@@ -297,6 +298,9 @@ func ParseShape(annotations map[string]string, base corev1.ResourceRequirements,
 	}
 	if d, ok := delay(v1alpha1.AnnotationProxyMaxSigtermDelay); ok {
 		s.MaxSigtermDelay = &d
+	} else if _, asked := annotations[v1alpha1.AnnotationProxyMaxSigtermDelay]; !asked && l.sigtermDelay.set && l.sigtermDelay.max < DefaultMaxSigtermDelay {
+		// A cap below the default binds the pods that do not ask too.
+		s.MaxSigtermDelay = ptr.To(l.sigtermDelay.max)
 	}
 
 	if l.maxConnections.set {
@@ -365,11 +369,12 @@ func ParseShape(annotations map[string]string, base corev1.ResourceRequirements,
 	return s, nil
 }
 
-// gracePeriod is the terminationGracePeriodSeconds that lets the proxy's
-// SIGTERM delays run out: their sum, in whole seconds, rounded up. 0 when the
-// pod asks for no delays (its own grace period then stays as it is).
+// gracePeriod is the time the proxy's SIGTERM delays need: their sum, in
+// whole seconds, rounded up. 0 when they are no longer than every proxy's
+// (no minimum, DefaultMaxSigtermDelay at most): the pod's grace period then
+// stays as it always was.
 func (s Shape) gracePeriod() int64 {
-	if s.MinSigtermDelay == 0 && s.MaxSigtermDelay == nil {
+	if s.MinSigtermDelay == 0 && s.maxSigtermDelay() <= DefaultMaxSigtermDelay {
 		return 0
 	}
 	return int64(math.Ceil((s.MinSigtermDelay + s.maxSigtermDelay()).Seconds()))

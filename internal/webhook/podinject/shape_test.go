@@ -209,6 +209,13 @@ func TestParseShapeAnnotations(t *testing.T) {
 			want:        want{shape: Shape{MaxSigtermDelay: ptr.To(time.Duration(0))}},
 		},
 
+		"ACapBelowTheDefaultDelayBindsEveryPod": {
+			limits: func(l Limits) Limits {
+				return l.Narrow(&v1alpha1.ProxyLimits{MaxSigtermDelay: &metav1.Duration{Duration: 5 * time.Second}}, `ClusterProviderConfig "quick"`)
+			},
+			want: want{shape: Shape{MaxSigtermDelay: ptr.To(5 * time.Second)}},
+		},
+
 		"MaxConnectionsAllowed": {
 			annotations: map[string]string{v1alpha1.AnnotationProxyMaxConnections: "1"},
 			want:        want{shape: Shape{MaxConnections: 1}},
