@@ -216,18 +216,7 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		// however long its pages took.
 		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called)
 		if v.instances != nil && v.started.After(notBefore) && recent {
-			r := Result{Listed: true, Complete: v.complete, ReadAt: v.started}
-			p, ok := v.instances[name]
-			v.mu.Unlock()
-			if !ok {
-				return r, nil
-			}
-			i, err := p.instance()
-			if err != nil {
-				return r, errors.Wrapf(err, errDecode, name)
-			}
-			r.Instance = i
-			return r, nil
+			return v.resultUnlock(name)
 		}
 		if v.err != nil && now.Sub(v.failedAt) < v.retryIn && v.refreshing == nil {
 			err := v.err
@@ -272,6 +261,12 @@ func (o *Observer) Peek(source, project, name string, notBefore time.Time) (Resu
 		v.mu.Unlock()
 		return Result{}, nil
 	}
+	return v.resultUnlock(name)
+}
+
+// resultUnlock is what v's listing says of instance name; v.mu must be held,
+// and is released before the instance is decoded.
+func (v *view) resultUnlock(name string) (Result, error) {
 	r := Result{Listed: true, Complete: v.complete, ReadAt: v.started}
 	p, ok := v.instances[name]
 	v.mu.Unlock()
@@ -280,7 +275,7 @@ func (o *Observer) Peek(source, project, name string, notBefore time.Time) (Resu
 	}
 	i, err := p.instance()
 	if err != nil {
-		return Result{}, errors.Wrapf(err, errDecode, name)
+		return r, errors.Wrapf(err, errDecode, name)
 	}
 	r.Instance = i
 	return r, nil

@@ -732,31 +732,29 @@ func ensureVolumes(pod *corev1.Pod, x Inputs) {
 	}
 }
 
+// ensureMount mounts the password files' directory into c, read-only.
 func ensureMount(c *corev1.Container) error {
-	for _, m := range c.VolumeMounts {
-		if m.Name == PgpassVolumeName {
-			return nil
-		}
-		if m.MountPath == PgpassDir {
-			return errors.Errorf(errMountTaken, c.Name, m.Name, m.MountPath)
-		}
-	}
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: PgpassVolumeName, MountPath: PgpassDir, ReadOnly: true})
-	return nil
+	return ensureReadOnlyMount(c, PgpassVolumeName, PgpassDir, errMountTaken)
 }
 
 // ensureSocketMount mounts the proxy's socket directory into c, read-only
 // (connecting to a socket does not write to its file system).
 func ensureSocketMount(c *corev1.Container) error {
+	return ensureReadOnlyMount(c, SocketVolumeName, SocketDir, errSocketMountTaken)
+}
+
+// ensureReadOnlyMount mounts volume at path into c unless c mounts it
+// already; a mount of another volume at path is the error taken names.
+func ensureReadOnlyMount(c *corev1.Container, volume, path, taken string) error {
 	for _, m := range c.VolumeMounts {
-		if m.Name == SocketVolumeName {
+		if m.Name == volume {
 			return nil
 		}
-		if m.MountPath == SocketDir {
-			return errors.Errorf(errSocketMountTaken, c.Name, m.Name, m.MountPath)
+		if m.MountPath == path {
+			return errors.Errorf(taken, c.Name, m.Name, m.MountPath)
 		}
 	}
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SocketVolumeName, MountPath: SocketDir, ReadOnly: true})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: path, ReadOnly: true})
 	return nil
 }
 
