@@ -160,6 +160,9 @@ type Core struct {
 	wakes *wakes
 	// names records which object holds each login and database.
 	names *tenancy.Records
+	// indexes are the field indexes the kinds registered in the manager's
+	// cache.
+	indexes indexes
 }
 
 // New returns the shared part of the PostgresqlInstance controllers, and adds

@@ -107,7 +107,7 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 	if fin == nil {
 		fin = resource.NewAPIFinalizer(mgr.GetClient(), ManagedFinalizer)
 	}
-	naming, err := Referrers(mgr, k.Object, k.GVK, fieldInstance, instanceOf)
+	naming, err := c.Referrers(mgr, k.Object, k.GVK, fieldInstance, instanceOf)
 	if err != nil {
 		return err
 	}

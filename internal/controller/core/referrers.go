@@ -46,22 +46,91 @@ const (
 	fieldInstance = "cloudsql.travelaudience.com/referrers-instance"
 )
 
-// Referrers indexes the objects of kind gvk (obj, an empty one) by the object
-// that ref names, under field (unique per kind), and returns the map from such
-// an object to its referrers: the watch that brings objects waiting on another
-// (an instance to be observed, an owner to be Ready) back when it changes, at
-// once, instead of polls that would take the reconcile rate while they wait.
-// ref returns an empty name while an object names none.
-func Referrers(mgr ctrl.Manager, obj client.Object, gvk schema.GroupVersionKind, field string, ref func(client.Object) types.NamespacedName) (handler.MapFunc, error) {
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, field, func(o client.Object) []string {
+// FieldOwner indexes databases by their owner, a user of their own scope
+// and namespace: the databases that a user's change brings back, and those
+// whose names its connection secret offers.
+const FieldOwner = "cloudsql.travelaudience.com/referrers-owner"
+
+// OwnerOf is the PostgresqlUser that a PostgresqlDatabase of either kind
+// names as its owner; an empty name while it names none.
+func OwnerOf(o client.Object) types.NamespacedName {
+	d, ok := o.(interface{ OwnerKey() types.NamespacedName })
+	if !ok {
+		return types.NamespacedName{}
+	}
+	return d.OwnerKey()
+}
+
+// OwnedBy selects, in a List of databases indexed by IndexOwners, those
+// that name user as their owner.
+func OwnedBy(user client.Object) client.MatchingFields {
+	return client.MatchingFields{FieldOwner: client.ObjectKeyFromObject(user).String()}
+}
+
+// ReferrerKeys is the index function of objects that name another with
+// ref: its namespace/name ("/name" when cluster-scoped), none while they
+// name none.
+func ReferrerKeys(ref func(client.Object) types.NamespacedName) client.IndexerFunc {
+	return func(o client.Object) []string {
 		k := ref(o)
 		if k.Name == "" {
 			return nil
 		}
 		return []string{k.String()}
-	})
-	if err != nil {
-		return nil, errors.Wrapf(err, errIndex, gvk.Kind)
+	}
+}
+
+// indexes registers each field index of the manager's cache once. The
+// databases' owner index is asked for by the databases' controller (its
+// watch of users) and by the users' (a user's databases), each set up when
+// its CRDs come, in either order; the cache refuses a second indexer of one
+// name.
+type indexes struct {
+	mu   sync.Mutex
+	done map[string]bool
+}
+
+func (x *indexes) field(fi client.FieldIndexer, obj client.Object, gvk schema.GroupVersionKind, field string, ref func(client.Object) types.NamespacedName) error {
+	k := gvk.String() + "|" + field
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done[k] {
+		return nil
+	}
+	if err := fi.IndexField(context.Background(), obj, field, ReferrerKeys(ref)); err != nil {
+		return errors.Wrapf(err, errIndex, gvk.Kind)
+	}
+	if x.done == nil {
+		x.done = map[string]bool{}
+	}
+	x.done[k] = true
+	return nil
+}
+
+// IndexOwners indexes the databases of obj's kind (gvk) by their owner,
+// under FieldOwner, for the List of a user's databases (OwnedBy); at most
+// once per core, whichever of the users' and databases' controllers asks
+// first.
+func (c *Core) IndexOwners(mgr ctrl.Manager, obj client.Object, gvk schema.GroupVersionKind) error {
+	return c.indexes.field(mgr.GetFieldIndexer(), obj, gvk, FieldOwner, OwnerOf)
+}
+
+// Owners indexes the databases of obj's kind by their owner (IndexOwners)
+// and returns the map from a user to the databases that name it.
+func (c *Core) Owners(mgr ctrl.Manager, obj client.Object, gvk schema.GroupVersionKind) (handler.MapFunc, error) {
+	return c.Referrers(mgr, obj, gvk, FieldOwner, OwnerOf)
+}
+
+// Referrers indexes the objects of kind gvk (obj, an empty one) by the object
+// that ref names, under field (unique per kind, always with the same ref; a
+// second call only maps), and returns the map from such an object to its
+// referrers: the watch that brings objects waiting on another (an instance to
+// be observed, an owner to be Ready) back when it changes, at once, instead of
+// polls that would take the reconcile rate while they wait. ref returns an
+// empty name while an object names none.
+func (c *Core) Referrers(mgr ctrl.Manager, obj client.Object, gvk schema.GroupVersionKind, field string, ref func(client.Object) types.NamespacedName) (handler.MapFunc, error) {
+	if err := c.indexes.field(mgr.GetFieldIndexer(), obj, gvk, field, ref); err != nil {
+		return nil, err
 	}
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
 	if _, err := mgr.GetScheme().New(listGVK); err != nil {

@@ -79,22 +79,14 @@ func SetupNamespaced(mgr ctrl.Manager, c *core.Core) error {
 	return setup(mgr, c, &nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupKind, nsv1alpha1.PostgresqlDatabaseGroupVersionKind, &nsv1alpha1.PostgresqlUser{})
 }
 
-// fieldOwner indexes databases by their owner, a user of their own scope
-// and namespace.
-const fieldOwner = "cloudsql.travelaudience.com/referrers-owner"
-
 // setup adds the controller of the databases of obj's kind, whose owners
 // are of owner's kind: a database waiting for its owner to be Ready comes
 // back when it is.
 func setup[T database](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk schema.GroupVersionKind, owner client.Object) error {
 	c := &connector[T]{kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), core: cc, pacer: cc.Pacer(gvk), holders: cc.Holders(gvk)}
-	owned, err := core.Referrers(mgr, obj, gvk, fieldOwner, func(o client.Object) types.NamespacedName {
-		d, ok := o.(database)
-		if !ok {
-			return types.NamespacedName{}
-		}
-		return d.OwnerKey()
-	})
+	// The users' controller lists a user's databases through the same
+	// index.
+	owned, err := cc.Owners(mgr, obj, gvk)
 	if err != nil {
 		return err
 	}

@@ -209,7 +209,11 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 	}
 	emu.ResetCounts()
 	w := &world{emu: emu, svc: svc, rec: &objecttest.Marks{},
-		kube: fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(a.secrets...).Build()}
+		kube: fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(a.secrets...).
+			// owned lists through the index that the controller's setup registers.
+			WithIndex(&v1alpha1.PostgresqlDatabase{}, core.FieldOwner, core.ReferrerKeys(core.OwnerOf)).
+			WithIndex(&nsv1alpha1.PostgresqlDatabase{}, core.FieldOwner, core.ReferrerKeys(core.OwnerOf)).
+			Build()}
 	state := a.state
 	if state == "" {
 		state = "RUNNABLE"
@@ -722,6 +726,36 @@ func TestOwnedReadsTheUsersDatabasesOnly(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"billing", "orders"}, got); diff != "" {
 		t.Errorf("owned(...): -want, +got:\n%s", diff)
+	}
+
+	// A namespaced user sees the databases of its own namespace only, of
+	// its own instance.
+	nsdb2 := func(ns, name, owner string) *nsv1alpha1.PostgresqlDatabase {
+		d := &nsv1alpha1.PostgresqlDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		d.Spec.ForProvider.Owner, d.Spec.ForProvider.ClusterInstance = owner, unitInstance
+		return d
+	}
+	local := nsdb2(unitNS, "local", "app")
+	local.Spec.ForProvider.ClusterInstance, local.Spec.ForProvider.Instance = "", unitInstance // its namespace's instance
+	for _, o := range []client.Object{
+		nsdb2(unitNS, "ledger", "app"),
+		nsdb2(unitNS, "other-owner", "other"),
+		nsdb2("elsewhere", "foreign", "app"), // another namespace's user of the same name
+		local,                                // another instance
+	} {
+		if err := w.kube.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nsUser := &nsv1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Namespace: unitNS, Name: "app"}}
+	nsUser.Spec.ForProvider.ClusterInstance = unitInstance
+	nse := &external[*nsv1alpha1.PostgresqlUser]{kube: w.kube}
+	got, err = nse.owned(context.Background(), nsUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ledger", "team"}, got); diff != "" {
+		t.Errorf("owned(...) of a namespaced user: -want, +got:\n%s", diff)
 	}
 }
 

@@ -73,14 +73,14 @@ type user interface {
 // to mgr, through core.
 func SetupCluster(mgr ctrl.Manager, c *core.Core) error {
 	return setup(mgr, c, &v1alpha1.PostgresqlUser{}, v1alpha1.PostgresqlUserGroupKind, v1alpha1.PostgresqlUserGroupVersionKind,
-		core.Watch{Object: &v1alpha1.PostgresqlDatabase{}, Map: ownerOf})
+		&v1alpha1.PostgresqlDatabase{}, v1alpha1.PostgresqlDatabaseGroupVersionKind)
 }
 
 // SetupNamespaced adds the controller of the namespaced PostgresqlUser kind
 // to mgr, through core.
 func SetupNamespaced(mgr ctrl.Manager, c *core.Core) error {
 	return setup(mgr, c, &nsv1alpha1.PostgresqlUser{}, nsv1alpha1.PostgresqlUserGroupKind, nsv1alpha1.PostgresqlUserGroupVersionKind,
-		core.Watch{Object: &nsv1alpha1.PostgresqlDatabase{}, Map: ownerOf})
+		&nsv1alpha1.PostgresqlDatabase{}, nsv1alpha1.PostgresqlDatabaseGroupVersionKind)
 }
 
 // ownerOf maps a PostgresqlDatabase to its owner, of its own scope and
@@ -94,7 +94,15 @@ func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: d.OwnerKey()}}
 }
 
-func setup[T user](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk schema.GroupVersionKind, watches ...core.Watch) error {
+// setup adds the controller of the users of obj's kind, whose databases are
+// of db's kind (dbGVK): it watches them, and indexes them by owner before
+// the manager's cache serves a List of a user's databases.
+func setup[T user](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk schema.GroupVersionKind, db client.Object, dbGVK schema.GroupVersionKind) error {
+	// Registered here, not only by the databases' controller: this
+	// controller may run first, or alone.
+	if err := cc.IndexOwners(mgr, db, dbGVK); err != nil {
+		return err
+	}
 	c := &connector[T]{
 		holders:   cc.Holders(gvk),
 		kube:      mgr.GetClient(),
@@ -106,7 +114,7 @@ func setup[T user](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk
 	return cc.SetupKind(mgr, core.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
 		Connector: managed.WithTypedExternalConnector[T](c), Listing: listcache.KindUsers,
-		Watches: watches,
+		Watches: []core.Watch{{Object: db, Map: ownerOf}},
 	})
 }
 
@@ -290,14 +298,15 @@ func leastPrivileged(o *v1alpha1.PostgresqlUserObservation) bool {
 // owned lists, by name, the databases of the PostgresqlDatabases of mg's
 // scope and namespace that name mg as their owner and belong to its
 // instance: what its connection secret offers, read from the cache without
-// a request.
+// a request. The owner index (core.IndexOwners) finds them: a walk of every
+// database of the scope at each observation of each user would cost users
+// times databases.
 func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
 	var (
 		names []string
 		l     client.ObjectList
-		// Read in place from the cache: a copy of every database at each
-		// observation of each user would be the cost of a fleet of them.
-		opts = []client.ListOption{client.UnsafeDisableDeepCopy}
+		// Read in place from the cache: only names are read.
+		opts = []client.ListOption{core.OwnedBy(mg), client.UnsafeDisableDeepCopy}
 	)
 	switch any(mg).(type) {
 	case *v1alpha1.PostgresqlUser:
@@ -312,6 +321,7 @@ func (e *external[T]) owned(ctx context.Context, mg T) ([]string, error) {
 		return nil, errors.Wrap(err, errListDatabases)
 	}
 	for _, o := range l.(resource.ManagedList).GetItems() {
+		// The index keys the owner only: the instance is checked here.
 		d, ok := o.(database)
 		if ok && d.OwnerKey() == client.ObjectKeyFromObject(mg) && d.InstanceKey() == mg.InstanceKey() {
 			names = append(names, cloudsql.DatabaseName(d.Settings(), d.GetName()))
