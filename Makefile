@@ -166,7 +166,9 @@ unit: ## Every test that needs no control plane, PostgreSQL, proxy or Crossplane
 
 .PHONY: test
 test: control-plane crossplane-cli cloud-sql-proxy postgres check-generated lint ## Run every test against a real kube-apiserver and the Cloud SQL emulator, then the end-to-end test.
-	$(GO) test $(GO_TEST_FLAGS) ./...
+	@# -timeout: go test's default, 10 minutes a package, is a guard against a hang, and
+	@# the soak package's two runs (failover, then the short soak) take close to it on 2 busy cores.
+	$(GO) test -timeout 30m $(GO_TEST_FLAGS) ./...
 	@echo "the controller's tests again, observing with instances.get ([reconcile] observe = \"get\")"
 	@# -count=1: go test's cache does not see OBSERVE, which a package variable reads.
 	OBSERVE=get $(GO) test -count=1 $(GO_TEST_FLAGS) ./internal/controller/...
