@@ -19,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -27,7 +26,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,7 +91,7 @@ func TestProxyShapedByAnnotations(t *testing.T) {
 	t.Logf("    proxy args %s; DATABASE_URL=%s", strings.Join(proxyC.Args, " "), env[podinject.EnvDatabaseURL])
 
 	lp := w.loadPod(ctx, withURLApp(pod))
-	out := &syncBuffer{}
+	out := &localpod.Output{}
 	proxy, err := lp.StartProxy(ctx, w.endpoint, out)
 	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out)
 	defer func() {
@@ -148,7 +146,7 @@ func (w *world) unixSocket(ctx context.Context) {
 	g.Expect(env).To(HaveKeyWithValue(podinject.EnvHost, podinject.SocketDir))
 	g.Expect(env).To(HaveKeyWithValue(podinject.EnvPort, podinject.SocketPort))
 	lp := w.loadPod(ctx, withURLApp(pod))
-	out := &syncBuffer{}
+	out := &localpod.Output{}
 	proxy, err := lp.StartProxy(ctx, w.endpoint, out)
 	g.Expect(err).NotTo(HaveOccurred(), "proxy output:\n%s", out)
 	defer func() { _ = proxy.Stop() }()
@@ -189,11 +187,11 @@ func (w *world) unixSocket(ctx context.Context) {
 // proxy to refuse a second: it accepts the connection and closes it at once
 // (cloud-sql-proxy's internal/proxy), which psql reports as a server that
 // closed the connection. Once the first session ends, a new one succeeds.
-func (w *world) maxConnections(ctx context.Context, lp *localpod.Pod, proxyOut *syncBuffer) {
+func (w *world) maxConnections(ctx context.Context, lp *localpod.Pod, proxyOut *localpod.Output) {
 	g := NewWithT(w.t)
 	// \warn writes to stderr, unbuffered, once psql has logged in: the
 	// session is open, and holds the proxy's one connection, while it sleeps.
-	held := &syncBuffer{}
+	held := &localpod.Output{}
 	holder, err := lp.Start(ctx, "app", held, "--command", `\warn held`, "--command", "select pg_sleep(300)")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = holder.Stop() }()
@@ -248,22 +246,4 @@ func envOf(pod *corev1.Pod, name string) map[string]string {
 
 func firstN(s []string, n int) []string {
 	return s[:min(n, len(s))]
-}
-
-// syncBuffer is a buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

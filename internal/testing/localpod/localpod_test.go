@@ -17,12 +17,10 @@ limitations under the License.
 package localpod
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -163,7 +161,7 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 	lp, err := Load(ctx, fake.NewClientBuilder().Build(), pod)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer lp.Close()
-	out := &syncBuffer{}
+	out := &Output{}
 	x, err := lp.Start(ctx, "follower", out)
 	g.Expect(err).NotTo(HaveOccurred())
 	var sleep int
@@ -171,22 +169,4 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 	g.Expect(x.Stop()).To(Succeed())
 	// Reaped by init, which here takes a moment.
 	g.Eventually(func() error { return syscall.Kill(sleep, 0) }).WithTimeout(10*time.Second).Should(MatchError(syscall.ESRCH), "the shell's sleep (pid %d) is left", sleep)
-}
-
-// syncBuffer is a bytes.Buffer that a process may write while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

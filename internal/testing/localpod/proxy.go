@@ -17,9 +17,11 @@ limitations under the License.
 package localpod
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -198,4 +200,25 @@ func (p *Pod) WritePasswordFiles(ctx context.Context) error {
 		return errors.Errorf(errNoWriter, p.pod.Namespace, p.pod.Name, podinject.WriterContainerPrefix)
 	}
 	return nil
+}
+
+// Output is what a started process writes (Start's out), safe to read while
+// it still writes.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String is everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
