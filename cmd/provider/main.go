@@ -439,8 +439,12 @@ func runProvider(args []string) error {
 	// The requests of namespaced objects that reach Cloud SQL through the
 	// platform's configurations spend their namespace's share of it, so that
 	// no team can delay the platform's objects.
+	// The objects of instances (databases, users, backups) take what the
+	// instances' polls leave, up to reconcile.object_share: the pacing sets
+	// the split that every window caps their requests by.
+	split := budget.NewSplit(s.cfg.Reconcile.ObjectShare)
 	window := budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute,
-		budget.WithNamespaceShares(s.cfg.CloudSQL.NamespaceShare, s.cfg.CloudSQL.AllNamespacesShare))
+		budget.WithNamespaceShares(s.cfg.CloudSQL.NamespaceShare, s.cfg.CloudSQL.AllNamespacesShare), budget.WithSplit(split))
 	// Every replica shares what it spends of the quota (its admission lookups,
 	// the leader's controllers) through a Lease; a new leader counts what the
 	// previous one spent before its controllers send anything: neither a crash
@@ -463,7 +467,7 @@ func runProvider(args []string) error {
 	// team can spend the platform's budget or another team's. These windows
 	// have no record in the Lease and so need no Gate: a new leader or a
 	// restarted process starts them empty (see docs/operations.md).
-	tenants := budget.NewWindows(func() *budget.Window { return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute) },
+	tenants := budget.NewWindows(func() *budget.Window { return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute, budget.WithSplit(split)) },
 		budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
@@ -488,6 +492,8 @@ func runProvider(args []string) error {
 		Timeout:              s.cfg.Reconcile.Timeout.Duration,
 		ObserveByList:        s.cfg.Reconcile.Observe == configfile.ObserveList,
 		MaxReconcileRate:     s.cfg.Reconcile.MaxReconcileRate,
+		ObjectShare:          s.cfg.Reconcile.ObjectShare,
+		Split:                split,
 		// What namespaced ProviderConfigs may name, and what platform keys
 		// may read: the webhooks below obey the same.
 		NamespacedEndpoints:    s.cfg.Tenancy.NamespacedEndpoints,

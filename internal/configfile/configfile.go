@@ -104,6 +104,12 @@ type Reconcile struct {
 	BackupHealthInterval Duration `toml:"backup_health_interval"`
 	// MaxReconcileRate is how many reconciles per second the provider starts at most.
 	MaxReconcileRate int `toml:"max_reconcile_rate"`
+	// ObjectShare is the most of cloudsql.requests_per_minute and of
+	// MaxReconcileRate that the databases, users and backups of instances
+	// may take: they get what the instances' polls, backup-health reads
+	// and writes leave, up to this share, so that an instance is observed
+	// as often with thousands of objects as without.
+	ObjectShare float64 `toml:"object_share"`
 	// Timeout bounds one reconcile, Cloud SQL calls included.
 	Timeout Duration `toml:"timeout"`
 	// Observe is how instances are read at each poll: list or get (see the
@@ -247,6 +253,10 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the duration as Go does, for example 5m0s.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// maxObjectShare is the most of the budget that reconcile.object_share may
+// give objects: the write reserve is never theirs.
+const maxObjectShare = 1 - budget.DefaultWriteReserve
+
 // Defaults is the configuration used for every key the file leaves out.
 func Defaults() Config {
 	return Config{
@@ -255,6 +265,7 @@ func Defaults() Config {
 			BusyPollInterval:     Duration{15 * time.Second},
 			BackupHealthInterval: Duration{time.Hour},
 			MaxReconcileRate:     10,
+			ObjectShare:          budget.DefaultObjectShare,
 			Timeout:              Duration{2 * time.Minute},
 			Observe:              ObserveList,
 		},
@@ -416,6 +427,10 @@ func (c Config) Validate() error {
 	}
 	if c.Reconcile.MaxReconcileRate < 1 {
 		bad("reconcile.max_reconcile_rate", "must be at least 1, got %d", c.Reconcile.MaxReconcileRate)
+	}
+	if s := c.Reconcile.ObjectShare; !(s >= budget.MinObjectShare && s <= maxObjectShare) {
+		bad("reconcile.object_share", "must be at least %g and at most %g (the most of cloudsql.requests_per_minute and of reconcile.max_reconcile_rate that databases, users and backups may take; the rest is the instances' and the writes'), got %g",
+			budget.MinObjectShare, maxObjectShare, s)
 	}
 	if c.Reconcile.Timeout.Duration < 10*time.Second {
 		bad("reconcile.timeout", "must be at least 10s, got %s", c.Reconcile.Timeout)

@@ -46,6 +46,22 @@ var (
 		Help:      "Effective time between two reconciles of an unchanged instance: reconcile.poll_interval, or longer when the request budget or reconcile.max_reconcile_rate cannot afford reconciling the fleet that often. With reconcile.observe = list, listings observe every instance more often (listing_period_seconds).",
 	})
 
+	// ObjectPollInterval is the time between two observations of an
+	// unchanged database, user or backup.
+	ObjectPollInterval = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "object_poll_interval_seconds",
+		Help:      "Effective time between two observations of an unchanged PostgresqlDatabase, PostgresqlUser or PostgresqlBackup, and between two listings of one instance's databases (users): reconcile.poll_interval, or longer when the objects' share of the request budget and of reconcile.max_reconcile_rate (reconcile.object_share, less what the instances' polls take) cannot afford more.",
+	})
+
+	// ObjectShare is the share of the request budget that the objects may
+	// use now.
+	ObjectShare = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "cloudsql_postgres",
+		Name:      "object_budget_share",
+		Help:      "Share of cloudsql.requests_per_minute that the requests made for databases, users and backups may use now: what the instances' polls, their backup-health reads and the write reserve leave, at most reconcile.object_share.",
+	})
+
 	// ListPeriod is how often each watched project is listed (observe = list).
 	ListPeriod = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "cloudsql_postgres",
@@ -115,7 +131,7 @@ const (
 
 // Register adds the metrics to r.
 func Register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ListPeriod, FleetSize, ObservationGap, ObjectObservationGap, Observations, ReconcileRateWait} {
+	for _, c := range []prometheus.Collector{CloudSQLRequests, Injections, PollInterval, ObjectPollInterval, ObjectShare, ListPeriod, FleetSize, ObservationGap, ObjectObservationGap, Observations, ReconcileRateWait} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -99,6 +99,11 @@ type Window struct {
 	perNamespace, namespaces int
 	oneShare, allShare       float64
 	spent                    []keyedEvent
+	// split, when not nil, caps the requests made for objects (ForObjects)
+	// at the share of each period it holds (objects.go); objects are their
+	// admission times within the last period, oldest first.
+	split   *Split
+	objects []time.Time
 	// comeBack is, for each namespace, when the last object that was
 	// refused for its share was told to come back (shares.go).
 	comeBack map[string]time.Time
@@ -239,6 +244,9 @@ type ask struct {
 	// controller's request, is for (ForAdmissionBy, ForNamespace); "" for a
 	// cluster-scoped object, the platform's.
 	key string
+	// objects says that the request is made for an instance's objects
+	// (ForObjects), which the window's Split caps.
+	objects bool
 }
 
 // begin blocks until a may be sent, and counts it (see Begin).
@@ -385,6 +393,11 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 			// Reads leave the write reserve.
 			d = max(d, capWait(now, p, within(w.reads, now, p), w.limit-w.reserve))
 		}
+		if a.objects && w.split != nil {
+			// Objects leave the instances what the split does not give
+			// them.
+			d = max(d, capWait(now, p, w.objectsWithin(now, p), w.objectCapLocked()))
+		}
 	}
 	if d > 0 {
 		return nil, d, nil
@@ -400,6 +413,9 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 	}
 	if namespaced {
 		w.spent = append(w.spent, keyedEvent{at: now, key: key})
+	}
+	if a.objects && c != classLookup {
+		w.objects = append(w.objects, now)
 	}
 	if w.maxSkew == 0 {
 		return func() {}, 0, nil
@@ -462,6 +478,11 @@ func (w *Window) dropLocked(now time.Time) {
 		drop++
 	}
 	w.spent = w.spent[drop:]
+	drop = 0
+	for drop < len(w.objects) && now.Sub(w.objects[drop]) >= longest {
+		drop++
+	}
+	w.objects = w.objects[drop:]
 	drop = 0
 	for drop < len(w.took) && now.Sub(w.took[drop].at) >= longest {
 		drop++

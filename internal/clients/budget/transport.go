@@ -132,6 +132,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if tag != nil {
 				a.key = tag.ns
 			}
+			a.objects = forObjects(ctx)
 			ended, err = window.begin(ctx, a)
 		}
 		release()

@@ -32,6 +32,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +121,15 @@ type Options struct {
 	// from their own token_uri rather than Google's ([credentials]
 	// allow_key_token_uri).
 	KeyTokenURI bool
+	// ObjectShare is the most of the request budget and of
+	// MaxReconcileRate that the requests and reconciles made for databases,
+	// users and backups may take ([reconcile] object_share;
+	// budget.DefaultObjectShare when zero): they get what the instances'
+	// polls leave, up to it.
+	ObjectShare float64
+	// Split, when set, is what the windows of Transport and TenantTransport
+	// cap the objects' requests by (budget.WithSplit): the pacing sets it.
+	Split *budget.Split
 	// RecordNamespace is the provider's own namespace, where it records
 	// which object holds each login and database (tenancy.Records);
 	// DefaultRecordNamespace when empty.
@@ -163,6 +173,10 @@ type Core struct {
 	// indexes are the field indexes the kinds registered in the manager's
 	// cache.
 	indexes indexes
+	// objectLimiter starts the reconciles of databases, users and backups
+	// at their share of the reconcile rate, on top of the global limiter:
+	// a burst of them leaves the instances theirs (nil: no limit).
+	objectLimiter ratelimiter.RateLimiter
 }
 
 // New returns the shared part of the PostgresqlInstance controllers, and adds
@@ -171,7 +185,8 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 	c := &Core{
 		o:        o,
 		services: providerconfig.NewServiceCache(o.Transport, serviceCacheOptions(o)...),
-		dialers:  pgsql.NewDialerCache(o.Transport, dialerCacheOptions(o)...),
+		// The connectors' Admin API requests are their objects'.
+		dialers: pgsql.NewDialerCache(budget.ObjectsTransport(o.Transport), dialerCacheOptions(o)...),
 		fleet:    &fleet{},
 		objects:  &fleet{},
 		needed:   &neededListings{},
@@ -188,13 +203,16 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 		poll: o.PollInterval, busyPoll: o.BusyPollInterval, perMinute: budget.PerMinuteOf(o.Transport),
 		reconcileRate: o.MaxReconcileRate, listed: o.ObserveByList, log: o.Logger, pages: pages, objects: c.fleet.count,
 		healthEvery: o.BackupHealthInterval,
-		others:      c.objects.count,
+		others:      c.objects.count, objectShare: o.ObjectShare, split: o.Split,
 	})
 	// A listing of an instance's databases or users serves its objects for
-	// an interval of the fleet's polls; those asked for in the last few
-	// intervals are what the fleet's polls cost on top of the instances'.
-	c.lists = listcache.New(c.pacing.effectiveInterval)
-	c.pacing.lists = func() int { return max(c.lists.Active(c.pacing.watchExpiry()), c.needed.count()) }
+	// an interval of the objects' polls; those asked for in the last few
+	// intervals are what the objects' polls cost.
+	c.lists = listcache.New(c.pacing.lastObjectInterval)
+	c.pacing.lists = func() int { return max(c.lists.Active(c.pacing.objectWatchExpiry()), c.needed.count()) }
+	if o.GlobalRateLimiter != nil && o.MaxReconcileRate > 0 {
+		c.objectLimiter = ratelimiter.NewGlobal(ObjectRate(o.MaxReconcileRate, cmp.Or(o.ObjectShare, budget.DefaultObjectShare)))
+	}
 	// The connectors hold certificates and refresh them in the background:
 	// they go with the manager.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -269,7 +287,7 @@ func serviceCacheOptions(o Options) []providerconfig.ServiceCacheOption {
 func dialerCacheOptions(o Options) []pgsql.DialerCacheOption {
 	do := []pgsql.DialerCacheOption{pgsql.WithAuth(auth.WithExternalAccountSources(o.ExternalAccountSources), auth.WithKeyTokenURI(o.KeyTokenURI))}
 	if o.TenantTransport != nil {
-		do = append(do, pgsql.WithTenantTransport(o.TenantTransport))
+		do = append(do, pgsql.WithTenantTransport(func(key string) http.RoundTripper { return budget.ObjectsTransport(o.TenantTransport(key)) }))
 	}
 	return do
 }
@@ -336,6 +354,10 @@ type kindSetup struct {
 	// objects that naming maps them to (those that name them).
 	instances chan ctrlevent.GenericEvent
 	naming    handler.MapFunc
+	// objects says that the kind's objects are an instance's (databases,
+	// users, backups): their requests and reconciles take the objects'
+	// shares of the budget and of the reconcile rate.
+	objects bool
 }
 
 // setup adds the managed reconciler of one kind to mgr.
@@ -383,8 +405,24 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map), builder.WithPredicates(p...))
 	}
 	paced := &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}
-	return b.Complete(ratewait.New(name, paced, o.GlobalRateLimiter,
+	var inner reconcile.Reconciler = paced
+	limit := o.GlobalRateLimiter
+	if k.objects {
+		// An instance's objects: their requests and reconciles take the
+		// objects' shares.
+		inner = forObjects{paced}
+		limit = ratewait.Both(c.objectLimiter, limit)
+	}
+	return b.Complete(ratewait.New(name, inner, limit,
 		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(paced.keyOf(req)) })))
+}
+
+// forObjects reconciles an instance's objects with a context that marks
+// their Cloud SQL requests as the objects' (budget.ForObjects).
+type forObjects struct{ inner reconcile.Reconciler }
+
+func (r forObjects) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.inner.Reconcile(budget.ForObjects(ctx), req)
 }
 
 // fleet counts the PostgresqlInstances of every kind in the manager's cache,

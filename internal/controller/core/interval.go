@@ -122,25 +122,23 @@ func (p *Pacing) interval(name string) time.Duration {
 		if p.pages != nil {
 			pages = p.pages()
 		}
+		// The instances' reads alone: their objects' listings are paced
+		// apart (objectInterval), so that an instance is observed as often
+		// with objects as without.
 		reads := readsPerInterval(n, pages, p.listed)
-		if p.lists != nil {
-			reads += p.lists()
-		}
 		d = time.Duration(float64(reads) / (budget.PollShare * float64(p.perMinute)) * float64(time.Minute))
 		p.mu.Lock()
 		p.budgetBound = d
+		p.instanceReads = reads
 		p.mu.Unlock()
 	}
 	if p.reconcileRate > 0 {
 		// Every poll is a reconcile, and reconciles start at most this fast:
 		// polls may take only a share of them, so that new objects, spec
 		// changes and busy instances find free slots as well as the first
-		// place in the work queue.
-		reconciles := n
-		if p.others != nil {
-			reconciles += p.others()
-		}
-		d = max(d, time.Duration(float64(reconciles)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
+		// place in the work queue. The objects' reconciles have a limiter
+		// of their own (ObjectRate).
+		d = max(d, time.Duration(float64(n)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
 	}
 	effective := max(p.poll, d)
 	p.prune(now, 3*effective)
@@ -278,6 +276,102 @@ func (p *Pacing) listingBegan(readAt time.Time) {
 
 func (p *Pacing) listPeriodLocked() time.Duration {
 	return max(p.poll, p.budgetBound) / listingsPerInterval
+}
+
+// The objects' interval: an instance's databases, users and backups (its
+// objects) are observed apart from the instances, from what the instances
+// leave of the request budget and the reconcile rate, so that a fleet that
+// gains objects keeps observing its instances as often as before.
+
+// objectReconcileShare is the share of the objects' reconcile rate
+// (ObjectRate) that polls of steady objects may plan for: an object's poll
+// costs no request while its instance's listings are fresh, and new objects
+// and spec changes keep the rest.
+const objectReconcileShare = 0.75
+
+// objectPlanEvery bounds how often the objects' interval is computed again:
+// each object's poll asks for it.
+const objectPlanEvery = time.Second
+
+// ObjectRate is how many reconciles a second the objects may start, of the
+// provider's max_reconcile_rate rate, at the objects' share of it: at least
+// one.
+func ObjectRate(rate int, share float64) int {
+	return max(1, int(float64(rate)*share))
+}
+
+// objectBudgetShare is the share of the request budget that the objects may
+// use now: what the instances' planned polls (reads every interval, spaced
+// every), their backup-health reads (budget.HealthShare) and the write
+// reserve leave, at most the configured share and at least
+// budget.MinObjectShare.
+func (p *Pacing) objectBudgetShare(reads int, every time.Duration) float64 {
+	if p.perMinute <= 0 {
+		return p.objectShare
+	}
+	left := 1 - budget.DefaultWriteReserve - budget.HealthShare
+	if every > 0 {
+		left -= float64(reads) / every.Minutes() / float64(p.perMinute)
+	}
+	return min(max(left, budget.MinObjectShare), p.objectShare)
+}
+
+// objectInterval is the time between two observations of an unchanged
+// object, and the age at which a listing of an instance's databases (users)
+// is made again: the poll interval, or longer when the listings the objects
+// need (lists) do not fit the objects' share of the budget, or their polls
+// their share of the reconcile rate. It sets the split that caps the
+// objects' requests in every window to that share.
+func (p *Pacing) objectInterval() time.Duration {
+	p.mu.Lock()
+	now := p.now()
+	if !p.objectPlanned.IsZero() && now.Sub(p.objectPlanned) < objectPlanEvery {
+		d := p.objectEvery
+		p.mu.Unlock()
+		return d
+	}
+	p.objectPlanned = now
+	reads, every := p.instanceReads, max(p.poll, p.lastReported)
+	p.mu.Unlock()
+
+	var d time.Duration
+	if p.perMinute > 0 {
+		share := p.objectBudgetShare(reads, every)
+		p.split.Set(share)
+		metrics.ObjectShare.Set(share)
+		lists := 0
+		if p.lists != nil {
+			lists = p.lists()
+		}
+		d = time.Duration(float64(lists) / (share * float64(p.perMinute)) * float64(time.Minute))
+	}
+	if p.reconcileRate > 0 && p.others != nil {
+		rate := float64(ObjectRate(p.reconcileRate, p.objectShare))
+		d = max(d, time.Duration(float64(p.others())/(objectReconcileShare*rate)*float64(time.Second)))
+	}
+	effective := max(p.poll, d)
+	p.mu.Lock()
+	p.objectEvery = effective
+	p.mu.Unlock()
+	metrics.ObjectPollInterval.Set(effective.Seconds())
+	return effective
+}
+
+// objectWatchExpiry is how long a listing of an instance's databases or
+// users that no object asked for counts as a cost: a few objects'
+// intervals.
+func (p *Pacing) objectWatchExpiry() time.Duration {
+	return 3 * p.lastObjectInterval()
+}
+
+// lastObjectInterval is the objects' interval as last computed (the poll
+// interval before any): how long a listing of an instance's databases or
+// users serves its objects. It computes nothing, for callers that hold a
+// lock that computing it takes (the listings').
+func (p *Pacing) lastObjectInterval() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(p.poll, p.objectEvery)
 }
 
 // watchExpiry is how long an object's watch of its instance lasts unrenewed: a

@@ -116,7 +116,7 @@ func (c *Core) SetupKind(mgr ctrl.Manager, k Kind) error {
 		groupKind: k.GroupKind, gvk: k.GVK, obj: k.Object, connect: k.Connector,
 		key: key, poll: c.pacing.objectPollHook(key, c.o.BusyPollInterval),
 		initializers: k.Initializers, finalizer: fin, watches: k.Watches,
-		instances: c.wakes.kind(), naming: naming,
+		instances: c.wakes.kind(), naming: naming, objects: true,
 	})
 }
 
@@ -282,8 +282,8 @@ func (p Pacer) Forget(m metav1.Object) {
 }
 
 // objectPollHook is pollIntervalHook for the objects of other kinds: busy
-// ones come back soon, the others at the fleet's interval with jitter. They
-// are not counted as instances.
+// ones come back soon, the others at the objects' interval with jitter.
+// They are not counted as instances.
 func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		if p.take(p.busy, key(mg)) {
@@ -291,9 +291,9 @@ func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval tim
 			return min(busyInterval, poll)
 		}
 		if p.take(p.settled, key(mg)) {
-			return jitter(settledFactor * max(poll, p.effectiveInterval()))
+			return jitter(settledFactor * max(poll, p.objectInterval()))
 		}
-		return jitter(max(poll, p.effectiveInterval()))
+		return jitter(max(poll, p.objectInterval()))
 	}
 }
 

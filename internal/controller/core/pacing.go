@@ -17,10 +17,13 @@ limitations under the License.
 package core
 
 import (
+	"cmp"
 	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 )
 
 // Pacing carries, from an external client's calls to the reconciler's choice of
@@ -125,8 +128,21 @@ type fleetInterval struct {
 	// exist: each poll of one is a reconcile, though most cost no request.
 	others func() int
 	// lists is how many listings of instances' databases and users an
-	// interval of polls costs (listcache.Cache.Active); nil: none.
+	// interval of the objects' polls costs (listcache.Cache.Active); nil:
+	// none.
 	lists func() int
+	// objectShare is the most of the budget and of the reconcile rate that
+	// the objects may take ([reconcile] object_share); split caps their
+	// requests in every window at the share the objects' interval computed
+	// last (nil: not capped).
+	objectShare float64
+	split       *budget.Split
+	// instanceReads is what observing every instance once costs in
+	// requests, as last computed; objectEvery the objects' interval as
+	// last computed, at objectPlanned.
+	instanceReads int
+	objectEvery   time.Duration
+	objectPlanned time.Time
 
 	lastReported time.Duration
 	lastLogged   time.Time
@@ -159,6 +175,10 @@ type pacingConfig struct {
 	pages       func() int
 	objects     func() int
 	others      func() int
+	// objectShare is [reconcile] object_share (budget.DefaultObjectShare
+	// when zero); split, when set, caps the objects' requests.
+	objectShare float64
+	split       *budget.Split
 }
 
 func newPacing(c pacingConfig) *Pacing {
@@ -184,6 +204,7 @@ func newPacing(c pacingConfig) *Pacing {
 		fleetInterval: fleetInterval{
 			perMinute: c.perMinute, reconcileRate: c.reconcileRate, listed: c.listed,
 			pages: c.pages, objects: c.objects, others: c.others,
+			objectShare: cmp.Or(c.objectShare, budget.DefaultObjectShare), split: c.split,
 			seen: map[string]time.Time{}, objectSeen: map[string]time.Time{},
 		},
 	}

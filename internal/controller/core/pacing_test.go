@@ -39,6 +39,7 @@ import (
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 )
 
@@ -77,14 +78,17 @@ func TestPacingSpacesTheFleetByTheBudget(t *testing.T) {
 		"TheReconcileRateSpacesReconcilesNotListings10000AtHalfOf10ASecondTake2000s": {
 			listed: true, instances: 10000, perMinute: 180, rate: 10, want: 2000 * time.Second,
 		},
-		// 1,000 instances with databases and users: 4 pages and 2,000 listings
-		// at half of 180 a minute.
-		"ListingsOfDatabasesAndUsersCostAsMuchAsTheyAre": {
-			listed: true, instances: 1000, perMinute: 180, lists: 2000, others: 10000,
-			want: time.Duration(2004.0 / 90 * float64(time.Minute)), listEvery: time.Duration(2004.0 / 90 * float64(time.Minute) / 2),
+		// 1,000 instances with 5 databases and 5 users each: their listings
+		// and reconciles are paced apart (TestObjectsArePacedApart), and the
+		// instances keep the interval they have without them.
+		"ListingsOfDatabasesAndUsersLeaveTheInstancesTheirInterval": {
+			listed: true, instances: 1000, perMinute: 180, lists: 2000, others: 10000, want: 5 * time.Minute,
 		},
-		"DatabasesAndUsersAreReconcilesToo": {
-			listed: true, instances: 1000, perMinute: 180, rate: 10, others: 10000, want: 2200 * time.Second,
+		"DatabasesAndUsersLeaveTheInstancesTheirReconciles": {
+			listed: true, instances: 1000, perMinute: 180, rate: 10, others: 10000, want: 5 * time.Minute,
+		},
+		"GetModeWithObjectsAsWithout": {
+			instances: 1000, perMinute: 180, lists: 2000, others: 10000, rate: 25, want: getModeInterval, listEvery: getModeInterval / 2,
 		},
 	}
 	for name, tc := range cases {
@@ -362,10 +366,64 @@ func TestNeededListingsCountsInstancesWithObjects(t *testing.T) {
 	g.Expect(n.count()).To(Equal(3), "a still has users")
 
 	// Paced for them: 2,000 listings of 1,000 instances at half of 180 a
-	// minute, from the first reconcile on.
+	// minute, from the first reconcile on, apart from the instances.
 	p := newPacing(pacingConfig{poll: time.Minute, perMinute: 180})
 	p.lists = func() int { return 2000 }
-	g.Expect(p.interval("i")).To(BeNumerically(">", 22*time.Minute))
+	g.Expect(p.objectInterval()).To(BeNumerically(">", 22*time.Minute))
+	g.Expect(p.interval("i")).To(BeNumerically("<", time.Second), "its one instance costs one get an interval")
+}
+
+// The objects' interval: their listings at the share of the budget that the
+// instances' polls, their backup-health reads and the write reserve leave
+// (at most the configured share, at least budget.MinObjectShare), and their
+// polls at their share of the reconcile rate. The windows' split follows.
+func TestObjectsArePacedApart(t *testing.T) {
+	minutes := func(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
+	cases := map[string]struct {
+		listed         bool
+		instances      int
+		lists, objects int
+		rate           int
+		share          float64
+		want           time.Duration
+		wantShare      float64
+	}{
+		"FewObjectsAtThePollInterval": {
+			listed: true, instances: 10, lists: 20, objects: 100, want: 5 * time.Minute, wantShare: 0.5,
+		},
+		// 4 pages every 5 minutes leave most of the budget: objects get
+		// their whole share, 90 a minute, for 2,000 listings.
+		"ListMode1000InstancesWith10ObjectsEach": {
+			listed: true, instances: 1000, lists: 2000, objects: 10000, rate: 25, want: minutes(2000.0 / 90), wantShare: 0.5,
+		},
+		"ASmallerShareGivesObjectsLess": {
+			listed: true, instances: 1000, lists: 2000, objects: 10000, share: 0.25, want: minutes(2000.0 / 45), wantShare: 0.25,
+		},
+		// 1,000 gets take half of the budget: 0.8 - 0.1 - 0.5 = 0.2 is
+		// left, 36 a minute.
+		"GetModeObjectsGetWhatTheInstancesLeave": {
+			instances: 1000, lists: 2000, objects: 10000, want: minutes(2000.0 / 36), wantShare: 0.2,
+		},
+		// 10,000 objects at three quarters of 12 a second.
+		"TheObjectsShareOfTheReconcileRateSpacesTheirPolls": {
+			listed: true, instances: 1000, lists: 20, objects: 10000, rate: 25, want: minutes(10000.0 / 9 / 60), wantShare: 0.5,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			split := budget.NewSplit(1)
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: 180, reconcileRate: tc.rate, listed: tc.listed,
+				others: func() int { return tc.objects }, objectShare: tc.share, split: split})
+			p.lists = func() int { return tc.lists }
+			for i := range tc.instances {
+				p.interval(fmt.Sprintf("i-%d", i))
+			}
+			g.Expect(p.objectInterval()).To(BeNumerically("~", tc.want, time.Second))
+			g.Expect(split.Objects()).To(BeNumerically("~", tc.wantShare, 1e-9))
+			g.Expect(p.lastObjectInterval()).To(Equal(p.objectInterval()), "listings serve the objects for their interval")
+		})
+	}
 }
 
 // While operations of the provider's run, a project is listed often enough to

@@ -87,3 +87,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.limit.Forget(item)
 	return r.inner.Reconcile(ctx, req)
 }
+
+// Both is a rate limiter that starts an item only when both a and b allow
+// it: a kind's own share of the rate, within the rate that every kind
+// shares. A nil one does not limit; both nil: nil.
+func Both(a, b ratelimiter.RateLimiter) ratelimiter.RateLimiter {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return both{a, b}
+}
+
+type both struct{ a, b ratelimiter.RateLimiter }
+
+// When reserves the item's slot in both, and waits for the later.
+func (l both) When(item string) time.Duration { return max(l.a.When(item), l.b.When(item)) }
+
+func (l both) Forget(item string) {
+	l.a.Forget(item)
+	l.b.Forget(item)
+}
+
+func (l both) NumRequeues(item string) int { return max(l.a.NumRequeues(item), l.b.NumRequeues(item)) }

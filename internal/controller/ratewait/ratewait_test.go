@@ -96,3 +96,17 @@ func TestExemptRequestsTakeNoSlot(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "the limiter's one slot is still free")
 	g.Expect(inner.started).To(HaveLen(4))
 }
+
+func TestBothWaitsForTheSlowerLimiter(t *testing.T) {
+	g := NewWithT(t)
+	// The objects' share: one a second; the rate every kind shares: plenty.
+	share := &workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(1, 1)}
+	shared := &workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(1000, 1000)}
+	l := Both(share, shared)
+	g.Expect(l.When("a")).To(BeZero())
+	g.Expect(l.When("b")).To(BeNumerically(">", 900*time.Millisecond), "the share is spent for a second")
+	g.Expect(shared.Limiter.Tokens()).To(BeNumerically("<", 999), "each start takes a slot of the shared rate too")
+	g.Expect(Both(nil, shared)).To(BeIdenticalTo(shared))
+	g.Expect(Both(share, nil)).To(BeIdenticalTo(share))
+	g.Expect(Both(nil, nil)).To(BeNil())
+}

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package budget
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// The split between instances and their objects. An instance's databases,
+// users and backups (its objects) are many more than the instances, and
+// their requests (listings of an instance's databases and users, their
+// inserts and deletes, the SQL connector's connectSettings and
+// generateEphemeralCert) would otherwise take the window from the
+// instances' observations: a tier changed in the console would be reverted
+// only when a listing of the project found room among them. Requests made
+// for objects (ForObjects) are therefore capped at a share of the window
+// that a Split holds, which the fleet's pacing sets to what the instances'
+// polls, their backup-health reads and the write reserve leave, up to the
+// configured share.
+
+// DefaultObjectShare is the largest share of the request budget (and of the
+// reconcile rate) that the requests (reconciles) made for objects may take
+// ([reconcile] object_share): they get what the instances leave, up to it.
+const DefaultObjectShare = 0.5
+
+// MinObjectShare is the least share of the window that objects always
+// get, however much the instances' polls plan for: without it a fleet in
+// get mode that fills its poll share would leave its objects nothing.
+const MinObjectShare = 0.1
+
+// A Split holds the share of a window's events that the requests made for
+// objects may use; the windows that WithSplit gave it read it at each
+// admission. It is safe for concurrent use. A nil Split caps nothing.
+type Split struct{ bits atomic.Uint64 }
+
+// NewSplit returns a split that gives objects share of a window (0 to 1).
+func NewSplit(share float64) *Split {
+	s := &Split{}
+	s.Set(share)
+	return s
+}
+
+// Set gives objects share (0 to 1) of a window from now on.
+func (s *Split) Set(share float64) {
+	if s == nil || math.IsNaN(share) {
+		return
+	}
+	s.bits.Store(math.Float64bits(min(max(share, 0), 1)))
+}
+
+// Objects is the share of a window that objects may use now; 1 for a nil
+// Split.
+func (s *Split) Objects() float64 {
+	if s == nil {
+		return 1
+	}
+	return math.Float64frombits(s.bits.Load())
+}
+
+// WithSplit caps the requests made for objects (ForObjects) at the share of
+// the window's events that s holds at the time of each, at least one event.
+// Admission lookups and the project's shared listings are never objects'.
+func WithSplit(s *Split) WindowOption {
+	return func(w *Window) { w.split = s }
+}
+
+// objectCapLocked is how many of a period's events objects may use.
+func (w *Window) objectCapLocked() int {
+	return max(1, int(float64(w.limit)*w.split.Objects()))
+}
+
+type objectsKey struct{}
+
+// ForObjects marks the requests made with ctx as made for an instance's
+// objects (a database, a user, a backup): their window caps them at the
+// share its Split holds.
+func ForObjects(ctx context.Context) context.Context {
+	return context.WithValue(ctx, objectsKey{}, true)
+}
+
+// forObjects says whether ctx is ForObjects.
+func forObjects(ctx context.Context) bool {
+	v, _ := ctx.Value(objectsKey{}).(bool)
+	return v
+}
+
+// ObjectsTransport makes every request of rt a request made for objects:
+// for a client that only objects use (the SQL connectors, whose
+// certificates are refreshed outside any reconcile's context).
+func ObjectsTransport(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		// No budget to count them in.
+		return nil
+	}
+	return objectsTransport{rt}
+}
+
+type objectsTransport struct{ base http.RoundTripper }
+
+func (t objectsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(req.WithContext(ForObjects(req.Context())))
+}
+
+// PerMinute is the limit of the transport it wraps (Limited), so that the
+// connectors' clients are spaced as the others are.
+func (t objectsTransport) PerMinute() int { return PerMinuteOf(t.base) }
+
+// objectsWithin are the admission times of the requests made for objects
+// less than p before now, oldest first.
+func (w *Window) objectsWithin(now time.Time, p time.Duration) []time.Time {
+	return within(w.objects, now, p)
+}

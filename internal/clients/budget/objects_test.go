@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The provider-cloudsql-postgres Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package budget
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestObjectsLeaveTheInstancesTheirShare(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	split := NewSplit(0.3)
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithWriteReserve(0.2), WithSplit(split))
+	ctx := context.Background()
+	start := clk.Now()
+	object := func(c class) error { return ended(w.begin(ctx, ask{c: c, objects: true})) }
+
+	// Three of ten for objects: two listings and an insert.
+	g.Expect(object(classRead)).To(Succeed())
+	g.Expect(object(classRead)).To(Succeed())
+	g.Expect(object(classWrite)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start), "objects use their share at once")
+	// The instances' reads still find the rest of the reads' room at once.
+	for range 5 {
+		g.Expect(w.WaitRead(ctx)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start), "instances are not kept waiting by the objects before them")
+	// The fourth request for objects waits for the first to leave the window.
+	g.Expect(object(classRead)).To(Succeed())
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)), "objects wait once their share is spent")
+
+	// The share follows the pacing's: a larger one admits more at once.
+	clk.now = clk.now.Add(time.Minute)
+	start = clk.Now()
+	split.Set(0.6)
+	for range 6 {
+		g.Expect(object(classRead)).To(Succeed())
+	}
+	g.Expect(clk.Now()).To(Equal(start))
+
+	g.Expect(NewSplit(3).Objects()).To(Equal(1.0), "a share is at most the whole window")
+	g.Expect(NewSplit(-1).Objects()).To(Equal(0.0))
+	g.Expect((*Split)(nil).Objects()).To(Equal(1.0), "no split caps nothing")
+	g.Expect(NewWindow(10, time.Minute, WithSplit(NewSplit(0))).objectCapLocked()).To(Equal(1), "objects always get one request a period")
+}
+
+func TestObjectsAreMarkedByContextOrTransport(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithSplit(NewSplit(0.2)))
+	tr := NewTransport(srv.Client().Transport, w)
+	get := func(rt http.RoundTripper, ctx context.Context) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp, err := rt.RoundTrip(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+	}
+	ctx := context.Background()
+	get(tr, ForObjects(ctx))
+	get(ObjectsTransport(tr), ctx)
+	get(tr, ctx)
+	w.mu.Lock()
+	g.Expect(w.objects).To(HaveLen(2), "a reconcile's context and the connectors' transport mark their requests")
+	w.mu.Unlock()
+	g.Expect(PerMinuteOf(ObjectsTransport(tr))).To(Equal(10))
+	g.Expect(ObjectsTransport(nil)).To(BeNil())
+
+	// A third request for objects waits: two of ten is their share.
+	start := clk.Now()
+	get(tr, ForObjects(ctx))
+	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)))
+}
