@@ -25,7 +25,9 @@ limitations under the License.
 //     cloudsql_postgres_observation_gap_seconds histogram: the bucket bound under
 //     which 50% and 99% fall) and the effective poll interval it reports;
 //   - the time from an out-of-band change (a tier edited in the emulator on 1% of
-//     the instances) to its revert;
+//     the instances, another 1% every two minutes from a third of the way in)
+//     to its revert: median, 99th percentile and most;
+//   - the most requests the emulator answered in any 60 s of the run;
 //   - the provider's peak RSS and CPU seconds per minute;
 //   - with -create, the time to create that many more instances to Ready (in the
 //     modes -create-modes names);
@@ -37,9 +39,11 @@ limitations under the License.
 //   - for the -databases PostgresqlDatabases and -users PostgresqlUsers of each
 //     instance (5 and 5 by default), the databases.list and users.list requests a
 //     minute, the time between the reads behind two observations of an object
-//     (cloudsql_postgres_object_observation_gap_seconds), and the shortest time
+//     (cloudsql_postgres_object_observation_gap_seconds), the objects' own
+//     interval and share of the budget (they are paced apart from the
+//     instances, within reconcile.object_share), and the shortest time
 //     between two listings of one instance's databases or users over the whole
-//     run, which the provider keeps at one per effective poll interval at most.
+//     run, which the provider keeps at one per objects' interval at most.
 //
 // The fleet is imported, not created: the benchmark creates the PostgresqlInstances
 // and their connection secrets, then seeds each Cloud SQL instance as the provider
@@ -51,8 +55,8 @@ limitations under the License.
 // user: their observation is then the shared listings alone, and the SQL that
 // objects the provider may change would run once (the connector's two Admin API
 // requests per instance and certificate) is left out. With objects, the steady
-// state is measured for at least 1.2 resync intervals, so that every object is
-// observed twice. The
+// state is measured for at least 1.2 of the objects' intervals, so that every
+// object is observed twice. The
 // first pass over an imported fleet is itself paced by the quota (in get mode,
 // 10,000 instances take about an hour at 180 requests a minute): after
 // -warmup-limit, the steady state is measured with the fleet synced so far.
@@ -183,21 +187,21 @@ func main() {
 
 // row is one measured configuration.
 type row struct {
-	n                   int
-	mode                string
-	perMinute           map[string]float64
-	throttled           int
-	gapP50, gapP99      string
-	effective           string
-	listEvery           string
-	revertP50, revertMx time.Duration
-	reverted, changed   int
-	rssMiB              float64
-	cpuPerMin           float64
-	createSeconds       float64
-	created             int
-	warmup              time.Duration
-	synced              int
+	n                              int
+	mode                           string
+	perMinute                      map[string]float64
+	throttled                      int
+	gapP50, gapP99                 string
+	effective                      string
+	listEvery                      string
+	revertP50, revertP99, revertMx time.Duration
+	reverted, changed              int
+	rssMiB                         float64
+	cpuPerMin                      float64
+	createSeconds                  float64
+	created                        int
+	warmup                         time.Duration
+	synced                         int
 	// healthRuns and healthWindow are the backup-health reads (backupRuns.list,
 	// getLatestRecoveryTime) per instance and hour in the steady state.
 	healthRuns, healthWindow float64
@@ -211,6 +215,14 @@ type row struct {
 	minListGap               time.Duration
 	listPairs, soonerListing int
 	measured                 time.Duration
+	// objectInterval is the objects' effective interval the provider
+	// reports (cloudsql_postgres_object_poll_interval_seconds), and
+	// objectShare the share of the budget they may use.
+	objectInterval string
+	objectShare    float64
+	// busiest is the most requests the emulator answered in any 60 s of
+	// the run, warm-up included.
+	busiest int
 }
 
 func run(ctx context.Context, o options) error {
@@ -400,7 +412,7 @@ func (b *bench) measureFor(least time.Duration) (time.Duration, error) {
 	if b.r.objects == 0 {
 		return least, nil
 	}
-	_, _, effective, _, err := scrape(b.metricsAddr)
+	effective, _, err := scrapeObjectPacing(b.metricsAddr)
 	if err != nil {
 		return least, err
 	}
@@ -412,7 +424,8 @@ func (b *bench) measureFor(least time.Duration) (time.Duration, error) {
 
 // steadyState measures the fleet once warm: the provider's requests, CPU and
 // memory, and how soon it reverts out-of-band changes made to 1% of the
-// instances a third of the way in.
+// instances at a time, another 1% every revertRound from a third of the way
+// in, so that the 99th percentile rests on more than one round.
 func (b *bench) steadyState(ctx context.Context) error {
 	measureFor, err := b.measureFor(b.o.measure)
 	if err != nil {
@@ -429,7 +442,8 @@ func (b *bench) steadyState(ctx context.Context) error {
 	checked := t0
 	changedAt := map[string]time.Time{}
 	reverts := []time.Duration{}
-	changed := false
+	var lastRound time.Time
+	round := 0
 	for time.Since(t0) < measureFor {
 		if err := pause(ctx, time.Second); err != nil {
 			return err
@@ -440,11 +454,14 @@ func (b *bench) steadyState(ctx context.Context) error {
 				return err
 			}
 		}
-		if !changed && time.Since(t0) > measureFor/3 {
-			changed = true
-			if err := b.changeOutOfBand(changedAt); err != nil {
+		// Rounds stop a revert's worth before the end, so that each is
+		// measured whole.
+		if time.Since(t0) > measureFor/3 && time.Since(lastRound) > revertRound && time.Since(t0) < measureFor-2*revertRound {
+			lastRound = time.Now()
+			if err := b.changeOutOfBand(changedAt, round); err != nil {
 				return err
 			}
+			round++
 		}
 		for name, at := range changedAt {
 			if db, err := b.emu.Instance(project, name); err == nil && db.Settings.Tier != outOfBandTier {
@@ -458,7 +475,7 @@ func (b *bench) steadyState(ctx context.Context) error {
 	cpu1, _ := cpuSeconds(b.prov.Process.Pid)
 	b.r.cpuPerMin = (cpu1 - cpu0) / elapsed.Minutes()
 	b.r.rssMiB, _ = peakRSSMiB(b.prov.Process.Pid)
-	b.r.changed = (b.n + 99) / 100
+	b.r.changed = round * ((b.n + 99) / 100)
 	b.recordReverts(reverts)
 	return b.recordRequests(elapsed, warmupRequests)
 }
@@ -467,10 +484,13 @@ func (b *bench) steadyState(ctx context.Context) error {
 // console.
 const outOfBandTier = "db-custom-8-30720"
 
+// revertRound is the time between two rounds of out-of-band changes.
+const revertRound = 2 * time.Minute
+
 // changeOutOfBand changes the tier of every hundredth instance behind the
-// provider's back, noting when in changedAt.
-func (b *bench) changeOutOfBand(changedAt map[string]time.Time) error {
-	for i := 0; i < b.n; i += 100 {
+// provider's back, from the round-th on, noting when in changedAt.
+func (b *bench) changeOutOfBand(changedAt map[string]time.Time, round int) error {
+	for i := round % 100; i < b.n; i += 100 {
 		name := fmt.Sprintf("fleet-%05d", i)
 		if err := b.emu.MutateInstance(project, name, func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = outOfBandTier }); err != nil {
 			return err
@@ -485,6 +505,7 @@ func (b *bench) recordReverts(reverts []time.Duration) {
 	sort.Slice(reverts, func(i, j int) bool { return reverts[i] < reverts[j] })
 	if len(reverts) > 0 {
 		b.r.revertP50, b.r.revertMx = reverts[len(reverts)/2], reverts[len(reverts)-1]
+		b.r.revertP99 = reverts[min(len(reverts)-1, (len(reverts)*99+99)/100-1)]
 	}
 }
 
@@ -508,11 +529,15 @@ func (b *bench) recordRequests(elapsed time.Duration, warmupRequests []emulator.
 	if err != nil {
 		return err
 	}
+	b.r.busiest = busiestMinute(append(warmupRequests, b.emu.Requests()...))
 	if b.r.objects > 0 {
 		if b.r.objGapP50, b.r.objGapP99, err = scrapeObjectGaps(b.metricsAddr); err != nil {
 			return err
 		}
-		effective, _ := time.ParseDuration(b.r.effective)
+		if b.r.objectInterval, b.r.objectShare, err = scrapeObjectPacing(b.metricsAddr); err != nil {
+			return err
+		}
+		effective, _ := time.ParseDuration(b.r.objectInterval)
 		b.r.minListGap, b.r.listPairs, b.r.soonerListing = listingGaps(append(warmupRequests, b.emu.Requests()...), effective)
 	}
 	return nil
@@ -788,6 +813,44 @@ func quantile(buckets []bucket, q float64) string {
 	return "?"
 }
 
+// scrapeObjectPacing reads the objects' effective interval and their share
+// of the budget from the provider's /metrics.
+func scrapeObjectPacing(addr string) (interval string, share float64, err error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	interval = "-"
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "cloudsql_postgres_object_poll_interval_seconds":
+			interval = (time.Duration(v) * time.Second).String()
+		case "cloudsql_postgres_object_budget_share":
+			share = v
+		}
+	}
+	return interval, share, sc.Err()
+}
+
+// busiestMinute is the most requests in any 60 s of reqs (in time order).
+func busiestMinute(reqs []emulator.Request) int {
+	most, first := 0, 0
+	for i, q := range reqs {
+		for q.Time.Sub(reqs[first].Time) >= time.Minute {
+			first++
+		}
+		most = max(most, i-first+1)
+	}
+	return most
+}
+
 // scrapeObjectGaps reads the objects' observation-gap histogram (both kinds
 // together) from the provider's /metrics.
 func scrapeObjectGaps(addr string) (p50, p99 string, err error) {
@@ -860,9 +923,9 @@ func print(o options, rows []row) {
 	if o.goMemLimit != "" {
 		memlimit = o.goMemLimit
 	}
-	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s (with databases and users: at least 1.2 resync intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s (with databases and users: at least 1.2 of the objects' intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
+	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tbusiest minute\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert p99\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {
 		other := 0.0
 		for m, v := range r.perMinute {
@@ -881,9 +944,9 @@ func print(o options, rows []row) {
 		if r.synced < r.n || r.objectsSynced < r.objects {
 			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced+r.objectsSynced)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
+		fmt.Fprintf(w, "%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f\t%.2f\t%s\n",
 			r.n, r.mode, warmup, r.perMinute[emulator.MethodInstancesList], r.perMinute[emulator.MethodInstancesGet], other,
-			r.throttled, r.gapP50, r.gapP99, r.listEvery, r.effective, r.revertP50.Round(time.Second), r.revertMx.Round(time.Second),
+			r.throttled, r.busiest, r.gapP50, r.gapP99, r.listEvery, r.effective, r.revertP50.Round(time.Second), r.revertP99.Round(time.Second), r.revertMx.Round(time.Second),
 			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
 	}
 	_ = w.Flush()
@@ -900,15 +963,15 @@ func print(o options, rows []row) {
 	}
 	fmt.Printf("\n%d databases and %d users of each instance, imported observe-only (their observation is the shared listings alone)\n\n", o.databases, o.users)
 	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "instances\tobserve\tdatabases+users\tmeasured\treq/min total\treq/min databases.list\treq/min users.list\t429s\tobject gap p50\tobject gap p99\tresync interval\tleast time between two listings of one instance\tlistings sooner than the interval\tpeak RSS MiB")
+	fmt.Fprintln(w, "instances\tobserve\tdatabases+users\tsynced at warm-up's end\tmeasured\treq/min total\treq/min databases.list\treq/min users.list\t429s\tobject gap p50\tobject gap p99\tobjects' interval\tobjects' budget share\tleast time between two listings of one instance\tlistings sooner than the interval\tpeak RSS MiB")
 	for _, r := range rows {
 		total := 0.0
 		for _, v := range r.perMinute {
 			total += v
 		}
-		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%d of %d\t%.0f\n",
-			r.n, r.mode, r.objects, r.measured, total, r.perMinute[emulator.MethodDatabasesList], r.perMinute[emulator.MethodUsersList], r.throttled,
-			r.objGapP50, r.objGapP99, r.effective, r.minListGap.Round(time.Second), r.soonerListing, r.listPairs, r.rssMiB)
+		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s\t%s\t%.2f\t%s\t%d of %d\t%.0f\n",
+			r.n, r.mode, r.objects, r.objectsSynced, r.measured, total, r.perMinute[emulator.MethodDatabasesList], r.perMinute[emulator.MethodUsersList], r.throttled,
+			r.objGapP50, r.objGapP99, r.objectInterval, r.objectShare, r.minListGap.Round(time.Second), r.soonerListing, r.listPairs, r.rssMiB)
 	}
 	_ = w.Flush()
 }
