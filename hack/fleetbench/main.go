@@ -29,8 +29,18 @@ limitations under the License.
 //     to its revert: median, 99th percentile and most;
 //   - the most requests the emulator answered in any 60 s of the run;
 //   - the provider's peak RSS and CPU seconds per minute;
-//   - with -create, the time to create that many more instances to Ready (in the
-//     modes -create-modes names);
+//   - with -create, the create phase (in the modes -create-modes names): that
+//     many more instances, each with -create-databases databases and
+//     -create-users users, applied one by one through the provider's webhooks
+//     as users apply them (8 at a time), timed to Ready, with the requests it
+//     made against the fewest it needs (an insert of each, and one listing of
+//     each instance's databases and of its users) at the quota. The imported
+//     fleet is written with the webhooks held back; they come back for this
+//     phase. The emulator has no PostgreSQL at this scale, so the users are
+//     created with managementPolicies Observe, Create, Delete and
+//     LateInitialize: the provider makes the login and leaves its grants;
+//     the SQL that would take them would add the connector's two requests
+//     per instance;
 //   - the backup-health reads (backupRuns.list, and getLatestRecoveryTime for
 //     the -pitr share of the instances that have point-in-time recovery on)
 //     per instance and hour, at the provider's backup_health_interval
@@ -77,7 +87,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +102,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
@@ -106,6 +116,10 @@ const (
 	errNoVmHWM = "no VmHWM"
 )
 
+// requestLogSize is how many of the emulator's requests the benchmark keeps:
+// more than any run makes (several hours at 180 a minute).
+const requestLogSize = 1 << 20
+
 const (
 	project  = "fleet-bench-123456"
 	secretNS = "crossplane-system"
@@ -118,6 +132,9 @@ type options struct {
 	poll    time.Duration
 	measure time.Duration
 	create  int
+	// createDatabases and createUsers are the objects applied with each
+	// of them.
+	createDatabases, createUsers int
 	// createModes are the observe modes in which -create runs.
 	createModes []string
 	quota       int
@@ -147,12 +164,14 @@ func main() {
 	flag.StringVar(&modes, "modes", "list,get", "comma-separated observe modes")
 	flag.DurationVar(&o.poll, "poll", time.Minute, "reconcile.poll_interval of the provider")
 	flag.DurationVar(&o.measure, "measure", 4*time.Minute, "how long the steady state is measured")
-	flag.IntVar(&o.create, "create", 0, "then create this many new instances and time them to Ready (0: skip)")
+	flag.IntVar(&o.create, "create", 0, "then apply this many new instances, each with -create-databases databases and -create-users users, one by one through the webhooks, and time them to Ready (0: skip)")
+	flag.IntVar(&o.createDatabases, "create-databases", 5, "PostgresqlDatabases applied with each -create instance")
+	flag.IntVar(&o.createUsers, "create-users", 5, "PostgresqlUsers applied with each -create instance")
 	flag.StringVar(&createModes, "create-modes", "list", "comma-separated observe modes in which -create runs")
 	flag.IntVar(&o.quota, "quota", emulator.DefaultRequestBudget, "the emulator's requests per minute (and the provider's budget)")
 	flag.IntVar(&o.rate, "rate", 25, "reconcile.max_reconcile_rate of the provider")
 	flag.DurationVar(&o.warmupLimit, "warmup-limit", 20*time.Minute, "how long to wait for the first pass over the fleet before measuring anyway")
-	flag.DurationVar(&o.createLimit, "create-limit", 20*time.Minute, "how long to wait for the -create instances to be Ready before reporting how many are")
+	flag.DurationVar(&o.createLimit, "create-limit", 3*time.Hour, "how long to wait for the -create instances to be Ready before reporting how many are")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (the provider's logs and configuration) and print its path")
 	flag.BoolVar(&o.debug, "debug", false, "run the provider with --debug (its log is in the work directory: use with -keep)")
 	flag.IntVar(&o.databases, "databases", 5, "PostgresqlDatabases of each instance, imported observe-only (0: none)")
@@ -198,10 +217,10 @@ type row struct {
 	reverted, changed              int
 	rssMiB                         float64
 	cpuPerMin                      float64
-	createSeconds                  float64
-	created                        int
-	warmup                         time.Duration
-	synced                         int
+	// cp is the create phase (create.go).
+	cp     createPhase
+	warmup time.Duration
+	synced int
 	// healthRuns and healthWindow are the backup-health reads (backupRuns.list,
 	// getLatestRecoveryTime) per instance and hour in the steady state.
 	healthRuns, healthWindow float64
@@ -284,8 +303,11 @@ type bench struct {
 	mode string
 	r    row
 
-	env         *controlplane.Env
-	emu         *emulator.Server
+	env *controlplane.Env
+	emu *emulator.Server
+	// webhooks are the webhook configurations held back while the fleet
+	// is imported (holdWebhooks).
+	webhooks    []client.Object
 	endpoint    string
 	metricsAddr string
 	prov        *exec.Cmd
@@ -302,14 +324,23 @@ func (b *bench) stop() {
 // startWorld starts a control plane and an emulator, with a ProviderConfig
 // that points at it.
 func (b *bench) startWorld(ctx context.Context) error {
-	env, err := controlplane.Start()
+	env, err := controlplane.Start(controlplane.WithWebhooks(envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(controlplane.RepoRoot(), "package", "webhookconfigurations")},
+	}))
 	if err != nil {
 		return err
 	}
 	b.env = env
 	b.stops = append(b.stops, func() { _ = env.Stop() })
+	// The imported fleet is written as it stands, not applied: the
+	// webhooks come back for the create phase, which users apply.
+	if b.webhooks, err = holdWebhooks(ctx, env.Client); err != nil {
+		return err
+	}
 
-	b.emu = emulator.New(emulator.WithRequestBudget(b.o.quota), emulator.WithDelays(10*time.Second, 3*time.Second, 5*time.Second))
+	// Every request of the run is accounted for: the log keeps them all.
+	b.emu = emulator.New(emulator.WithRequestBudget(b.o.quota), emulator.WithDelays(10*time.Second, 3*time.Second, 5*time.Second),
+		emulator.WithRequestLogSize(requestLogSize))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -355,8 +386,9 @@ func (b *bench) startProvider(bin, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", b.metricsAddr, pprofAddr)
 	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", b.n, b.mode))
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nbackup_health_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n",
-		b.o.poll.String(), b.o.health.String(), b.o.rate, b.mode, b.o.quota), 0o600); err != nil {
+	_, port, certDir := b.env.WebhookServing()
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nbackup_health_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n\n[webhook]\nport = %d\ncert_dir = %q\n",
+		b.o.poll.String(), b.o.health.String(), b.o.rate, b.mode, b.o.quota, port, certDir), 0o600); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -369,7 +401,7 @@ func (b *bench) startProvider(bin, dir string) error {
 	}
 	b.stops = append(b.stops, func() { _ = logf.Close() })
 	args := []string{"--config", cfg, "--kubeconfig", kubeconfig, "--metrics-bind-address", b.metricsAddr, "--metrics-secure=false",
-		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--instance-webhook=false", "--pod-injector=false"}
+		"--health-probe-bind-address", "0", "--pprof-bind-address", pprofAddr, "--pod-injector=false"}
 	if b.o.debug {
 		args = append(args, "--debug")
 	}
@@ -540,35 +572,6 @@ func (b *bench) recordRequests(elapsed time.Duration, warmupRequests []emulator.
 		effective, _ := time.ParseDuration(b.r.objectInterval)
 		b.r.minListGap, b.r.listPairs, b.r.soonerListing = listingGaps(append(warmupRequests, b.emu.Requests()...), effective)
 	}
-	return nil
-}
-
-// createNew creates -create new instances at once, where this mode is among
-// -create-modes, and waits for them to be Ready.
-func (b *bench) createNew(ctx context.Context) error {
-	if b.o.create == 0 || !slices.Contains(b.o.createModes, b.mode) {
-		return nil
-	}
-	c := b.env.Client
-	fmt.Fprintf(os.Stderr, "    creating %d new instances\n", b.o.create)
-	t := time.Now()
-	if err := parallel(b.o.create, 8, func(i int) error { return c.Create(ctx, newInstance(fmt.Sprintf("new-%05d", i))) }); err != nil {
-		return err
-	}
-	for b.r.created < b.o.create && time.Since(t) < b.o.createLimit {
-		if err := pause(ctx, 5*time.Second); err != nil {
-			return err
-		}
-		b.r.created = 0
-		for i := range b.o.create {
-			pi := &v1alpha1.PostgresqlInstance{}
-			if c.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("new-%05d", i)}, pi) == nil && pi.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-				b.r.created++
-			}
-		}
-		fmt.Fprintf(os.Stderr, "    %d/%d new instances Ready after %s\n", b.r.created, b.o.create, time.Since(t).Round(time.Second))
-	}
-	b.r.createSeconds = time.Since(t).Seconds()
 	return nil
 }
 
@@ -933,13 +936,7 @@ func print(o options, rows []row) {
 				other += v
 			}
 		}
-		create := "-"
-		switch {
-		case r.createSeconds > 0 && r.created < o.create:
-			create = fmt.Sprintf("> %.0f (%d Ready)", r.createSeconds, r.created)
-		case r.createSeconds > 0:
-			create = fmt.Sprintf("%.0f", r.createSeconds)
-		}
+		create := r.cp.summary(o.create)
 		warmup := r.warmup.Round(time.Second).String()
 		if r.synced < r.n || r.objectsSynced < r.objects {
 			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced+r.objectsSynced)
@@ -950,6 +947,7 @@ func print(o options, rows []row) {
 			r.reverted, r.changed, r.rssMiB, r.cpuPerMin, create)
 	}
 	_ = w.Flush()
+	printCreate(o, rows)
 	fmt.Printf("\nbackup-health reads, backup_health_interval %s, point-in-time recovery on %.0f%% of the instances (at most 2 requests per instance and hour)\n\n", o.health, 100*o.pitr)
 	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "instances\tobserve\treq/min backupRuns.list\treq/min getLatestRecoveryTime\tbackupRuns.list /instance/h\tgetLatestRecoveryTime /instance/h\ttotal /instance/h")

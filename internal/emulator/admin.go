@@ -85,8 +85,8 @@ func (s *Server) ResetCounts() {
 }
 
 // Requests returns the log of API requests, oldest first. Only the most
-// recent ones are kept (at least five thousand) so that long benchmarks don't
-// grow it without bound.
+// recent ones are kept (at least ten thousand, WithRequestLogSize) so that
+// long benchmarks don't grow it without bound.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

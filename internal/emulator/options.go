@@ -99,6 +99,13 @@ func WithRequestLog(w io.Writer) Option {
 	return func(s *Server) { s.logw = w }
 }
 
+// WithRequestLogSize keeps at least the last n requests in the log that
+// Requests returns (10,000 by default), for a benchmark that accounts for
+// every request of a long run.
+func WithRequestLogSize(n int) Option {
+	return func(s *Server) { s.requestLog = max(n, 1) }
+}
+
 // WithRandSeed seeds the pseudo-random choices of the emulator: operation
 // names and which requests an injected fault hits. The same seed and the same
 // sequence of requests give the same answers.

@@ -17,6 +17,7 @@ limitations under the License.
 package emulator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,9 +39,9 @@ import (
 // instance with many flags and networks) is a few KiB.
 const maxBodyBytes = 1 << 20
 
-// maxRequestLog bounds the in-memory request log so that long benchmarks
-// don't grow it without limit.
-const maxRequestLog = 10000
+// defaultRequestLog bounds the in-memory request log so that long benchmarks
+// don't grow it without limit (WithRequestLogSize).
+const defaultRequestLog = 10000
 
 // Server is an in-memory Cloud SQL Admin API v1beta4 for PostgreSQL. It is an
 // http.Handler: mount it on httptest.NewServer and point the real client at
@@ -54,6 +55,8 @@ type Server struct {
 	seed        uint64
 	afterInsert func(project, instance string)
 	logw        io.Writer
+	// requestLog is how many requests the in-memory log keeps at least.
+	requestLog int
 	// data backs instances with PostgreSQL servers (WithPostgres); nil
 	// without.
 	data *dataPlane
@@ -303,9 +306,9 @@ func bodyFields(body []byte) []string {
 func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool, fields []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.requests) >= maxRequestLog {
+	if most := cmp.Or(s.requestLog, defaultRequestLog); len(s.requests) >= 2*most {
 		// Drop the oldest half at once so that trimming is amortised.
-		s.requests = append(s.requests[:0], s.requests[maxRequestLog/2:]...)
+		s.requests = append(s.requests[:0], s.requests[most:]...)
 	}
 	s.requests = append(s.requests, Request{
 		Time: arrived, Method: rt.method, HTTPMethod: r.Method, Path: r.URL.Path,
