@@ -467,8 +467,10 @@ func runProvider(args []string) error {
 	// team can spend the platform's budget or another team's. These windows
 	// have no record in the Lease and so need no Gate: a new leader or a
 	// restarted process starts them empty (see docs/operations.md).
-	tenants := budget.NewWindows(func() *budget.Window { return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute, budget.WithSplit(split)) },
-		budget.WithObserver(providermetrics.ObserveCloudSQL))
+	tenantWindow := func() *budget.Window {
+		return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute, budget.WithSplit(split))
+	}
+	tenants := budget.NewWindows(tenantWindow, budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()
 	metrics.Registry.MustRegister(mrMetrics)
 	o := core.Options{

@@ -187,11 +187,11 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 		services: providerconfig.NewServiceCache(o.Transport, serviceCacheOptions(o)...),
 		// The connectors' Admin API requests are their objects'.
 		dialers: pgsql.NewDialerCache(budget.ObjectsTransport(o.Transport), dialerCacheOptions(o)...),
-		fleet:    &fleet{},
-		objects:  &fleet{},
-		needed:   &neededListings{},
-		wakes:    newWakes(o.Logger),
-		names:    tenancy.NewRecords(mgr.GetClient(), mgr.GetAPIReader(), cmp.Or(o.RecordNamespace, DefaultRecordNamespace)),
+		fleet:   &fleet{},
+		objects: &fleet{},
+		needed:  &neededListings{},
+		wakes:   newWakes(o.Logger),
+		names:   tenancy.NewRecords(mgr.GetClient(), mgr.GetAPIReader(), cmp.Or(o.RecordNamespace, DefaultRecordNamespace)),
 		// Reconciled at once, not at their next poll.
 		changed: map[bool]chan ctrlevent.GenericEvent{false: make(chan ctrlevent.GenericEvent, 1024), true: make(chan ctrlevent.GenericEvent, 1024)},
 	}
