@@ -218,6 +218,7 @@ func (c *common) setup() (*setup, error) {
 	// crossplane-runtime finalizer's name, say): once each is enough, not once
 	// for each of 10,000 instances.
 	restConfig.WarningHandlerWithContext = ctrllog.NewKubeAPIWarningLogger(ctrllog.KubeAPIWarningLoggerOptions{Deduplicate: true})
+	restConfig.QPS, restConfig.Burst = kubeRate(cfg.Reconcile.MaxReconcileRate)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -580,4 +581,20 @@ func runInjector(args []string) error {
 		return errors.Wrap(err, errSetupInjector)
 	}
 	return g.start(mgr)
+}
+
+// kubeReadsPerReconcile is how many uncached reads of one kind (Secrets,
+// mostly: the passwords are read from the API server, never from a cache
+// that could be stale) a reconcile makes at most, in the steady state.
+const kubeReadsPerReconcile = 4
+
+// kubeRate is the client-side rate limit of the provider's Kubernetes
+// clients (each kind's requests have a token bucket of their own): room for
+// the reads of rate reconciles a second, and never less than
+// controller-runtime's default (20 a second, bursts of 30). At the default
+// a fleet's databases and users, whose reconciles read their passwords,
+// queued the instances' reads of theirs past the reconcile's deadline.
+func kubeRate(rate int) (qps float32, burst int) {
+	qps = float32(max(20, kubeReadsPerReconcile*rate))
+	return qps, int(2 * qps)
 }
