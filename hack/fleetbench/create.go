@@ -120,7 +120,7 @@ func (b *bench) createNew(ctx context.Context) error {
 		if err := pause(ctx, 10*time.Second); err != nil {
 			return err
 		}
-		inst, objs, err := countReady(ctx, b.env.Client, "new-")
+		inst, objs, err := countWith(ctx, b.env.Client, xpv2.TypeReady, "new-")
 		if err != nil {
 			return err
 		}
@@ -185,13 +185,13 @@ func (b *bench) apply(ctx context.Context, i int) error {
 	return nil
 }
 
-// countReady counts the instances, and the databases and users, whose names
-// begin with prefix and that are Ready.
-func countReady(ctx context.Context, c client.Client, prefix string) (instances, objects int, err error) {
-	ready := func(o client.Object, s interface {
+// countWith counts the instances, and the databases and users, whose names
+// begin with prefix and whose condition cond is true.
+func countWith(ctx context.Context, c client.Client, cond xpv2.ConditionType, prefix string) (instances, objects int, err error) {
+	with := func(o client.Object, s interface {
 		GetCondition(xpv2.ConditionType) xpv2.Condition
 	}) int {
-		if strings.HasPrefix(o.GetName(), prefix) && s.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+		if strings.HasPrefix(o.GetName(), prefix) && s.GetCondition(cond).Status == corev1.ConditionTrue {
 			return 1
 		}
 		return 0
@@ -201,21 +201,21 @@ func countReady(ctx context.Context, c client.Client, prefix string) (instances,
 		return 0, 0, err
 	}
 	for i := range pis.Items {
-		instances += ready(&pis.Items[i], &pis.Items[i])
+		instances += with(&pis.Items[i], &pis.Items[i])
 	}
 	users := &v1alpha1.PostgresqlUserList{}
 	if err := c.List(ctx, users); err != nil {
 		return 0, 0, err
 	}
 	for i := range users.Items {
-		objects += ready(&users.Items[i], &users.Items[i])
+		objects += with(&users.Items[i], &users.Items[i])
 	}
 	dbs := &v1alpha1.PostgresqlDatabaseList{}
 	if err := c.List(ctx, dbs); err != nil {
 		return 0, 0, err
 	}
 	for i := range dbs.Items {
-		objects += ready(&dbs.Items[i], &dbs.Items[i])
+		objects += with(&dbs.Items[i], &dbs.Items[i])
 	}
 	return instances, objects, nil
 }

@@ -426,7 +426,7 @@ func (b *bench) warmUp(ctx context.Context) error {
 		if err := pause(ctx, 5*time.Second); err != nil {
 			return err
 		}
-		if b.r.synced, b.r.objectsSynced, err = countSynced(ctx, b.env.Client); err != nil {
+		if b.r.synced, b.r.objectsSynced, err = countWith(ctx, b.env.Client, xpv2.TypeSynced, ""); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "    warm-up: %d/%d instances and %d/%d databases and users synced after %s\n",
@@ -641,44 +641,6 @@ func importInstance(ctx context.Context, c client.Client, emu *emulator.Server, 
 		}
 	}
 	return nil
-}
-
-// countSynced counts the instances, and the databases and users, that are
-// Synced.
-func countSynced(ctx context.Context, c client.Client) (instances, objects int, err error) {
-	synced := func(s interface {
-		GetCondition(xpv2.ConditionType) xpv2.Condition
-	}) bool {
-		return s.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
-	}
-	pis := &v1alpha1.PostgresqlInstanceList{}
-	if err := c.List(ctx, pis); err != nil {
-		return 0, 0, err
-	}
-	for i := range pis.Items {
-		if synced(&pis.Items[i]) {
-			instances++
-		}
-	}
-	users := &v1alpha1.PostgresqlUserList{}
-	if err := c.List(ctx, users); err != nil {
-		return 0, 0, err
-	}
-	for i := range users.Items {
-		if synced(&users.Items[i]) {
-			objects++
-		}
-	}
-	dbs := &v1alpha1.PostgresqlDatabaseList{}
-	if err := c.List(ctx, dbs); err != nil {
-		return 0, 0, err
-	}
-	for i := range dbs.Items {
-		if synced(&dbs.Items[i]) {
-			objects++
-		}
-	}
-	return instances, objects, nil
 }
 
 // listingGaps is the shortest time between two listings of one instance's
