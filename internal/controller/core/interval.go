@@ -178,8 +178,10 @@ func (p *Pacing) prune(now time.Time, older time.Duration) {
 			delete(p.seen, k)
 		}
 	}
+	// Objects have an interval of their own, often far longer.
+	olderObjects := max(older, 3*max(p.poll, p.objectEvery))
 	for k, t := range p.objectSeen {
-		if now.Sub(t) > older {
+		if now.Sub(t) > olderObjects {
 			delete(p.objectSeen, k)
 		}
 	}

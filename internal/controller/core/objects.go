@@ -18,6 +18,7 @@ package core
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -282,19 +283,49 @@ func (p Pacer) Forget(m metav1.Object) {
 }
 
 // objectPollHook is pollIntervalHook for the objects of other kinds: busy
-// ones come back soon, the others at the objects' interval with jitter.
-// They are not counted as instances.
+// ones come back soon; those observed from a listing of their instance come
+// back when that listing has served its interval, so that every object of
+// the instance comes back together, the first of them lists for all, and
+// each is observed from a listing one interval younger than the last
+// (jitter would observe half of them from listings up to two intervals
+// apart); the others come back at the objects' interval with jitter. They
+// are not counted as instances.
 func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval time.Duration) func(resource.Managed, time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
-		if p.take(p.busy, key(mg)) {
-			p.take(p.settled, key(mg))
+		k := key(mg)
+		if p.take(p.busy, k) {
+			p.take(p.settled, k)
 			return min(busyInterval, poll)
 		}
-		if p.take(p.settled, key(mg)) {
+		if p.take(p.settled, k) {
 			return jitter(settledFactor * max(poll, p.objectInterval()))
 		}
-		return jitter(max(poll, p.objectInterval()))
+		iv := max(poll, p.objectInterval())
+		p.mu.Lock()
+		readAt, listed := p.objectSeen[k]
+		now := p.now()
+		p.mu.Unlock()
+		if !listed {
+			return jitter(iv)
+		}
+		// The instances' listings are spread by when their objects first
+		// came: a little lateness spreads a listing's objects no further
+		// than a few seconds, and keeps them after its expiry.
+		return max(readAt.Add(iv).Sub(now), minObjectWait) + lateBy(iv)
 	}
+}
+
+// minObjectWait is the least time before an object observed from a listing
+// comes back: one observed from a listing about to expire waits for the next.
+const minObjectWait = 5 * time.Second
+
+// objectLateness is the most, as a share of the interval, that an object
+// comes back after its instance's listing has expired.
+const objectLateness = 0.02
+
+// lateBy is a random time of up to objectLateness of d.
+func lateBy(d time.Duration) time.Duration {
+	return time.Duration(rand.Int64N(int64(float64(d)*objectLateness) + 1))
 }
 
 // InstanceConnection is how the objects of a PostgresqlInstance reach its

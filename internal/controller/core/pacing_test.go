@@ -339,6 +339,43 @@ func TestObjectObservedMeasuresGapsBetweenListings(t *testing.T) {
 	g.Expect(p.objectSeen).To(BeEmpty())
 }
 
+// Objects observed from one listing of their instance come back together
+// when it has served its interval, each a little late, so that the first
+// lists for all and each is observed from a listing one interval younger;
+// one observed from a listing about to expire waits for the next, and one
+// observed from no listing comes back at the interval with jitter. The
+// objects' gaps outlive the instances' much shorter interval.
+func TestObjectsOfAnInstanceComeBackWhenItsListingExpires(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 10 * time.Minute})
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return now }
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlUser")
+	key := func(m metav1.Object) string { return kindKey(gvk, m) }
+	hook := p.objectPollHook(key, 2*time.Second)
+	pacer := Pacer{p: p, gvk: gvk}
+	user := func(name string) *v1alpha1.PostgresqlUser {
+		return &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	listedAt := now.Add(-4 * time.Minute)
+	for _, n := range []string{"a", "b", "c"} {
+		pacer.Observed(user(n), listedAt)
+	}
+	late := time.Duration(objectLateness * float64(10*time.Minute))
+	for _, n := range []string{"a", "b", "c"} {
+		g.Expect(hook(user(n), 10*time.Minute)).To(BeNumerically("~", 6*time.Minute+late/2, late/2), "%s comes back when the listing read 4 minutes ago expires", n)
+	}
+	pacer.Observed(user("old"), now.Add(-10*time.Minute+time.Second))
+	g.Expect(hook(user("old"), 10*time.Minute)).To(BeNumerically("~", minObjectWait+late/2, late/2), "a listing about to expire: the next one")
+	g.Expect(hook(user("unlisted"), 10*time.Minute)).To(BeNumerically("~", 10*time.Minute, time.Minute), "no listing: the interval, with jitter")
+
+	// Pruned with the objects' interval, not the instances'.
+	p.interval("i")
+	now = now.Add(5 * time.Minute)
+	p.prune(now, 3*time.Minute)
+	g.Expect(p.objectSeen).To(HaveKey(key(user("a"))))
+}
+
 // The listings the objects need are counted from the objects themselves,
 // one per listing kind and instance, so that the first pass is paced for
 // them all rather than for the listings made so far.
