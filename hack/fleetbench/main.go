@@ -131,7 +131,9 @@ type options struct {
 	modes   []string
 	poll    time.Duration
 	measure time.Duration
-	create  int
+	// measureMost caps how long the steady state is measured (0: none).
+	measureMost time.Duration
+	create      int
 	// createDatabases and createUsers are the objects applied with each
 	// of them.
 	createDatabases, createUsers int
@@ -164,6 +166,7 @@ func main() {
 	flag.StringVar(&modes, "modes", "list,get", "comma-separated observe modes")
 	flag.DurationVar(&o.poll, "poll", time.Minute, "reconcile.poll_interval of the provider")
 	flag.DurationVar(&o.measure, "measure", 4*time.Minute, "how long the steady state is measured")
+	flag.DurationVar(&o.measureMost, "measure-most", 0, "the most the steady state is measured, however long the objects' interval (0: 1.2 of it, so that every object is observed twice)")
 	flag.IntVar(&o.create, "create", 0, "then apply this many new instances, each with -create-databases databases and -create-users users, one by one through the webhooks, and time them to Ready (0: skip)")
 	flag.IntVar(&o.createDatabases, "create-databases", 5, "PostgresqlDatabases applied with each -create instance")
 	flag.IntVar(&o.createUsers, "create-users", 5, "PostgresqlUsers applied with each -create instance")
@@ -449,7 +452,10 @@ func (b *bench) measureFor(least time.Duration) (time.Duration, error) {
 		return least, err
 	}
 	if d, err := time.ParseDuration(effective); err == nil && time.Duration(1.2*float64(d)) > least {
-		return time.Duration(1.2 * float64(d)).Round(time.Second), nil
+		least = time.Duration(1.2 * float64(d)).Round(time.Second)
+	}
+	if b.o.measureMost > 0 {
+		least = min(least, b.o.measureMost)
 	}
 	return least, nil
 }
