@@ -103,8 +103,8 @@ func forObjects(ctx context.Context) bool {
 }
 
 // ObjectsTransport makes every request of rt a request made for objects:
-// for a client that only objects use (the SQL connectors, whose
-// certificates are refreshed outside any reconcile's context).
+// for a client that only objects use (the SQL connectors), whatever context
+// its library gives its requests.
 func ObjectsTransport(rt http.RoundTripper) http.RoundTripper {
 	if rt == nil {
 		// No budget to count them in.

@@ -211,7 +211,7 @@ func New(mgr ctrl.Manager, o Options) (*Core, error) {
 	c.lists = listcache.New(c.pacing.lastObjectInterval)
 	c.pacing.lists = func() int { return max(c.lists.Active(c.pacing.objectWatchExpiry()), c.needed.count()) }
 	if o.GlobalRateLimiter != nil && o.MaxReconcileRate > 0 {
-		c.objectLimiter = ratelimiter.NewGlobal(ObjectRate(o.MaxReconcileRate, cmp.Or(o.ObjectShare, budget.DefaultObjectShare)))
+		c.objectLimiter = ratelimiter.NewGlobal(objectRate(o.MaxReconcileRate, cmp.Or(o.ObjectShare, budget.DefaultObjectShare)))
 	}
 	// The connectors hold certificates and refresh them in the background:
 	// they go with the manager.

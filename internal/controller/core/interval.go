@@ -137,7 +137,7 @@ func (p *Pacing) interval(name string) time.Duration {
 		// polls may take only a share of them, so that new objects, spec
 		// changes and busy instances find free slots as well as the first
 		// place in the work queue. The objects' reconciles have a limiter
-		// of their own (ObjectRate).
+		// of their own (objectRate).
 		d = max(d, time.Duration(float64(n)/(reconcileShare*float64(p.reconcileRate))*float64(time.Second)))
 	}
 	effective := max(p.poll, d)
@@ -286,7 +286,7 @@ func (p *Pacing) listPeriodLocked() time.Duration {
 // gains objects keeps observing its instances as often as before.
 
 // objectReconcileShare is the share of the objects' reconcile rate
-// (ObjectRate) that polls of steady objects may plan for: an object's poll
+// (objectRate) that polls of steady objects may plan for: an object's poll
 // costs no request while its instance's listings are fresh, and new objects
 // and spec changes keep the rest.
 const objectReconcileShare = 0.75
@@ -295,10 +295,10 @@ const objectReconcileShare = 0.75
 // each object's poll asks for it.
 const objectPlanEvery = time.Second
 
-// ObjectRate is how many reconciles a second the objects may start, of the
+// objectRate is how many reconciles a second the objects may start, of the
 // provider's max_reconcile_rate rate, at the objects' share of it: at least
 // one.
-func ObjectRate(rate int, share float64) int {
+func objectRate(rate int, share float64) int {
 	return max(1, int(float64(rate)*share))
 }
 
@@ -348,7 +348,7 @@ func (p *Pacing) objectInterval() time.Duration {
 		d = time.Duration(float64(lists) / (share * float64(p.perMinute)) * float64(time.Minute))
 	}
 	if p.reconcileRate > 0 && p.others != nil {
-		rate := float64(ObjectRate(p.reconcileRate, p.objectShare))
+		rate := float64(objectRate(p.reconcileRate, p.objectShare))
 		d = max(d, time.Duration(float64(p.others())/(objectReconcileShare*rate)*float64(time.Second)))
 	}
 	effective := max(p.poll, d)
