@@ -311,12 +311,13 @@ func (p *Pacing) objectPollHook(key func(metav1.Object) string, busyInterval tim
 		// The instances' listings are spread by when their objects first
 		// came: a little lateness spreads a listing's objects no further
 		// than a few seconds, and keeps them after its expiry.
-		return max(readAt.Add(iv).Sub(now), minObjectWait) + lateBy(iv)
+		return max(readAt.Add(iv).Sub(now), min(minObjectWait, iv)) + lateBy(iv)
 	}
 }
 
-// minObjectWait is the least time before an object observed from a listing
-// comes back: one observed from a listing about to expire waits for the next.
+// minObjectWait is the least time (or the interval, when shorter) before an
+// object observed from a listing comes back: one observed from a listing
+// about to expire waits for the next.
 const minObjectWait = 5 * time.Second
 
 // objectLateness is the most, as a share of the interval, that an object
