@@ -254,8 +254,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // maxObjectShare is the most of the budget that reconcile.object_share may
-// give objects: the write reserve is never theirs.
-const maxObjectShare = 1 - budget.DefaultWriteReserve
+// give objects: the write reserve and the backup-health reads' share are
+// never theirs, so a larger share could never be given.
+const maxObjectShare = 1 - budget.DefaultWriteReserve - budget.HealthShare
 
 // Defaults is the configuration used for every key the file leaves out.
 func Defaults() Config {

@@ -409,9 +409,10 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 	limit := o.GlobalRateLimiter
 	if k.objects {
 		// An instance's objects: their requests and reconciles take the
-		// objects' shares.
+		// objects' shares, and those that wait poll at their interval.
 		inner = forObjects{paced}
 		limit = ratewait.Both(c.objectLimiter, limit)
+		paced.every = c.pacing.lastObjectInterval
 	}
 	return b.Complete(ratewait.New(name, inner, limit,
 		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(paced.keyOf(req)) })))

@@ -328,7 +328,9 @@ func (p *Pacing) objectInterval() time.Duration {
 	p.mu.Lock()
 	now := p.now()
 	if !p.objectPlanned.IsZero() && now.Sub(p.objectPlanned) < objectPlanEvery {
-		d := p.objectEvery
+		// As last computed; the poll interval while the first computation
+		// runs.
+		d := max(p.poll, p.objectEvery)
 		p.mu.Unlock()
 		return d
 	}

@@ -137,6 +137,17 @@ type backoffToPoll struct {
 	poll   time.Duration
 	// key names an object as the pacing's marks do; nil: objectKey.
 	key func(metav1.Object) string
+	// every is the kind's interval, at which a waiting object polls; nil:
+	// the instances' (effectiveInterval).
+	every func() time.Duration
+}
+
+// interval is the interval of the kind's polls.
+func (b *backoffToPoll) interval() time.Duration {
+	if b.every != nil {
+		return b.every()
+	}
+	return b.pacing.effectiveInterval()
 }
 
 // keyOf names the object of req as the pacing's marks do: by namespace and
@@ -179,7 +190,7 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if b.pacing.take(b.pacing.waiting, b.keyOf(req)) {
 		// A watch brings it back when what it waits for changes; this poll
 		// is for a change that none sees, at the fleet's pace.
-		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.pacing.effectiveInterval())), Priority: ptr.To(handler.LowPriority)}, nil
+		return reconcile.Result{RequeueAfter: jitter(max(b.poll, b.interval())), Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if d, ok := takeMark(b.pacing, b.pacing.relist, b.keyOf(req)); ok {
 		// Its condition says why; the next listing, not the backoff, can

@@ -241,6 +241,12 @@ func TestWaitingObjectsWaitForTheirWatchBehindOtherWork(t *testing.T) {
 	res, _ = b.Reconcile(context.Background(), req)
 	g.Expect(res.RequeueAfter).To(BeNumerically(">=", time.Duration(float64(20*time.Minute)*(1-pollJitter))))
 
+	// An instance's objects wait at their own interval, not the instances'.
+	b.every = func() time.Duration { return time.Hour }
+	pacer.Waiting(obj)
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res.RequeueAfter).To(BeNumerically(">=", time.Duration(float64(time.Hour)*(1-pollJitter))))
+
 	res, err = b.Reconcile(context.Background(), req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(backoff), "once: the next error backs off unless it waits again")
