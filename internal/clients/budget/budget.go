@@ -396,7 +396,7 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 		if a.objects && w.split != nil {
 			// Objects leave the instances what the split does not give
 			// them.
-			d = max(d, capWait(now, p, w.objectsWithin(now, p), w.objectCapLocked()))
+			d = max(d, capWait(now, p, within(w.objects, now, p), w.objectCapLocked()))
 		}
 	}
 	if d > 0 {

@@ -21,7 +21,6 @@ import (
 	"math"
 	"net/http"
 	"sync/atomic"
-	"time"
 )
 
 // The split between instances and their objects. An instance's databases,
@@ -122,9 +121,3 @@ func (t objectsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // PerMinute is the limit of the transport it wraps (Limited), so that the
 // connectors' clients are spaced as the others are.
 func (t objectsTransport) PerMinute() int { return PerMinuteOf(t.base) }
-
-// objectsWithin are the admission times of the requests made for objects
-// less than p before now, oldest first.
-func (w *Window) objectsWithin(now time.Time, p time.Duration) []time.Time {
-	return within(w.objects, now, p)
-}
