@@ -221,11 +221,11 @@ func countWith(ctx context.Context, c client.Client, cond xpv2.ConditionType, pr
 }
 
 // summary is the create phase's cell of the main table.
-func (cp createPhase) summary(create int) string {
+func (cp createPhase) summary() string {
 	switch {
 	case cp.took == 0:
 		return "-"
-	case cp.instancesReady < create || cp.objectsReady < cp.objects:
+	case cp.instancesReady < cp.instances || cp.objectsReady < cp.objects:
 		return fmt.Sprintf("> %.0f (%d+%d Ready)", cp.took.Seconds(), cp.instancesReady, cp.objectsReady)
 	}
 	return fmt.Sprintf("%.0f", cp.took.Seconds())

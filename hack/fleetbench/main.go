@@ -904,7 +904,7 @@ func print(o options, rows []row) {
 				other += v
 			}
 		}
-		create := r.cp.summary(o.create)
+		create := r.cp.summary()
 		warmup := r.warmup.Round(time.Second).String()
 		if r.synced < r.n || r.objectsSynced < r.objects {
 			warmup = fmt.Sprintf("> %s (%d synced)", warmup, r.synced+r.objectsSynced)
