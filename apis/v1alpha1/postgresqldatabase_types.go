@@ -195,6 +195,8 @@ type PostgresqlDatabaseStatus struct {
 // +kubebuilder:printcolumn:name="COLLATION",type="string",JSONPath=".spec.forProvider.collation",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instanceRef.name"
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,managed,cloudsql},shortName=pgdb
 type PostgresqlDatabase struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -238,6 +238,8 @@ type PostgresqlUserStatus struct {
 // +kubebuilder:printcolumn:name="DATABASES",type="string",JSONPath=".status.atProvider.databases",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instanceRef.name"
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,managed,cloudsql},shortName=pgu
 type PostgresqlUser struct {
 	metav1.TypeMeta   `json:",inline"`

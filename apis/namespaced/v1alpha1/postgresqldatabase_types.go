@@ -157,6 +157,10 @@ type PostgresqlDatabaseStatus struct {
 // +kubebuilder:printcolumn:name="COLLATION",type="string",JSONPath=".spec.forProvider.collation",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.clusterInstance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instanceRef.name"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.clusterInstanceRef.name"
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudsql}
 type PostgresqlDatabase struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -141,6 +141,10 @@ type PostgresqlUserStatus struct {
 // +kubebuilder:printcolumn:name="DATABASES",type="string",JSONPath=".status.atProvider.databases",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.clusterInstance"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.instanceRef.name"
+// +kubebuilder:selectablefield:JSONPath=".spec.forProvider.clusterInstanceRef.name"
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudsql}
 type PostgresqlUser struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -615,7 +615,7 @@ func TestHandle(t *testing.T) {
 			s := scheme(t)
 			r := tc.reader
 			if r == nil {
-				r = fake.NewClientBuilder().WithScheme(s).WithObjects(world()...).Build()
+				r = selectable(fake.NewClientBuilder().WithScheme(s).WithObjects(world()...)).Build()
 			}
 			v := postgresqlobject.New(r, s, policy)
 			got := verdictOf(v.Handle(context.Background(), tc.req.admission(t)), tc.want)
@@ -725,7 +725,7 @@ func TestCheckClusterInstance(t *testing.T) {
 			t.Parallel()
 			r := tc.namespaces
 			if r == nil {
-				r = fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(world()...).Build()
+				r = selectable(fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(world()...)).Build()
 			}
 			err := postgresqlobject.CheckClusterInstance(context.Background(), policy, r, tc.obj, "spec.forProvider.clusterInstance", tc.pi)
 			got := want{notAdmitted: postgresqlobject.IsNotAdmitted(err), err: err != nil}
