@@ -56,15 +56,31 @@ func selectable(b *fake.ClientBuilder) *fake.ClientBuilder {
 		WithIndex(&v1alpha1.PostgresqlUser{}, "spec.forProvider.instance", func(o client.Object) []string { return one(o.(*v1alpha1.PostgresqlUser).Spec.ForProvider.Instance) }).
 		WithIndex(&v1alpha1.PostgresqlUser{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string { return ref(o.(*v1alpha1.PostgresqlUser).Spec.ForProvider.InstanceRef) }).
 		WithIndex(&v1alpha1.PostgresqlDatabase{}, "spec.forProvider.instance", func(o client.Object) []string { return one(o.(*v1alpha1.PostgresqlDatabase).Spec.ForProvider.Instance) }).
-		WithIndex(&v1alpha1.PostgresqlDatabase{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string { return ref(o.(*v1alpha1.PostgresqlDatabase).Spec.ForProvider.InstanceRef) }).
+		WithIndex(&v1alpha1.PostgresqlDatabase{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string {
+			return ref(o.(*v1alpha1.PostgresqlDatabase).Spec.ForProvider.InstanceRef)
+		}).
 		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.instance", func(o client.Object) []string { return one(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.Instance) }).
-		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string { return nsRef(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.InstanceRef) }).
-		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.clusterInstance", func(o client.Object) []string { return one(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.ClusterInstance) }).
-		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.clusterInstanceRef.name", func(o client.Object) []string { return ref(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.ClusterInstanceRef) }).
-		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.instance", func(o client.Object) []string { return one(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.Instance) }).
-		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string { return nsRef(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.InstanceRef) }).
-		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.clusterInstance", func(o client.Object) []string { return one(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.ClusterInstance) }).
-		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.clusterInstanceRef.name", func(o client.Object) []string { return ref(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.ClusterInstanceRef) })
+		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string {
+			return nsRef(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.InstanceRef)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.clusterInstance", func(o client.Object) []string {
+			return one(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.ClusterInstance)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlUser{}, "spec.forProvider.clusterInstanceRef.name", func(o client.Object) []string {
+			return ref(o.(*nsv1alpha1.PostgresqlUser).Spec.ForProvider.ClusterInstanceRef)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.instance", func(o client.Object) []string {
+			return one(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.Instance)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.instanceRef.name", func(o client.Object) []string {
+			return nsRef(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.InstanceRef)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.clusterInstance", func(o client.Object) []string {
+			return one(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.ClusterInstance)
+		}).
+		WithIndex(&nsv1alpha1.PostgresqlDatabase{}, "spec.forProvider.clusterInstanceRef.name", func(o client.Object) []string {
+			return ref(o.(*nsv1alpha1.PostgresqlDatabase).Spec.ForProvider.ClusterInstanceRef)
+		})
 }
 
 // listings records the field selectors of the listings a reader serves, and
