@@ -582,6 +582,29 @@ func TestUsersAndDatabases(t *testing.T) {
 		g.Expect(users).To(BeNumerically(">=", 1), "the users are polled")
 	})
 
+	t.Run("NewDatabasesAreConfirmedFromTheListingAtHand", func(t *testing.T) {
+		g := NewWithT(t)
+		// Four databases of the shared instance, created together: each
+		// insert is DONE at once and joins the instance's listing, so they
+		// become Ready with no listing of their own (only the interval's).
+		before, inserts := w.calls(emulator.MethodDatabasesList, shared), w.calls(emulator.MethodDatabasesInsert, shared)
+		start := time.Now()
+		var dbs []conditioned
+		for i := range 4 {
+			dbs = append(dbs, w.clusterDatabase(fmt.Sprintf("batch%d-%s", i, w.id), shared, ""))
+		}
+		for _, d := range dbs {
+			w.waitReady(d)
+		}
+		took := time.Since(start)
+		lists := w.calls(emulator.MethodDatabasesList, shared) - before
+		t.Logf("4 databases Ready in %s with %d databases.list and %d databases.insert", took.Round(time.Millisecond), lists, w.calls(emulator.MethodDatabasesInsert, shared)-inserts)
+		g.Expect(w.calls(emulator.MethodDatabasesInsert, shared) - inserts).To(Equal(4))
+		// The poll interval's listings, and one more for the interval
+		// under way: one per insert would be 4.
+		g.Expect(lists).To(BeNumerically("<=", int(took/poll)+1))
+	})
+
 	t.Run("AnUnreachableInstanceIsAConditionRetriedAtThePollInterval", func(t *testing.T) {
 		g := NewWithT(t)
 		before := w.attempts.Load()

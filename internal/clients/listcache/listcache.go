@@ -24,6 +24,7 @@ package listcache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -190,6 +191,55 @@ func (c *Cache) Invalidate(k Key) {
 	defer c.mu.Unlock()
 	delete(c.entries, k)
 	c.gen[k]++
+}
+
+// InsertedDatabase records the answer op of a databases.insert that asked
+// for d (k.Kind is set to KindDatabases). When Cloud SQL answered it DONE
+// without an error, d joins k's listing: the object that made it is
+// confirmed from the listing at hand, not from a listing of its own, and its
+// instance's other objects go on being served from it (a listing begun
+// before the insert is neither kept nor shared with later callers, since it
+// may not show d). Otherwise the listing is dropped, as Invalidate does: the
+// next caller lists again, and sees the operation's end.
+func (c *Cache) InsertedDatabase(k Key, op *sqladmin.Operation, d *sqladmin.Database) {
+	k.Kind = KindDatabases
+	if !succeeded(op) {
+		c.Invalidate(k)
+		return
+	}
+	c.add(k, func(items any) any {
+		dbs, _ := items.([]*sqladmin.Database)
+		return append(slices.Clip(dbs), d)
+	})
+}
+
+// InsertedUser is InsertedDatabase for a users.insert that asked for u.
+func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u *sqladmin.User) {
+	k.Kind = KindUsers
+	if !succeeded(op) {
+		c.Invalidate(k)
+		return
+	}
+	c.add(k, func(items any) any {
+		users, _ := items.([]*sqladmin.User)
+		return append(slices.Clip(users), u)
+	})
+}
+
+// succeeded says whether op ended without an error.
+func succeeded(op *sqladmin.Operation) bool {
+	return op != nil && op.Status == "DONE" && (op.Error == nil || len(op.Error.Errors) == 0)
+}
+
+// add replaces the items of k's entry, when it has one, with with(items).
+// The items slice is never changed in place: callers may hold it.
+func (c *Cache) add(k Key, with func(any) any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen[k]++
+	if e, ok := c.entries[k]; ok {
+		e.items = with(e.items)
+	}
 }
 
 // Active is how many listings some object asked for within the last period:

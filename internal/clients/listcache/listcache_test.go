@@ -128,6 +128,114 @@ func TestInvalidateListsAgain(t *testing.T) {
 	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(2))
 }
 
+// What an insert made, once its operation is DONE, joins the listing at
+// hand: the object that made it, and its instance's other objects, are
+// served from it with no request. One still running drops the listing.
+func TestAnInsertJoinsTheListing(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+	dbs, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	users, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	for _, name := range []string{"sales", "stock"} {
+		op, err := svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: name}).Do()
+		g.Expect(err).NotTo(HaveOccurred())
+		c.InsertedDatabase(k, op, &sqladmin.Database{Name: name})
+	}
+	op, err := svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	c.InsertedUser(k, op, &sqladmin.User{Name: "app"})
+
+	again, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(HaveExactElements(HaveField("Name", "postgres"), HaveField("Name", "sales"), HaveField("Name", "stock")))
+	g.Expect(dbs).To(HaveLen(1), "a caller's slice is never changed under it")
+	moreUsers, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moreUsers).To(ContainElement(HaveField("Name", "app")))
+	g.Expect(moreUsers).To(HaveLen(len(users) + 1))
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(1))
+	g.Expect(emu.Counts()[emulator.MethodUsersList]).To(Equal(1))
+
+	// No listing at hand: the next caller lists, and sees it.
+	other := listcache.Key{Source: "pc", Project: project, Instance: "billing"}
+	op, err = svc.Databases.Insert(project, "billing", &sqladmin.Database{Name: "ledger"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	c.InsertedDatabase(other, op, &sqladmin.Database{Name: "ledger"})
+	dbs, _, err = c.Databases(context.Background(), svc, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dbs).To(ContainElement(HaveField("Name", "ledger")))
+	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(2))
+}
+
+// An insert whose operation is still running, or failed, drops the listing:
+// the next caller lists again, to see its end.
+func TestAnInsertNotDoneListsAgain(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+	for i, op := range []*sqladmin.Operation{
+		{Status: "RUNNING"},
+		{Status: "DONE", Error: &sqladmin.OperationErrors{Errors: []*sqladmin.OperationError{{Code: "INTERNAL_ERROR"}}}},
+		nil,
+	} {
+		_, _, err := c.Databases(context.Background(), svc, k)
+		g.Expect(err).NotTo(HaveOccurred())
+		c.InsertedDatabase(k, op, &sqladmin.Database{Name: "sales"})
+		dbs, _, err := c.Databases(context.Background(), svc, k)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(dbs).NotTo(ContainElement(HaveField("Name", "sales")), "only what Cloud SQL shows")
+		g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(i+2), "case %d: one listing more", i)
+	}
+}
+
+// A listing in flight when an insert joins the cache answers the callers
+// that were waiting for it, but is not kept: the next caller lists again.
+func TestAListingBegunBeforeAnInsertIsNotKept(t *testing.T) {
+	g := NewWithT(t)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	lists := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lists++
+		n := lists
+		mu.Unlock()
+		if n == 1 {
+			started <- struct{}{}
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"items":[{"name":"postgres"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+
+	done := make(chan error)
+	go func() {
+		_, _, err := c.Databases(context.Background(), svc, k)
+		done <- err
+	}()
+	<-started
+	c.InsertedDatabase(k, &sqladmin.Operation{Status: "DONE"}, &sqladmin.Database{Name: "sales"})
+	close(release)
+	g.Expect(<-done).NotTo(HaveOccurred())
+	_, _, err = c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(lists).To(Equal(2), "the listing begun before the insert was not kept")
+}
+
 func TestErrorsAreNotKept(t *testing.T) {
 	g := NewWithT(t)
 	emu, svc := env(t)

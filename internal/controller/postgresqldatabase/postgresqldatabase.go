@@ -308,11 +308,16 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
-	_, err = e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
+	op, err := e.conn.Service.Databases.Insert(e.conn.Project, e.conn.Instance, &sqladmin.Database{
 		Name: name, Charset: st.Charset, Collation: st.Collation,
 	}).Context(ctx).Do()
+	// Done at once, the database joins its instance's listing, and the
+	// next observation confirms it with no request of its own; else the
+	// listing is read again.
+	e.lists.InsertedDatabase(e.key(), op, &sqladmin.Database{
+		Name: name, Charset: st.Charset, Collation: st.Collation, Instance: e.conn.Instance, Project: e.conn.Project,
+	})
 	if cloudsql.IsDatabaseExists(err) {
 		// Made by someone else since the listing, it is not this object's
 		// to take (nor to give to its owner).

@@ -373,9 +373,12 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		}
 		u.Password, u.Type = pw, ""
 	}
-	defer e.lists.Invalidate(e.key())
 	e.pacer.Busy(mg)
-	_, err = e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do()
+	op, err := e.conn.Service.Users.Insert(e.conn.Project, e.conn.Instance, u).Context(ctx).Do()
+	// Done at once, the login joins its instance's listing (without its
+	// password), and the next observation confirms it with no request of
+	// its own; else the listing is read again.
+	e.lists.InsertedUser(e.key(), op, &sqladmin.User{Name: login, Type: u.Type, Instance: e.conn.Instance, Project: e.conn.Project})
 	if cloudsql.IsUserExists(err) {
 		// Made by an earlier attempt of this object's, its password not
 		// known to be set: it stays unconfirmed, and Update sets it. Made
