@@ -233,16 +233,29 @@ func (cp createPhase) summary() string {
 
 // least is the fewest requests that the phase needs: an insert of each
 // instance and object, and, for each instance with objects, one listing of
-// its databases and one of its users that sees them made.
-func (cp createPhase) least(databases, users int) int {
-	n := cp.instances + cp.objects
+// its databases and one of its users that sees them made. objects is the
+// part of them made for the databases and users.
+func (cp createPhase) least(databases, users int) (all, objects int) {
+	objects = cp.objects
 	if databases > 0 {
-		n += cp.instances
+		objects += cp.instances
 	}
 	if users > 0 {
-		n += cp.instances
+		objects += cp.instances
 	}
-	return n
+	return cp.instances + objects, objects
+}
+
+// leastTime is the least time that the quota allows the phase: its least
+// requests at the whole quota, and at least its objects' requests at the
+// share of the quota that the provider gives objects (reconcile.object_share:
+// the rest is kept for the instances' writes and reads and the backup
+// health reads, so that objects never slow the instances).
+func (cp createPhase) leastTime(o options) (atQuota, atShares time.Duration) {
+	all, objects := cp.least(o.createDatabases, o.createUsers)
+	perMinute := func(n int, rate float64) time.Duration { return time.Duration(float64(n) / rate * float64(time.Minute)) }
+	atQuota = perMinute(all, float64(o.quota))
+	return atQuota, max(atQuota, perMinute(objects, o.objectShare*float64(o.quota)))
 }
 
 // printCreate prints the create phase's table.
@@ -253,7 +266,7 @@ func printCreate(o options, rows []row) {
 	fmt.Printf("\ncreate phase: %d instances with %d databases and %d users each, applied one by one through the webhooks (8 at a time); users with managementPolicies Observe, Create, Delete, LateInitialize (no PostgreSQL at this scale)\n\n",
 		o.create, o.createDatabases, o.createUsers)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "fleet\tobserve\tinstances Ready\tobjects Ready\tall Ready after\trequests\tleast needed\tleast at the quota\tall Ready / least at the quota\tadmission lookups\t429s\tbusiest minute\tby method")
+	fmt.Fprintln(w, "fleet\tobserve\tinstances Ready\tobjects Ready\tall Ready after\trequests\tleast needed\tleast at the quota\tleast at object_share\tall Ready / least at the quota\tall Ready / least at object_share\tadmission lookups\t429s\tbusiest minute\tby method")
 	for _, r := range rows {
 		cp := r.cp
 		if cp.took == 0 {
@@ -266,11 +279,12 @@ func printCreate(o options, rows []row) {
 			methods = append(methods, fmt.Sprintf("%s %d", m, n))
 		}
 		slices.Sort(methods)
-		least := cp.least(o.createDatabases, o.createUsers)
-		atQuota := time.Duration(float64(least) / float64(o.quota) * float64(time.Minute))
-		fmt.Fprintf(w, "%d\t%s\t%d/%d at %s\t%d/%d at %s\t%s\t%d\t%d\t%s\t%.2f\t%d\t%d\t%d\t%s\n",
+		least, _ := cp.least(o.createDatabases, o.createUsers)
+		atQuota, atShares := cp.leastTime(o)
+		fmt.Fprintf(w, "%d\t%s\t%d/%d at %s\t%d/%d at %s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.2f\t%d\t%d\t%d\t%s\n",
 			r.n, r.mode, cp.instancesReady, cp.instances, cp.instancesAt.Round(time.Second), cp.objectsReady, cp.objects, cp.objectsAt.Round(time.Second),
-			cp.took.Round(time.Second), total, least, atQuota.Round(time.Second), cp.took.Seconds()/atQuota.Seconds(),
+			cp.took.Round(time.Second), total, least, atQuota.Round(time.Second), atShares.Round(time.Second),
+			cp.took.Seconds()/atQuota.Seconds(), cp.took.Seconds()/atShares.Seconds(),
 			cp.admission, cp.throttled, cp.busiest, strings.Join(methods, ", "))
 	}
 	_ = w.Flush()

@@ -105,6 +105,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
@@ -141,6 +142,8 @@ type options struct {
 	createModes []string
 	quota       int
 	rate        int
+	// objectShare is the provider's reconcile.object_share.
+	objectShare float64
 	warmupLimit time.Duration
 	createLimit time.Duration
 	// goMemLimit is the provider's GOMEMLIMIT, as in a container with a memory
@@ -173,6 +176,7 @@ func main() {
 	flag.StringVar(&createModes, "create-modes", "list", "comma-separated observe modes in which -create runs")
 	flag.IntVar(&o.quota, "quota", emulator.DefaultRequestBudget, "the emulator's requests per minute (and the provider's budget)")
 	flag.IntVar(&o.rate, "rate", 25, "reconcile.max_reconcile_rate of the provider")
+	flag.Float64Var(&o.objectShare, "object-share", budget.DefaultObjectShare, "reconcile.object_share of the provider: the most of the budget its databases, users and backups take")
 	flag.DurationVar(&o.warmupLimit, "warmup-limit", 20*time.Minute, "how long to wait for the first pass over the fleet before measuring anyway")
 	flag.DurationVar(&o.createLimit, "create-limit", 3*time.Hour, "how long to wait for the -create instances to be Ready before reporting how many are")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (the provider's logs and configuration) and print its path")
@@ -390,8 +394,8 @@ func (b *bench) startProvider(bin, dir string) error {
 	fmt.Fprintf(os.Stderr, "    provider: metrics http://%s/metrics, profiles http://%s/debug/pprof/\n", b.metricsAddr, pprofAddr)
 	cfg := filepath.Join(dir, fmt.Sprintf("config-%d-%s.toml", b.n, b.mode))
 	_, port, certDir := b.env.WebhookServing()
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nbackup_health_interval = %q\nmax_reconcile_rate = %d\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n\n[webhook]\nport = %d\ncert_dir = %q\n",
-		b.o.poll.String(), b.o.health.String(), b.o.rate, b.mode, b.o.quota, port, certDir), 0o600); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[reconcile]\npoll_interval = %q\nbackup_health_interval = %q\nmax_reconcile_rate = %d\nobject_share = %g\nobserve = %q\n\n[cloudsql]\nrequests_per_minute = %d\n\n[webhook]\nport = %d\ncert_dir = %q\n",
+		b.o.poll.String(), b.o.health.String(), b.o.rate, b.o.objectShare, b.mode, b.o.quota, port, certDir), 0o600); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -894,7 +898,7 @@ func print(o options, rows []row) {
 	if o.goMemLimit != "" {
 		memlimit = o.goMemLimit
 	}
-	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, steady state measured %s (with databases and users: at least 1.2 of the objects' intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.measure, memlimit)
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, object_share %g, steady state measured %s (with databases and users: at least 1.2 of the objects' intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.objectShare, o.measure, memlimit)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tbusiest minute\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert p99\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {

@@ -104,6 +104,12 @@ type Window struct {
 	// admission times within the last period, oldest first.
 	split   *Split
 	objects []time.Time
+	// objectWrites counts the writes made for objects (inserts, deletes,
+	// password changes) that wait for the objects' share: while any does,
+	// the objects' reads leave them the share's free events, so that a burst
+	// of new databases and users is not kept waiting by the listings that
+	// keep watch on the old ones (objects.go).
+	objectWrites int
 	// comeBack is, for each namespace, when the last object that was
 	// refused for its share was told to come back (shares.go).
 	comeBack map[string]time.Time
@@ -251,7 +257,28 @@ type ask struct {
 
 // begin blocks until a may be sent, and counts it (see Begin).
 func (w *Window) begin(ctx context.Context, a ask) (func(), error) {
-	return w.waitFor(ctx, func() (func(), time.Duration, error) { return w.admit(a) })
+	if !a.objects || a.c != classWrite || w.split == nil {
+		return w.waitFor(ctx, func() (func(), time.Duration, error) { return w.admit(a) })
+	}
+	// A write made for objects that has to wait is counted while it waits.
+	waiting := false
+	defer func() {
+		if waiting {
+			w.mu.Lock()
+			w.objectWrites--
+			w.mu.Unlock()
+		}
+	}()
+	return w.waitFor(ctx, func() (func(), time.Duration, error) {
+		done, d, err := w.admit(a)
+		if d > 0 && !waiting {
+			waiting = true
+			w.mu.Lock()
+			w.objectWrites++
+			w.mu.Unlock()
+		}
+		return done, d, err
+	})
 }
 
 // Begin blocks until a write may be sent, and counts it; it returns the
@@ -397,6 +424,9 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 			// Objects leave the instances what the split does not give
 			// them.
 			d = max(d, capWait(now, p, within(w.objects, now, p), w.objectCapLocked()))
+			if c == classRead && w.objectWrites > 0 {
+				d = max(d, w.writesFirstLocked(now, p))
+			}
 		}
 	}
 	if d > 0 {

@@ -21,6 +21,7 @@ import (
 	"math"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // The split between instances and their objects. An instance's databases,
@@ -84,6 +85,24 @@ func WithSplit(s *Split) WindowOption {
 // objectCapLocked is how many of a period's events objects may use.
 func (w *Window) objectCapLocked() int {
 	return max(1, int(float64(w.limit)*w.split.Objects()))
+}
+
+// writesFirstTick is the least time that a read made for objects waits
+// while writes made for objects wait for the whole of their share: it asks
+// again after them.
+const writesFirstTick = time.Second
+
+// writesFirstLocked is how long a read made for objects waits while
+// objectWrites writes made for objects wait: until the share has a free
+// event for each of them and one more for it. The writes are changes users
+// asked for; the reads are listings that watch unchanged objects, which come
+// a little later, and the share is spent either way.
+func (w *Window) writesFirstLocked(now time.Time, p time.Duration) time.Duration {
+	room := w.objectCapLocked() - w.objectWrites
+	if room < 1 {
+		return max(capWait(now, p, within(w.objects, now, p), w.objectCapLocked()), writesFirstTick)
+	}
+	return capWait(now, p, within(w.objects, now, p), room)
 }
 
 type objectsKey struct{}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,4 +93,76 @@ func TestObjectsAreMarkedByContextOrTransport(t *testing.T) {
 	start := clk.Now()
 	get(tr, ForObjects(ctx))
 	g.Expect(clk.Now()).To(Equal(start.Add(time.Minute)))
+}
+
+// While a write made for objects waits for their share, their reads leave
+// it the share's free events: a burst of inserts is not kept waiting by the
+// listings that watch unchanged objects. Instances' requests are not
+// concerned.
+func TestObjectsWritesGoBeforeTheirReads(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	// Five of ten for objects.
+	w := NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithSplit(NewSplit(0.5)))
+	read, write := ask{c: classRead, objects: true}, ask{c: classWrite, objects: true}
+	admitted := func(a ask) bool {
+		done, d, err := w.admit(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		if d > 0 {
+			return false
+		}
+		done()
+		return true
+	}
+	for range 3 {
+		g.Expect(admitted(read)).To(BeTrue())
+	}
+	// One write waits: a read may take one of the two free events, not both.
+	w.mu.Lock()
+	w.objectWrites = 1
+	w.mu.Unlock()
+	g.Expect(admitted(read)).To(BeTrue())
+	g.Expect(admitted(read)).To(BeFalse(), "the last free event is the waiting write's")
+	g.Expect(admitted(ask{c: classRead})).To(BeTrue(), "an instance's read is not concerned")
+	g.Expect(admitted(write)).To(BeTrue())
+	// Two writes wait and the share is full: a read asks again after them,
+	// at least writesFirstTick later.
+	w.mu.Lock()
+	w.objectWrites = 2
+	w.mu.Unlock()
+	_, d, _ := w.admit(read)
+	g.Expect(d).To(BeNumerically(">=", writesFirstTick))
+}
+
+// A write made for objects is counted while it waits for their share, and
+// no longer once admitted.
+func TestAWaitingObjectWriteIsCounted(t *testing.T) {
+	g := NewWithT(t)
+	slept := make(chan struct{})
+	wake := make(chan struct{})
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	sleep := func(_ context.Context, d time.Duration) error {
+		slept <- struct{}{}
+		<-wake
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+		return nil
+	}
+	w := NewWindow(2, time.Minute, WithClock(clock, sleep), WithSplit(NewSplit(0.5)))
+	ctx := ForObjects(context.Background())
+	g.Expect(ended(w.begin(ctx, ask{c: classWrite, objects: true}))).To(Succeed())
+	errs := make(chan error)
+	go func() { errs <- ended(w.begin(ctx, ask{c: classWrite, objects: true})) }()
+	<-slept
+	w.mu.Lock()
+	g.Expect(w.objectWrites).To(Equal(1), "counted while it waits")
+	w.mu.Unlock()
+	close(wake)
+	g.Expect(<-errs).To(Succeed())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	g.Expect(w.objectWrites).To(BeZero(), "no longer once admitted")
 }
