@@ -253,7 +253,9 @@ func (cp createPhase) least(databases, users int) (all, objects int) {
 // health reads, so that objects never slow the instances).
 func (cp createPhase) leastTime(o options) (atQuota, atShares time.Duration) {
 	all, objects := cp.least(o.createDatabases, o.createUsers)
-	perMinute := func(n int, rate float64) time.Duration { return time.Duration(float64(n) / rate * float64(time.Minute)) }
+	perMinute := func(n int, rate float64) time.Duration {
+		return time.Duration(float64(n) / rate * float64(time.Minute))
+	}
 	atQuota = perMinute(all, float64(o.quota))
 	return atQuota, max(atQuota, perMinute(objects, o.objectShare*float64(o.quota)))
 }
