@@ -446,6 +446,9 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 	}
 	if a.objects && c != classLookup {
 		w.objects = append(w.objects, now)
+		if c == classWrite && w.split != nil {
+			w.split.wrote(now)
+		}
 	}
 	if w.maxSkew == 0 {
 		return func() {}, 0, nil

@@ -20,6 +20,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -48,8 +49,47 @@ const MinObjectShare = 0.1
 
 // A Split holds the share of a window's events that the requests made for
 // objects may use; the windows that WithSplit gave it read it at each
-// admission. It is safe for concurrent use. A nil Split caps nothing.
-type Split struct{ bits atomic.Uint64 }
+// admission, and tell it of the writes made for objects they admit. It is
+// safe for concurrent use. A nil Split caps nothing.
+type Split struct {
+	bits atomic.Uint64
+
+	mu sync.Mutex
+	// writes are the admission times of the writes made for objects in the
+	// last splitPeriod, oldest first.
+	writes []time.Time
+}
+
+// splitPeriod is how far back a Split counts the writes made for objects.
+const splitPeriod = time.Minute
+
+// wrote records a write made for objects, admitted at now.
+func (s *Split) wrote(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes = append(s.dropLocked(now), now)
+}
+
+// Writes is how many writes made for objects (their inserts, deletes and
+// password changes) the windows of s admitted in the minute before now: the
+// changes users asked for, which the objects' listings make room for.
+func (s *Split) Writes(now time.Time) int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes = s.dropLocked(now)
+	return len(s.writes)
+}
+
+func (s *Split) dropLocked(now time.Time) []time.Time {
+	drop := 0
+	for drop < len(s.writes) && now.Sub(s.writes[drop]) >= splitPeriod {
+		drop++
+	}
+	return s.writes[drop:]
+}
 
 // NewSplit returns a split that gives objects share of a window (0 to 1).
 func NewSplit(share float64) *Split {

@@ -166,3 +166,20 @@ func TestAWaitingObjectWriteIsCounted(t *testing.T) {
 	defer w.mu.Unlock()
 	g.Expect(w.objectWrites).To(BeZero(), "no longer once admitted")
 }
+
+// A split counts the writes made for objects that its windows admitted in
+// the last minute: not their reads, nor the instances' writes.
+func TestASplitCountsTheObjectsWrites(t *testing.T) {
+	g := NewWithT(t)
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	split := NewSplit(0.5)
+	w := NewWindow(100, time.Minute, WithClock(clk.Now, clk.Sleep), WithSplit(split))
+	ctx := context.Background()
+	for _, a := range []ask{{c: classWrite, objects: true}, {c: classWrite, objects: true}, {c: classRead, objects: true}, {c: classWrite}} {
+		g.Expect(ended(w.begin(ctx, a))).To(Succeed())
+	}
+	g.Expect(split.Writes(clk.Now())).To(Equal(2))
+	g.Expect(split.Writes(clk.Now().Add(59 * time.Second))).To(Equal(2))
+	g.Expect(split.Writes(clk.Now().Add(time.Minute))).To(BeZero(), "a minute later")
+	g.Expect((*Split)(nil).Writes(clk.Now())).To(BeZero())
+}

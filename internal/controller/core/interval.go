@@ -347,7 +347,7 @@ func (p *Pacing) objectInterval() time.Duration {
 		if p.lists != nil {
 			lists = p.lists()
 		}
-		d = time.Duration(float64(lists) / (share * float64(p.perMinute)) * float64(time.Minute))
+		d = time.Duration(float64(lists) / listingsPerMinute(share*float64(p.perMinute), p.split.Writes(now)) * float64(time.Minute))
 	}
 	if p.reconcileRate > 0 && p.others != nil {
 		rate := float64(objectRate(p.reconcileRate, p.objectShare))
@@ -359,6 +359,22 @@ func (p *Pacing) objectInterval() time.Duration {
 	p.mu.Unlock()
 	metrics.ObjectPollInterval.Set(effective.Seconds())
 	return effective
+}
+
+// minListingShare is the least share of the objects' budget that their
+// listings plan for while the objects' writes take the rest.
+const minListingShare = 0.1
+
+// listingsPerMinute is how many listings of instances' databases and users
+// the objects' interval plans for, of their budget of perMinute requests a
+// minute: what the objects' writes of the last minute (inserts, deletes,
+// password changes: what users asked for) leave, at least a tenth. In the
+// steady state that is the whole budget; while thousands of new databases
+// and users are created, the listings that watch the unchanged ones give
+// way, and their interval grows for as long as the burst lasts, instead of
+// holding every worker in a wait for the budget ahead of the inserts.
+func listingsPerMinute(perMinute float64, writes int) float64 {
+	return max(perMinute-float64(writes), minListingShare*perMinute)
 }
 
 // objectWatchExpiry is how long a listing of an instance's databases or

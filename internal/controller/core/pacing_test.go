@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -468,6 +469,46 @@ func TestObjectsArePacedApart(t *testing.T) {
 		})
 	}
 }
+
+// While the objects' writes (a burst of new databases and users) take their
+// share of the budget, the listings that watch the unchanged objects give
+// way, down to a tenth of it: their interval grows, and comes back once the
+// writes end.
+func TestObjectsListingsGiveWayToTheirWrites(t *testing.T) {
+	g := NewWithT(t)
+	minutes := func(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
+	g.Expect(listingsPerMinute(90, 0)).To(Equal(90.0))
+	g.Expect(listingsPerMinute(90, 60)).To(Equal(30.0))
+	g.Expect(listingsPerMinute(90, 200)).To(Equal(9.0), "at least a tenth")
+
+	split := budget.NewSplit(1)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := budget.NewWindow(1000, time.Minute, budget.WithSplit(split), budget.WithClock(func() time.Time { return now }, nil))
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, perMinute: 180, listed: true, split: split})
+	p.now = func() time.Time { return now }
+	p.lists = func() int { return 2000 }
+	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/90), time.Second), "no writes: the whole share")
+
+	tr := budget.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	}), w)
+	for range 60 {
+		req, err := http.NewRequestWithContext(budget.ForObjects(context.Background()), http.MethodPost, "http://cloudsql.invalid/insert", http.NoBody)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp, err := tr.RoundTrip(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+	}
+	now = now.Add(objectPlanEvery)
+	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/30), time.Second), "60 inserts a minute leave the listings 30")
+	now = now.Add(time.Minute)
+	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/90), time.Second), "the burst over")
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // While operations of the provider's run, a project is listed often enough to
 // see each end within a fifth of the time it took, every 2 s at the most and

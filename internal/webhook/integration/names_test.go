@@ -158,3 +158,36 @@ func TestTenantsKeepTheProxyKey(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, pi)).To(Succeed())
 	g.Eventually(absent("tenant-keyed-app", key), eventually, poll).Should(BeTrue(), "the copy goes with the namespace's admission")
 }
+
+// The name check selects, on the API server, the objects that name an
+// instance: the CRDs declare those fields selectable, so a field selector
+// on each is answered, and answers only the objects that name it.
+func TestTheInstanceFieldsAreSelectable(t *testing.T) {
+	controlplane.Need(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace(t, "select-a", nil)
+	u := namespacedUser("select-a", "picked", func(u *nsv1alpha1.PostgresqlUser) {
+		u.Spec.ForProvider.InstanceRef = &xpv2.NamespacedReference{Name: "select-pg"}
+	})
+	g.Expect(env.Client.Create(ctx, u)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), u) })
+	for _, tc := range []struct {
+		list   client.ObjectList
+		fields []string
+	}{
+		{&v1alpha1.PostgresqlUserList{}, []string{"spec.forProvider.instance", "spec.forProvider.instanceRef.name"}},
+		{&v1alpha1.PostgresqlDatabaseList{}, []string{"spec.forProvider.instance", "spec.forProvider.instanceRef.name"}},
+		{&nsv1alpha1.PostgresqlUserList{}, []string{"spec.forProvider.instance", "spec.forProvider.instanceRef.name", "spec.forProvider.clusterInstance", "spec.forProvider.clusterInstanceRef.name"}},
+		{&nsv1alpha1.PostgresqlDatabaseList{}, []string{"spec.forProvider.instance", "spec.forProvider.instanceRef.name", "spec.forProvider.clusterInstance", "spec.forProvider.clusterInstanceRef.name"}},
+	} {
+		for _, f := range tc.fields {
+			g.Expect(env.Client.List(ctx, tc.list, client.MatchingFields{f: "select-pg"})).To(Succeed(), "%T selects by %s", tc.list, f)
+		}
+	}
+	picked := &nsv1alpha1.PostgresqlUserList{}
+	g.Expect(env.Client.List(ctx, picked, client.InNamespace("select-a"), client.MatchingFields{"spec.forProvider.instanceRef.name": "select-pg"})).To(Succeed())
+	g.Expect(picked.Items).To(ConsistOf(HaveField("Name", "picked")))
+	g.Expect(env.Client.List(ctx, picked, client.InNamespace("select-a"), client.MatchingFields{"spec.forProvider.instanceRef.name": "other-pg"})).To(Succeed())
+	g.Expect(picked.Items).To(BeEmpty())
+}
