@@ -49,15 +49,18 @@ import (
 )
 
 const (
-	errNoInstance       = "spec.forProvider.instance is not set: name the PostgresqlInstance the user belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
-	errInspect          = "cannot read the privileges of login %s on Cloud SQL instance %s"
-	errLeastPrivilege   = "cannot give login %s least privilege on Cloud SQL instance %s"
-	errCreateUser       = "cannot create login %s on Cloud SQL instance %s in project %s"
-	errSetPassword      = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
-	errDeleteUser       = "cannot delete login %s from Cloud SQL instance %s in project %s"
-	errOwnsDatabases    = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
-	errGeneratePassword = "cannot generate a password for login %s"
-	errListDatabases    = "cannot list the PostgresqlDatabases that this user may own"
+	errNoInstance     = "spec.forProvider.instance is not set: name the PostgresqlInstance the user belongs to (instance, instanceRef or instanceSelector; clusterInstance* for a cluster-scoped one)"
+	errInspect        = "cannot read the privileges of login %s on Cloud SQL instance %s"
+	errLeastPrivilege = "cannot give login %s least privilege on Cloud SQL instance %s"
+	errCreateUser     = "cannot create login %s on Cloud SQL instance %s in project %s"
+	// msgUnconfirmedNoUpdate says why a login whose password is not known to
+	// be set stays Creating.
+	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (an insert was retried and found the login made); only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
+	errSetPassword         = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
+	errDeleteUser          = "cannot delete login %s from Cloud SQL instance %s in project %s"
+	errOwnsDatabases       = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
+	errGeneratePassword    = "cannot generate a password for login %s"
+	errListDatabases       = "cannot list the PostgresqlDatabases that this user may own"
 )
 
 // user is a PostgresqlUser of either kind.
@@ -259,9 +262,14 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	obs.Databases = e.role.Databases
 
 	upToDate := (leastPrivileged(obs) || !core.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed())
-	if upToDate {
+	switch {
+	case upToDate:
 		mg.SetConditions(xpv2.Available())
-	} else {
+	case builtIn(mg) && !e.password.Confirmed() && !e.sending && !core.MayChange(mg):
+		// Only Update could set it, and the policies leave it out: say so,
+		// rather than wait for ever.
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance)))
+	default:
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("login %s is being given least privilege", login)))
 	}
 	o := managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}
