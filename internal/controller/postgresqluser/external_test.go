@@ -409,6 +409,22 @@ func TestObserve(t *testing.T) {
 				Pacing: []string{"stalled"}, Secret: "stored", Login: "stored", Calls: []string{emulator.MethodUsersList},
 			},
 		},
+		"UnconfirmedWithoutUpdate": {
+			reason: "A login whose password is not known to be set, and whose policies leave out Update (the only way to set it), says so and what to do, rather than wait silently.",
+			args: args{
+				mg: appUser(func(u *v1alpha1.PostgresqlUser) {
+					u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionDelete}
+				}),
+				cloud:   []cloud{login("app", otherPW)},
+				secrets: []client.Object{secret(storedPW, true, ourUID)},
+			},
+			want: result{
+				Exists: true,
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (an insert was retried and found the login made); " +
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
+			},
+		},
 		"NoSQL": {
 			reason: "A connection that cannot run SQL is an error, not a panic.",
 			args:   args{mg: appUser(serviceAccount("app@p.iam.gserviceaccount.com")), cloud: []cloud{iamLogin("app@p.iam", "CLOUD_IAM_SERVICE_ACCOUNT")}},
