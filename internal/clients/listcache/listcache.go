@@ -203,42 +203,28 @@ func (c *Cache) Invalidate(k Key) {
 // next caller lists again, and sees the operation's end.
 func (c *Cache) InsertedDatabase(k Key, op *sqladmin.Operation, d *sqladmin.Database) {
 	k.Kind = KindDatabases
-	if !succeeded(op) {
-		c.Invalidate(k)
-		return
-	}
-	c.add(k, func(items any) any {
-		dbs, _ := items.([]*sqladmin.Database)
-		return append(slices.Clip(dbs), d)
-	})
+	inserted(c, k, op, d)
 }
 
 // InsertedUser is InsertedDatabase for a users.insert that asked for u.
 func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u *sqladmin.User) {
 	k.Kind = KindUsers
-	if !succeeded(op) {
+	inserted(c, k, op, u)
+}
+
+// inserted is InsertedDatabase and InsertedUser for a listing of Ts. The
+// entry's slice is never changed in place: callers may hold it.
+func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) {
+	if op == nil || op.Status != "DONE" || (op.Error != nil && len(op.Error.Errors) > 0) {
 		c.Invalidate(k)
 		return
 	}
-	c.add(k, func(items any) any {
-		users, _ := items.([]*sqladmin.User)
-		return append(slices.Clip(users), u)
-	})
-}
-
-// succeeded says whether op ended without an error.
-func succeeded(op *sqladmin.Operation) bool {
-	return op != nil && op.Status == "DONE" && (op.Error == nil || len(op.Error.Errors) == 0)
-}
-
-// add replaces the items of k's entry, when it has one, with with(items).
-// The items slice is never changed in place: callers may hold it.
-func (c *Cache) add(k Key, with func(any) any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen[k]++
 	if e, ok := c.entries[k]; ok {
-		e.items = with(e.items)
+		items, _ := e.items.([]T)
+		e.items = append(slices.Clip(items), item)
 	}
 }
 

@@ -130,7 +130,7 @@ func TestInvalidateListsAgain(t *testing.T) {
 
 // What an insert made, once its operation is DONE, joins the listing at
 // hand: the object that made it, and its instance's other objects, are
-// served from it with no request. One still running drops the listing.
+// served from it with no request.
 func TestAnInsertJoinsTheListing(t *testing.T) {
 	g := NewWithT(t)
 	emu, svc := env(t)
