@@ -204,6 +204,14 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// listings see its end, and reconcile the object then.
 		return reconcile.Result{RequeueAfter: b.pacing.writtenRequeue(), Priority: ptr.To(followUpPriority)}, nil
 	}
+	if b.pacing.take(b.pacing.made, b.keyOf(req)) && err == nil {
+		// Its insert is done and in its instance's listing: the visit that
+		// makes it Ready reads that listing (no request), and goes before
+		// new objects, whose first observations may wait for the budget
+		// (a burst of thousands of new databases and users).
+		res.Priority = ptr.To(followUpPriority)
+		return res, nil
+	}
 	if err == nil && res.RequeueAfter > b.pacing.busyPoll {
 		res.Priority = ptr.To(handler.LowPriority)
 	}

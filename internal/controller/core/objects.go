@@ -209,6 +209,7 @@ func (c *Core) Lists() *listcache.Cache { return c.lists }
 // Pacer leaves them; tests record them.
 type Marks interface {
 	Busy(m metav1.Object)
+	Made(m metav1.Object)
 	Stalled(m metav1.Object)
 	Waiting(m metav1.Object)
 	Observed(m metav1.Object, readAt time.Time)
@@ -229,6 +230,17 @@ func (c *Core) Pacer(gvk schema.GroupVersionKind) Pacer { return Pacer{p: c.paci
 func (p Pacer) Busy(m metav1.Object) {
 	if p.p != nil {
 		p.p.markSoon(kindKey(p.gvk, m))
+	}
+}
+
+// Made says that Cloud SQL accepted the object's insert in the reconcile
+// under way: the visit that confirms it comes at followUpPriority, before
+// new objects.
+func (p Pacer) Made(m metav1.Object) {
+	if p.p != nil {
+		p.p.mu.Lock()
+		defer p.p.mu.Unlock()
+		p.p.made[kindKey(p.gvk, m)] = true
 	}
 }
 

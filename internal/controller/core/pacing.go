@@ -66,6 +66,9 @@ type marks struct {
 	// once would only start a listing that shows it PENDING_CREATE or
 	// PENDING_DELETE.
 	wrote map[string]bool
+	// made marks objects whose insert Cloud SQL accepted in the reconcile
+	// under way (Pacer.Made).
+	made map[string]bool
 	// settled marks objects of other kinds whose external resource no
 	// longer changes by itself (a finished backup): they come back at
 	// settledFactor times the fleet's interval.
@@ -195,7 +198,7 @@ func newPacing(c pacingConfig) *Pacing {
 		health: backupHealth{every: healthEvery, started: time.Now(), tried: map[string]time.Time{}, requests: map[string]int{}},
 		marks: marks{
 			busy: map[string]bool{}, stalled: map[string]bool{}, waiting: map[string]bool{},
-			relist: map[string]time.Duration{}, wrote: map[string]bool{}, settled: map[string]bool{},
+			relist: map[string]time.Duration{}, wrote: map[string]bool{}, made: map[string]bool{}, settled: map[string]bool{},
 		},
 		operations: operations{
 			active: map[string]time.Time{}, hurry: map[string]bool{}, visible: map[string]bool{}, idle: map[string]bool{},
@@ -262,6 +265,7 @@ func (p *Pacing) Forget(name string) {
 	delete(p.changeSeen, name)
 	delete(p.opAt, name)
 	delete(p.wrote, name)
+	delete(p.made, name)
 	delete(p.settled, name)
 	delete(p.opsAsked, name)
 	delete(p.seen, name)

@@ -654,6 +654,34 @@ func TestACreateIsNotObservedAtOnce(t *testing.T) {
 
 }
 
+// An object whose insert is done comes back at once, as crossplane-runtime
+// asks, but ahead of new objects: the visit reads the listing the insert
+// joined, and makes it Ready.
+func TestAMadeObjectIsConfirmedFirst(t *testing.T) {
+	g := NewWithT(t)
+	p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+	//lint:ignore SA1019 crossplane-runtime's managed reconciler answers Requeue after a create
+	again := reconcile.Result{Requeue: true}
+	b := &backoffToPoll{inner: fixedResult{res: again}, pacing: p, poll: 5 * time.Minute}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: "orders"}}
+	pacer := Pacer{p: p, gvk: v1alpha1.PostgresqlDatabaseGroupVersionKind}
+	key := &metav1.ObjectMeta{Name: "orders"}
+
+	pacer.Made(key)
+	b.key = func(m metav1.Object) string { return kindKey(v1alpha1.PostgresqlDatabaseGroupVersionKind, m) }
+	res, err := b.Reconcile(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	//lint:ignore SA1019 crossplane-runtime's managed reconciler answers Requeue after a create
+	g.Expect(res).To(Equal(reconcile.Result{Requeue: true, Priority: ptr.To(followUpPriority)}))
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res).To(Equal(again), "once")
+
+	pacer.Made(key)
+	b.inner = fixedResult{res: again, err: errors.New("cannot update the status")}
+	res, _ = b.Reconcile(context.Background(), req)
+	g.Expect(res).To(Equal(again), "an error keeps its backoff")
+}
+
 // In controller-runtime's priority queue, an instance whose operation a
 // listing saw end, and the visit after an insert, go before new objects that
 // were queued earlier (which would each hold a worker waiting for the write

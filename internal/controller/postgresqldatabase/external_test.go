@@ -389,13 +389,13 @@ func TestCreate(t *testing.T) {
 		"Creates": {
 			reason: "A database is created with its charset and collation.",
 			args:   args{mg: ordersDB()},
-			want:   result{Pacing: []string{"busy"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert}},
+			want:   result{Pacing: []string{"busy", "made"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert}},
 		},
 		"NamedDatabase": {
 			reason: "spec.forProvider.name, not metadata.name, is the database made.",
 			args:   args{mg: ordersDB(dbNamed("orders_v2"))},
 			want: result{
-				Pacing: []string{"busy"}, Databases: []string{"orders_v2 UTF8 en_US.UTF8", "postgres UTF8 en_US.UTF8"},
+				Pacing: []string{"busy", "made"}, Databases: []string{"orders_v2 UTF8 en_US.UTF8", "postgres UTF8 en_US.UTF8"},
 				Calls: []string{emulator.MethodDatabasesInsert},
 			},
 		},

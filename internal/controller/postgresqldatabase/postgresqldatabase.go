@@ -318,6 +318,9 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	e.lists.InsertedDatabase(e.key(), op, &sqladmin.Database{
 		Name: name, Charset: st.Charset, Collation: st.Collation, Instance: e.conn.Instance, Project: e.conn.Project,
 	})
+	if err == nil {
+		e.pacer.Made(mg)
+	}
 	if cloudsql.IsDatabaseExists(err) {
 		// Made by someone else since the listing, it is not this object's
 		// to take (nor to give to its owner).

@@ -463,7 +463,7 @@ func TestCreate(t *testing.T) {
 			reason: "A new login gets a generated password, stored before users.insert and confirmed after it.",
 			args:   args{mg: appUser()},
 			want: result{
-				Pacing: []string{"busy"}, Secret: "generated", Login: "generated",
+				Pacing: []string{"busy", "made"}, Secret: "generated", Login: "generated",
 				Calls: []string{emulator.MethodUsersInsert},
 			},
 		},
@@ -471,7 +471,7 @@ func TestCreate(t *testing.T) {
 			reason: "A password stored by an earlier attempt is the one given to Cloud SQL: the secret and the login never differ.",
 			args:   args{mg: appUser(), secrets: []client.Object{secret(storedPW, true, ourUID)}},
 			want: result{
-				Pacing: []string{"busy"}, Secret: "stored", Login: "stored",
+				Pacing: []string{"busy", "made"}, Secret: "stored", Login: "stored",
 				Calls: []string{emulator.MethodUsersInsert},
 			},
 		},
@@ -531,7 +531,7 @@ func TestCreate(t *testing.T) {
 			reason: "An IAM login has no password: users.insert gets its type and the email without .gserviceaccount.com.",
 			args:   args{mg: appUser(serviceAccount("app@p.iam.gserviceaccount.com"))},
 			want: result{
-				Pacing: []string{"busy"}, Secret: "none", Login: "unknown",
+				Pacing: []string{"busy", "made"}, Secret: "none", Login: "unknown",
 				Calls: []string{emulator.MethodUsersInsert},
 			},
 		},

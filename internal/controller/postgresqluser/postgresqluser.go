@@ -396,6 +396,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
 	}
+	e.pacer.Made(mg)
 	if builtIn(mg) {
 		if err := e.passwords.Store(ctx, mg, login, u.Password, false); err != nil {
 			return managed.ExternalCreation{}, err

@@ -40,10 +40,13 @@ import (
 
 // Marks records the marks a reconcile left for the pacing
 // (postgresqlinstance.Marks).
-type Marks struct{ busy, stalled, waiting, settled bool }
+type Marks struct{ busy, made, stalled, waiting, settled bool }
 
 // Busy records that the object is busy.
 func (r *Marks) Busy(metav1.Object) { r.busy = true }
+
+// Made records that the object's insert was accepted.
+func (r *Marks) Made(metav1.Object) { r.made = true }
 
 // Stalled records that the object is stalled.
 func (r *Marks) Stalled(metav1.Object) { r.stalled = true }
@@ -57,11 +60,15 @@ func (r *Marks) Observed(metav1.Object, time.Time) {}
 // Settled records that what the object manages no longer changes by itself.
 func (r *Marks) Settled(metav1.Object) { r.settled = true }
 
-// List is the marks left, in a fixed order: busy, stalled, waiting.
+// List is the marks left, in a fixed order: busy, made, stalled, waiting,
+// settled.
 func (r *Marks) List() []string {
 	var m []string
 	if r.busy {
 		m = append(m, "busy")
+	}
+	if r.made {
+		m = append(m, "made")
 	}
 	if r.stalled {
 		m = append(m, "stalled")
