@@ -34,7 +34,10 @@ limitations under the License.
 //     -create-users users, applied one by one through the provider's webhooks
 //     as users apply them (8 at a time), timed to Ready, with the requests it
 //     made against the fewest it needs (an insert of each, and one listing of
-//     each instance's databases and of its users) at the quota. The imported
+//     each instance's databases and of its users), and its time against the
+//     least that the quota allows: those requests at the whole quota, and
+//     the objects' part of them at the share the provider gives objects
+//     (-object-share: the rest is kept for the instances). The imported
 //     fleet is written with the webhooks held back; they come back for this
 //     phase. The emulator has no PostgreSQL at this scale, so the users are
 //     created with managementPolicies Observe, Create, Delete and
