@@ -334,6 +334,8 @@ func (p *Pacing) objectInterval() time.Duration {
 		p.mu.Unlock()
 		return d
 	}
+	// The last interval, and how long ago it was computed.
+	prev, since := p.objectEvery, now.Sub(p.objectPlanned)
 	p.objectPlanned = now
 	reads, every := p.instanceReads, max(p.poll, p.lastReported)
 	p.mu.Unlock()
@@ -353,7 +355,16 @@ func (p *Pacing) objectInterval() time.Duration {
 		rate := float64(objectRate(p.reconcileRate, p.objectShare))
 		d = max(d, time.Duration(float64(p.others())/(objectReconcileShare*rate)*float64(time.Second)))
 	}
+	// It grows at once, and shrinks no faster than time passes: when a burst
+	// of writes ends, the listings it made last longer (they are younger
+	// than the interval), and those read at its end would otherwise all
+	// expire together, and be read again in a storm ahead of the objects
+	// that the last writes made (1,765 listings in the last 6 minutes of a
+	// 10,000-object create phase).
 	effective := max(p.poll, d)
+	if prev > effective {
+		effective = max(effective, prev-since)
+	}
 	p.mu.Lock()
 	p.objectEvery = effective
 	p.mu.Unlock()

@@ -472,8 +472,8 @@ func TestObjectsArePacedApart(t *testing.T) {
 
 // While the objects' writes (a burst of new databases and users) take their
 // share of the budget, the listings that watch the unchanged objects give
-// way, down to a tenth of it: their interval grows, and comes back once the
-// writes end.
+// way, down to a tenth of it: their interval grows at once, and comes back
+// once the writes end, no faster than time passes.
 func TestObjectsListingsGiveWayToTheirWrites(t *testing.T) {
 	g := NewWithT(t)
 	minutes := func(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
@@ -501,8 +501,12 @@ func TestObjectsListingsGiveWayToTheirWrites(t *testing.T) {
 	}
 	now = now.Add(objectPlanEvery)
 	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/30), time.Second), "60 inserts a minute leave the listings 30")
+	// The burst over, the interval shrinks no faster than time passes: the
+	// listings read at its end do not all expire together.
 	now = now.Add(time.Minute)
-	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/90), time.Second), "the burst over")
+	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/30-1), time.Second), "a minute shorter")
+	now = now.Add(time.Hour)
+	g.Expect(p.objectInterval()).To(BeNumerically("~", minutes(2000.0/90), time.Second), "back to the whole share")
 }
 
 // roundTripFunc is an http.RoundTripper of a function.

@@ -420,7 +420,7 @@ func TestObserve(t *testing.T) {
 			},
 			want: result{
 				Exists: true,
-				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (an insert was retried and found the login made); " +
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); " +
 					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
 				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},

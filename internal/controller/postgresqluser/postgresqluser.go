@@ -55,7 +55,7 @@ const (
 	errCreateUser     = "cannot create login %s on Cloud SQL instance %s in project %s"
 	// msgUnconfirmedNoUpdate says why a login whose password is not known to
 	// be set stays Creating.
-	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (an insert was retried and found the login made); only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
+	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
 	errSetPassword         = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
 	errDeleteUser          = "cannot delete login %s from Cloud SQL instance %s in project %s"
 	errOwnsDatabases       = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
