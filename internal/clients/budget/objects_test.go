@@ -125,13 +125,20 @@ func TestObjectsWritesGoBeforeTheirReads(t *testing.T) {
 	g.Expect(admitted(read)).To(BeFalse(), "the last free event is the waiting write's")
 	g.Expect(admitted(ask{c: classRead})).To(BeTrue(), "an instance's read is not concerned")
 	g.Expect(admitted(write)).To(BeTrue())
-	// Two writes wait and the share is full: a read asks again after them,
-	// at least writesFirstTick later.
+	// As many writes wait as the share holds, with room left for some of
+	// them: a read asks again after writesFirstTick, when they have gone.
+	w = NewWindow(10, time.Minute, WithClock(clk.Now, clk.Sleep), WithSplit(NewSplit(0.5)))
+	g.Expect(admitted(read)).To(BeTrue())
+	g.Expect(admitted(read)).To(BeTrue())
 	w.mu.Lock()
-	w.objectWrites = 2
+	w.objectWrites = 5
 	w.mu.Unlock()
 	_, d, _ := w.admit(read)
-	g.Expect(d).To(BeNumerically(">=", writesFirstTick))
+	g.Expect(d).To(Equal(writesFirstTick))
+	w.mu.Lock()
+	w.objectWrites = 0
+	w.mu.Unlock()
+	g.Expect(admitted(read)).To(BeTrue(), "no write waits: the share's room is the read's")
 }
 
 // A write made for objects is counted while it waits for their share, and

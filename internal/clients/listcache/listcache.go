@@ -200,24 +200,25 @@ func (c *Cache) Invalidate(k Key) {
 // instance's other objects go on being served from it (a listing begun
 // before the insert is neither kept nor shared with later callers, since it
 // may not show d). Otherwise the listing is dropped, as Invalidate does: the
-// next caller lists again, and sees the operation's end.
-func (c *Cache) InsertedDatabase(k Key, op *sqladmin.Operation, d *sqladmin.Database) {
+// next caller lists again, and sees the operation's end. It says whether d
+// is known made.
+func (c *Cache) InsertedDatabase(k Key, op *sqladmin.Operation, d *sqladmin.Database) bool {
 	k.Kind = KindDatabases
-	inserted(c, k, op, d)
+	return inserted(c, k, op, d)
 }
 
 // InsertedUser is InsertedDatabase for a users.insert that asked for u.
-func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u *sqladmin.User) {
+func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u *sqladmin.User) bool {
 	k.Kind = KindUsers
-	inserted(c, k, op, u)
+	return inserted(c, k, op, u)
 }
 
 // inserted is InsertedDatabase and InsertedUser for a listing of Ts. The
 // entry's slice is never changed in place: callers may hold it.
-func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) {
+func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) bool {
 	if op == nil || op.Status != "DONE" || (op.Error != nil && len(op.Error.Errors) > 0) {
 		c.Invalidate(k)
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -226,6 +227,7 @@ func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) {
 		items, _ := e.items.([]T)
 		e.items = append(slices.Clip(items), item)
 	}
+	return true
 }
 
 // Active is how many listings some object asked for within the last period:

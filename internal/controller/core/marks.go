@@ -173,6 +173,8 @@ func (b *backoffToPoll) keyOf(req reconcile.Request) string {
 func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ctx, refused := budget.ForNamespace(ctx, req.Namespace)
 	res, err := b.inner.Reconcile(ctx, req)
+	// Taken whatever the reconcile's end, so that no mark outlives it.
+	made := b.pacing.take(b.pacing.made, b.keyOf(req))
 	if d := refused(); d > 0 {
 		// What the reconcile marked was for the call it could not make.
 		key := b.keyOf(req)
@@ -204,7 +206,7 @@ func (b *backoffToPoll) Reconcile(ctx context.Context, req reconcile.Request) (r
 		// listings see its end, and reconcile the object then.
 		return reconcile.Result{RequeueAfter: b.pacing.writtenRequeue(), Priority: ptr.To(followUpPriority)}, nil
 	}
-	if b.pacing.take(b.pacing.made, b.keyOf(req)) && err == nil {
+	if made && err == nil {
 		// Its insert is done and in its instance's listing: the visit that
 		// makes it Ready reads that listing (no request), and goes before
 		// new objects, whose first observations may wait for the budget

@@ -154,6 +154,9 @@ type args struct {
 	// unreachable gives the connection a SQL client whose instance is
 	// unreachable; the connection has none otherwise.
 	unreachable bool
+	// opDelay is how long the emulator's database operations run (0: done
+	// at once).
+	opDelay time.Duration
 }
 
 // result is what a call did.
@@ -182,7 +185,7 @@ func call(t *testing.T, a args, method string) result {
 func callKind[T database](t *testing.T, a args, mg T, method string, instance types.NamespacedName) result {
 	t.Helper()
 	ctx := context.Background()
-	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
+	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0), emulator.WithUserOperationDelay(a.opDelay))
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
 	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
@@ -390,6 +393,11 @@ func TestCreate(t *testing.T) {
 			reason: "A database is created with its charset and collation.",
 			args:   args{mg: ordersDB()},
 			want:   result{Pacing: []string{"busy", "made"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert}},
+		},
+		"CreateStillRunning": {
+			reason: "An insert whose operation still runs is not known made: the next observation lists again, at the usual priority.",
+			args:   args{mg: ordersDB(), opDelay: time.Minute},
+			want:   result{Pacing: []string{"busy"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert}},
 		},
 		"NamedDatabase": {
 			reason: "spec.forProvider.name, not metadata.name, is the database made.",

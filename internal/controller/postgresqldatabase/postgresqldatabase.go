@@ -315,10 +315,10 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	// Done at once, the database joins its instance's listing, and the
 	// next observation confirms it with no request of its own; else the
 	// listing is read again.
-	e.lists.InsertedDatabase(e.key(), op, &sqladmin.Database{
+	joined := e.lists.InsertedDatabase(e.key(), op, &sqladmin.Database{
 		Name: name, Charset: st.Charset, Collation: st.Collation, Instance: e.conn.Instance, Project: e.conn.Project,
 	})
-	if err == nil {
+	if joined {
 		e.pacer.Made(mg)
 	}
 	if cloudsql.IsDatabaseExists(err) {

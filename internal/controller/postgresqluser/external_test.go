@@ -425,6 +425,16 @@ func TestObserve(t *testing.T) {
 				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},
 		},
+		"ImportWithoutSecret": {
+			reason: "An observed login with no connection secret has no password to confirm: it is Available, and not told to add Update.",
+			args: args{
+				mg: appUser(noSecretRef, func(u *v1alpha1.PostgresqlUser) {
+					u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+				}),
+				cloud: []cloud{login("app", otherPW)},
+			},
+			want: result{Exists: true, UpToDate: true, Condition: "Available: ", Secret: "none", Login: "other", Calls: []string{emulator.MethodUsersList}},
+		},
 		"NoSQL": {
 			reason: "A connection that cannot run SQL is an error, not a panic.",
 			args:   args{mg: appUser(serviceAccount("app@p.iam.gserviceaccount.com")), cloud: []cloud{iamLogin("app@p.iam", "CLOUD_IAM_SERVICE_ACCOUNT")}},

@@ -261,11 +261,13 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	obs.Databases = e.role.Databases
 
-	upToDate := (leastPrivileged(obs) || !core.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed())
+	// A login without a connection secret (an import the provider may not
+	// create) has no password of the provider's to confirm.
+	upToDate := (leastPrivileged(obs) || !core.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed() || mg.ConnectionSecret() == nil)
 	switch {
 	case upToDate:
 		mg.SetConditions(xpv2.Available())
-	case builtIn(mg) && !e.password.Confirmed() && !e.sending && !core.MayChange(mg):
+	case builtIn(mg) && e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg):
 		// Only Update could set it, and the policies leave it out: say so,
 		// rather than wait for ever.
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance)))
@@ -386,7 +388,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	// Done at once, the login joins its instance's listing (without its
 	// password), and the next observation confirms it with no request of
 	// its own; else the listing is read again.
-	e.lists.InsertedUser(e.key(), op, &sqladmin.User{Name: login, Type: u.Type, Instance: e.conn.Instance, Project: e.conn.Project})
+	joined := e.lists.InsertedUser(e.key(), op, &sqladmin.User{Name: login, Type: u.Type, Instance: e.conn.Instance, Project: e.conn.Project})
 	if cloudsql.IsUserExists(err) {
 		// Made by an earlier attempt of this object's, its password not
 		// known to be set: it stays unconfirmed, and Update sets it. Made
@@ -396,7 +398,9 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
 	}
-	e.pacer.Made(mg)
+	if joined {
+		e.pacer.Made(mg)
+	}
 	if builtIn(mg) {
 		if err := e.passwords.Store(ctx, mg, login, u.Password, false); err != nil {
 			return managed.ExternalCreation{}, err
