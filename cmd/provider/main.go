@@ -467,9 +467,11 @@ func runProvider(args []string) error {
 	// of its own that its reconciles and admission lookups share, so that no
 	// team can spend the platform's budget or another team's. These windows
 	// have no record in the Lease and so need no Gate: a new leader or a
-	// restarted process starts them empty (see docs/operations.md).
+	// restarted process starts them empty (see docs/operations.md). Their
+	// objects' writes spend the team's quota, so the platform's listings do
+	// not give way to them (WithSplitCap).
 	tenantWindow := func() *budget.Window {
-		return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute, budget.WithSplit(split))
+		return budget.PerMinute(s.cfg.CloudSQL.RequestsPerMinute, budget.WithSplitCap(split))
 	}
 	tenants := budget.NewWindows(tenantWindow, budget.WithObserver(providermetrics.ObserveCloudSQL))
 	mrMetrics := managed.NewMRMetricRecorder()

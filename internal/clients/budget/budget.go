@@ -104,6 +104,9 @@ type Window struct {
 	// admission times within the last period, oldest first.
 	split   *Split
 	objects []time.Time
+	// splitWrites says whether the objects' writes this window admits are
+	// told to split (WithSplit, not WithSplitCap).
+	splitWrites bool
 	// objectWrites counts the writes made for objects (inserts, deletes,
 	// password changes) that wait for the objects' share: while any does,
 	// the objects' reads leave them the share's free events, so that a burst
@@ -446,7 +449,7 @@ func (w *Window) admit(a ask) (func(), time.Duration, error) {
 	}
 	if a.objects && c != classLookup {
 		w.objects = append(w.objects, now)
-		if c == classWrite && w.split != nil {
+		if c == classWrite && w.split != nil && w.splitWrites {
 			w.split.wrote(now)
 		}
 	}

@@ -116,10 +116,20 @@ func (s *Split) Objects() float64 {
 }
 
 // WithSplit caps the requests made for objects (ForObjects) at the share of
-// the window's events that s holds at the time of each, at least one event.
+// the window's events that s holds at the time of each, at least one event,
+// and tells s of the writes made for objects that it admits (Split.Writes).
 // Admission lookups and the project's shared listings are never objects'.
 func WithSplit(s *Split) WindowOption {
-	return func(w *Window) { w.split = s }
+	return func(w *Window) { w.split, w.splitWrites = s, true }
+}
+
+// WithSplitCap is WithSplit for a window that spends a quota of its own (a
+// team's): it caps its objects' requests at s's share, but its writes are
+// not told to s, since they leave the share that the platform's listings
+// plan on alone, and a team's burst of new databases would otherwise put
+// off the watch on the platform's.
+func WithSplitCap(s *Split) WindowOption {
+	return func(w *Window) { w.split, w.splitWrites = s, false }
 }
 
 // objectCapLocked is how many of a period's events objects may use.

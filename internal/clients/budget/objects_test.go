@@ -189,4 +189,15 @@ func TestASplitCountsTheObjectsWrites(t *testing.T) {
 	g.Expect(split.Writes(clk.Now().Add(59 * time.Second))).To(Equal(2))
 	g.Expect(split.Writes(clk.Now().Add(time.Minute))).To(BeZero(), "a minute later")
 	g.Expect((*Split)(nil).Writes(clk.Now())).To(BeZero())
+
+	// A team's window is capped by the split, but its writes spend its own
+	// quota: they are not the platform's.
+	split = NewSplit(0.5)
+	team := NewWindow(100, time.Minute, WithClock(clk.Now, clk.Sleep), WithSplitCap(split))
+	g.Expect(ended(team.begin(ctx, ask{c: classWrite, objects: true}))).To(Succeed())
+	g.Expect(split.Writes(clk.Now())).To(BeZero(), "a team's write is not told to the split")
+	split.Set(0.01)
+	_, wait, err := team.admit(ask{c: classWrite, objects: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wait).To(BeNumerically(">", 0), "a team's window is capped by the split: its share is 1 of 100, and it is spent")
 }
