@@ -31,6 +31,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"golang.org/x/sync/singleflight"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 const (
@@ -216,7 +218,7 @@ func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u *sqladmin.User) bo
 // inserted is InsertedDatabase and InsertedUser for a listing of Ts. The
 // entry's slice is never changed in place: callers may hold it.
 func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) bool {
-	if op == nil || op.Status != "DONE" || (op.Error != nil && len(op.Error.Errors) > 0) {
+	if !cloudsql.OperationSucceeded(op) {
 		c.Invalidate(k)
 		return false
 	}

@@ -21,6 +21,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 // Instance is a PostgresqlInstance of either kind: the cluster-scoped
@@ -41,7 +42,7 @@ const (
 	StateRunnable = "RUNNABLE"
 	// OperationDone is the status of an operation that ended, with or
 	// without an error.
-	OperationDone = "DONE"
+	OperationDone = cloudsql.OperationDone
 )
 
 // ObjectKey names an object in the controller's own bookkeeping (pacing,

@@ -353,7 +353,7 @@ func (s *Passwords) Settle(ctx context.Context, ops *sqladmin.OperationsService,
 		return pw, ChangeRunning, errors.Wrapf(err, errGetPasswordOperation, pw.operation, login)
 	case op.Status != OperationDone:
 		return pw, ChangeRunning, nil
-	case op.Error != nil && len(op.Error.Errors) > 0:
+	case cloudsql.OperationFailed(op):
 		return pw, ChangeUnsent, nil
 	}
 	if err := s.Store(ctx, mg, login, pw.Value, false); err != nil {
