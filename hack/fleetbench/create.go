@@ -120,7 +120,11 @@ func (b *bench) createNew(ctx context.Context) error {
 		if err := pause(ctx, 10*time.Second); err != nil {
 			return err
 		}
-		inst, objs, err := countWith(ctx, b.env.Client, xpv2.TypeReady, "new-")
+		r, err := b.watch(ctx)
+		if err != nil {
+			return err
+		}
+		inst, objs, err := countWith(ctx, r, xpv2.TypeReady, "new-")
 		if err != nil {
 			return err
 		}
@@ -187,7 +191,7 @@ func (b *bench) apply(ctx context.Context, i int) error {
 
 // countWith counts the instances, and the databases and users, whose names
 // begin with prefix and whose condition cond is true.
-func countWith(ctx context.Context, c client.Client, cond xpv2.ConditionType, prefix string) (instances, objects int, err error) {
+func countWith(ctx context.Context, c client.Reader, cond xpv2.ConditionType, prefix string) (instances, objects int, err error) {
 	with := func(o client.Object, s interface {
 		GetCondition(xpv2.ConditionType) xpv2.Condition
 	}) int {
