@@ -127,8 +127,8 @@ type key struct {
 type view struct {
 	mu sync.Mutex
 	// started is when the listing that produced instances began: a change made
-	// before then is in it.
-	started time.Time
+	// before then is in it; ended is when its last page came.
+	started, ended time.Time
 	// instances holds each listed instance packed: its JSON deflated, about
 	// a ninth of the memory of the decoded object (10,000 instances are about
 	// 10 MB rather than 85), a fresh copy for every caller, and a cheap
@@ -213,8 +213,15 @@ func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, 
 		v.mu.Lock()
 		now := o.now()
 		// A listing that began after the call is as fresh as the call can want,
-		// however long its pages took.
-		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called)
+		// however long its pages took. While the next listing is under way,
+		// the last one serves for maxAge after its last page came: a project
+		// listed at the pace the objects leave the instances (10,000
+		// instances are 20 pages, about 25 s) would otherwise hold every
+		// worker for a whole listing per reconcile, and the fleet's first
+		// pass would go at workers per listing (4 a second), not at the
+		// reconcile rate.
+		recent := now.Sub(v.started) <= maxAge || !v.started.Before(called) ||
+			(v.refreshing != nil && now.Sub(v.ended) <= maxAge)
 		if v.instances != nil && v.started.After(notBefore) && recent {
 			return v.resultUnlock(name)
 		}
@@ -495,7 +502,7 @@ func (o *Observer) refresh(ctx context.Context, svc *sqladmin.Service, k key, v 
 		v.failures++
 		v.err, v.failedAt, v.retryIn = errors.Wrapf(err, errList, k.project), o.now(), retryWait(err, v.failures)
 	} else {
-		v.err, v.instances, v.started, v.pages, v.complete, v.failures = nil, all, started, pages, complete, 0
+		v.err, v.instances, v.started, v.ended, v.pages, v.complete, v.failures = nil, all, started, o.now(), pages, complete, 0
 	}
 	close(v.refreshing)
 	v.refreshing = nil

@@ -203,6 +203,87 @@ func TestAListingThatBeganAfterTheCallServesItHoweverLongItTook(t *testing.T) {
 	g.Expect(f.lists()).To(Equal(1), "one listing, not one per attempt")
 }
 
+// While the next listing is under way, the last one serves for the maximum
+// age after its last page came, not after its first: a slow listing would
+// otherwise hold every caller for a whole listing.
+func TestTheLastListingServesWhileTheNextIsUnderWay(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	ctx := context.Background()
+	// The listings go through a server that can hold them, and the first
+	// takes 25 s of the test's clock.
+	var slow sync.Mutex
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	holding, first := false, true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slow.Lock()
+		h, took := holding, first
+		first = false
+		slow.Unlock()
+		if took {
+			f.advance(25 * time.Second)
+		}
+		if h {
+			held <- struct{}{}
+			<-release
+		}
+		f.emu.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(free) // before the server closes, which waits for held listings
+	svc, err := sqladmin.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	g.Expect(err).NotTo(HaveOccurred())
+	o := New(WithClock(f.clock))
+	epoch := f.clock().Add(-time.Hour)
+
+	began := f.clock()
+	r, err := o.Instance(ctx, svc, "pc", project, "db-0001", epoch, 30*time.Second)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.ReadAt).To(Equal(began), "the first listing began at once, and ended 25 s later")
+
+	// 10 s after it ended, a caller that wants a listing no older than 5 s
+	// starts the next one, which is held.
+	f.advance(10 * time.Second)
+	slow.Lock()
+	holding = true
+	slow.Unlock()
+	next := make(chan Result, 2)
+	go func() {
+		r, _ := o.Instance(ctx, svc, "pc", project, "db-0001", epoch, 5*time.Second)
+		next <- r
+	}()
+	<-held
+
+	// The first listing began 35 s ago but ended 10 s ago: it serves a caller
+	// that wants one no older than 30 s, at once.
+	served := make(chan Result, 1)
+	go func() {
+		r, _ := o.Instance(ctx, svc, "pc", project, "db-0002", epoch, 30*time.Second)
+		served <- r
+	}()
+	g.Eventually(served, 5*time.Second).Should(Receive(&r), "served from the listing at hand, without waiting for the next")
+	g.Expect(r.Instance).NotTo(BeNil())
+	g.Expect(r.ReadAt).To(Equal(began), "read at the first listing's start, as its first page was")
+
+	// 25 s later it ended 35 s ago: a caller waits for the next.
+	f.advance(25 * time.Second)
+	go func() {
+		r, _ := o.Instance(ctx, svc, "pc", project, "db-0002", epoch, 30*time.Second)
+		next <- r
+	}()
+	g.Consistently(next, 200*time.Millisecond).ShouldNot(Receive(), "a listing that ended longer ago than the maximum age serves no one")
+	free()
+	for range 2 {
+		var r Result
+		g.Eventually(next, 5*time.Second).Should(Receive(&r))
+		g.Expect(r.Instance).NotTo(BeNil())
+		g.Expect(r.ReadAt).To(BeTemporally(">", began), "from the second listing")
+	}
+	g.Expect(f.lists()).To(Equal(2))
+}
+
 func TestInstanceReportsAFailedListing(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, 3)
