@@ -201,21 +201,21 @@ func countWith(ctx context.Context, c client.Reader, cond xpv2.ConditionType, pr
 		return 0
 	}
 	pis := &v1alpha1.PostgresqlInstanceList{}
-	if err := c.List(ctx, pis); err != nil {
+	if err := c.List(ctx, pis, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, 0, err
 	}
 	for i := range pis.Items {
 		instances += with(&pis.Items[i], &pis.Items[i])
 	}
 	users := &v1alpha1.PostgresqlUserList{}
-	if err := c.List(ctx, users); err != nil {
+	if err := c.List(ctx, users, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, 0, err
 	}
 	for i := range users.Items {
 		objects += with(&users.Items[i], &users.Items[i])
 	}
 	dbs := &v1alpha1.PostgresqlDatabaseList{}
-	if err := c.List(ctx, dbs); err != nil {
+	if err := c.List(ctx, dbs, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, 0, err
 	}
 	for i := range dbs.Items {

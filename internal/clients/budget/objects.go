@@ -48,9 +48,9 @@ const DefaultObjectShare = 0.5
 const MinObjectShare = 0.1
 
 // A Split holds the share of a window's events that the requests made for
-// objects may use; the windows that WithSplit gave it read it at each
-// admission, and tell it of the writes made for objects they admit. It is
-// safe for concurrent use. A nil Split caps nothing.
+// objects may use; the windows that WithSplit or WithSplitCap gave it read it
+// at each admission, and those of WithSplit tell it of the writes made for
+// objects they admit. It is safe for concurrent use. A nil Split caps nothing.
 type Split struct {
 	bits atomic.Uint64
 
@@ -71,7 +71,7 @@ func (s *Split) wrote(now time.Time) {
 }
 
 // Writes is how many writes made for objects (their inserts, deletes and
-// password changes) the windows of s admitted in the minute before now: the
+// password changes) the WithSplit windows of s admitted in the minute before now: the
 // changes users asked for, which the objects' listings make room for.
 func (s *Split) Writes(now time.Time) int {
 	if s == nil {

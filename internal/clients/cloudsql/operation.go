@@ -22,8 +22,8 @@ import sqladmin "google.golang.org/api/sqladmin/v1beta4"
 // error.
 const OperationDone = "DONE"
 
-// OperationFailed reports whether op ended with an error: Cloud SQL marks a
-// failed operation DONE too, and says why in its errors.
+// OperationFailed reports whether op carries errors: Cloud SQL marks a failed
+// operation DONE too, and says why in its errors.
 func OperationFailed(op *sqladmin.Operation) bool {
 	return op != nil && op.Error != nil && len(op.Error.Errors) > 0
 }

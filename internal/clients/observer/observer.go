@@ -19,7 +19,8 @@ limitations under the License.
 // instances.get would, so a fleet's polling costs grow with N/500 instead of N.
 //
 // A view is refreshed on demand, by the first reconcile that finds it too old (the
-// others wait for that one listing instead of starting their own), and on a
+// others wait for that one listing instead of starting their own, or are served
+// meanwhile from the last one while its last page is young enough), and on a
 // schedule while some object watches an instance of the project (Watch, Run): each
 // scheduled listing is compared with the one before, and the objects whose
 // instances changed are reported, so that an out-of-band change is noticed within
@@ -198,8 +199,10 @@ type Result struct {
 }
 
 // Instance returns what the view of source's project says of instance name,
-// from a listing that began after notBefore and at most maxAge ago, listing the
-// project with svc again (once for every caller waiting) when the view is older.
+// from a listing that began after notBefore and at most maxAge ago (or, while
+// the next listing is under way, whose last page came at most maxAge ago),
+// listing the project with svc again (once for every caller waiting) when the
+// view is older.
 func (o *Observer) Instance(ctx context.Context, svc *sqladmin.Service, source, project, name string, notBefore time.Time, maxAge time.Duration) (Result, error) {
 	if !notBefore.Before(o.now()) {
 		return Result{}, nil // nothing listed yet can show a change made now

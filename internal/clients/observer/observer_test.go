@@ -254,7 +254,7 @@ func TestTheLastListingServesWhileTheNextIsUnderWay(t *testing.T) {
 		r, _ := o.Instance(ctx, svc, "pc", project, "db-0001", epoch, 5*time.Second)
 		next <- r
 	}()
-	<-held
+	g.Eventually(held, 5*time.Second).Should(Receive(), "a caller that wants a listing no older than 5 s starts one")
 
 	// The first listing began 35 s ago but ended 10 s ago: it serves a caller
 	// that wants one no older than 30 s, at once.
@@ -282,6 +282,17 @@ func TestTheLastListingServesWhileTheNextIsUnderWay(t *testing.T) {
 		g.Expect(r.ReadAt).To(BeTemporally(">", began), "from the second listing")
 	}
 	g.Expect(f.lists()).To(Equal(2))
+
+	// With no listing under way, one that began longer ago than the maximum
+	// age lists again, however recently its last page came: the second
+	// began 45 s ago and ended 20 s ago.
+	slow.Lock()
+	holding = false
+	slow.Unlock()
+	f.advance(20 * time.Second)
+	_, err = o.Instance(ctx, svc, "pc", project, "db-0001", epoch, 30*time.Second)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.lists()).To(Equal(3))
 }
 
 func TestInstanceReportsAFailedListing(t *testing.T) {

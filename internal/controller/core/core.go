@@ -127,8 +127,9 @@ type Options struct {
 	// budget.DefaultObjectShare when zero): they get what the instances'
 	// polls leave, up to it.
 	ObjectShare float64
-	// Split, when set, is what the windows of Transport and TenantTransport
-	// cap the objects' requests by (budget.WithSplit): the pacing sets it.
+	// Split, when set, is what the windows of Transport (budget.WithSplit)
+	// and TenantTransport (budget.WithSplitCap) cap the objects' requests
+	// by: the pacing sets it.
 	Split *budget.Split
 	// RecordNamespace is the provider's own namespace, where it records
 	// which object holds each login and database (tenancy.Records);

@@ -240,7 +240,7 @@ func (e *external[T]) upgradeFailed(ctx context.Context, name string, since time
 		if (op.OperationType != operationUpdate && op.OperationType != operationMajorUpgrade) || err != nil || t.Before(since) {
 			continue
 		}
-		if op.Status != core.OperationDone || op.Error == nil {
+		if op.Status != core.OperationDone || !cloudsql.OperationFailed(op) {
 			return "", nil
 		}
 		var msgs []string
