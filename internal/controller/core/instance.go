@@ -21,7 +21,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
-	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 // Instance is a PostgresqlInstance of either kind: the cluster-scoped
@@ -35,14 +34,11 @@ type Instance interface {
 	ConnectionSecret() *xpv2.SecretReference
 }
 
-// The Cloud SQL states and operation status that the core reads, besides
-// those of the instances' external client.
+// The Cloud SQL states that the core reads, besides those of the instances'
+// external client (an operation's status is cloudsql.OperationDone).
 const (
 	// StateRunnable is the state of an instance that serves.
 	StateRunnable = "RUNNABLE"
-	// OperationDone is the status of an operation that ended, with or
-	// without an error.
-	OperationDone = cloudsql.OperationDone
 )
 
 // ObjectKey names an object in the controller's own bookkeeping (pacing,

@@ -351,7 +351,7 @@ func (s *Passwords) Settle(ctx context.Context, ops *sqladmin.OperationsService,
 		return pw, ChangeUnsent, nil
 	case err != nil:
 		return pw, ChangeRunning, errors.Wrapf(err, errGetPasswordOperation, pw.operation, login)
-	case op.Status != OperationDone:
+	case op.Status != cloudsql.OperationDone:
 		return pw, ChangeRunning, nil
 	case cloudsql.OperationFailed(op):
 		return pw, ChangeUnsent, nil

@@ -651,7 +651,7 @@ func (e *external[T]) operationRunning(ctx context.Context, mg core.Instance, na
 	}
 	var ended time.Time
 	for _, op := range ops.Items {
-		if op.Status != core.OperationDone {
+		if op.Status != cloudsql.OperationDone {
 			return true, time.Time{}, nil
 		}
 		if t, err := time.Parse(time.RFC3339Nano, op.EndTime); err == nil && t.After(ended) {

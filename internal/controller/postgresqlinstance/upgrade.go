@@ -133,7 +133,7 @@ func (e *external[T]) preCheck(ctx context.Context, mg T, name string, st *v1alp
 	if err != nil {
 		return false, errors.Wrapf(cloudsql.Truncated(err), errReadPreCheck, st.PreCheckOperation, objectRef(mg), name, e.project)
 	}
-	if op.Status != core.OperationDone {
+	if op.Status != cloudsql.OperationDone {
 		e.pacing.MarkBusy(core.ObjectKey(mg))
 		return false, nil
 	}
@@ -240,7 +240,7 @@ func (e *external[T]) upgradeFailed(ctx context.Context, name string, since time
 		if (op.OperationType != operationUpdate && op.OperationType != operationMajorUpgrade) || err != nil || t.Before(since) {
 			continue
 		}
-		if op.Status != core.OperationDone || !cloudsql.OperationFailed(op) {
+		if op.Status != cloudsql.OperationDone || !cloudsql.OperationFailed(op) {
 			return "", nil
 		}
 		var msgs []string
