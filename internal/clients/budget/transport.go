@@ -39,6 +39,9 @@ type Transport struct {
 	max      time.Duration
 	sleep    func(context.Context, time.Duration) error
 	observe  func(req *http.Request, code int, err error)
+	// answerWait bounds how long a sent write's answer is awaited once its
+	// caller has stopped waiting (awaitAnswer).
+	answerWait time.Duration
 }
 
 // A TransportOption configures a Transport.
@@ -64,6 +67,18 @@ func WithObserver(fn func(req *http.Request, code int, err error)) TransportOpti
 	return func(t *Transport) { t.observe = fn }
 }
 
+// WithAnswerWait sets how long the answer to a write that was sent is
+// awaited after its caller's context is done (see RoundTrip); 0 awaits none
+// past it.
+func WithAnswerWait(d time.Duration) TransportOption {
+	return func(t *Transport) { t.answerWait = d }
+}
+
+// DefaultAnswerWait is how long a sent write's answer is awaited past its
+// caller's deadline, unless WithAnswerWait says otherwise: Cloud SQL answers
+// a write with an operation within seconds.
+const DefaultAnswerWait = 30 * time.Second
+
 // NewTransport sends requests through base (http.DefaultTransport when nil) within
 // window. By default a request is tried 5 times with backoffs from 1s up to 30s.
 func NewTransport(base http.RoundTripper, window *Window, o ...TransportOption) *Transport {
@@ -74,7 +89,7 @@ func newTransport(base http.RoundTripper, acquire func() (*Window, func()), o ..
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &Transport{base: base, acquire: acquire, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx}
+	t := &Transport{base: base, acquire: acquire, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx, answerWait: DefaultAnswerWait}
 	for _, fn := range o {
 		fn(t)
 	}
@@ -105,7 +120,12 @@ func PerMinuteOf(rt http.RoundTripper) int {
 	return 0
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. The caller's context bounds the
+// wait for the budget and between attempts; a write, once sent, is awaited
+// for its answer past it (for at most the answer wait): Cloud SQL may carry
+// out a write whose answer its caller stopped waiting for, and a caller cut
+// off between the two would not learn of it (a login made with a password
+// not recorded as set, an operation not recorded as begun).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	// A body that cannot be replayed is sent once: retrying it would send nothing.
@@ -159,7 +179,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Header.Set(RequestReasonHeader, AdmissionReason)
 		}
-		resp, err := t.base.RoundTrip(r)
+		resp, err := t.send(r)
 		// Its answer (or error) came: Cloud SQL counted it by now.
 		ended()
 		code := 0
@@ -182,6 +202,51 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// send sends one attempt. A write's attempt goes out with a context that
+// its caller's cancellation does not cut, bounded by the answer wait from
+// when the caller's context is done; the bound ends once the answer's body
+// is closed.
+func (t *Transport) send(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || t.answerWait <= 0 {
+		return t.base.RoundTrip(r)
+	}
+	parent := r.Context()
+	if err := parent.Err(); err != nil {
+		// Its caller gave up before it went out: it is not sent.
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() {
+		timer := time.AfterFunc(t.answerWait, cancel)
+		// Ended with the answer: no timer outlives it.
+		context.AfterFunc(ctx, func() { timer.Stop() })
+	})
+	end := func() {
+		stop()
+		cancel()
+	}
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
+	if err != nil || resp == nil || resp.Body == nil {
+		end()
+		return resp, err
+	}
+	resp.Body = &endOnClose{ReadCloser: resp.Body, end: end}
+	return resp, nil
+}
+
+// endOnClose ends a write's answer wait when its body is closed.
+type endOnClose struct {
+	io.ReadCloser
+	end  func()
+	once sync.Once
+}
+
+func (b *endOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.end)
+	return err
 }
 
 // delay is the jittered exponential backoff for an attempt, or the server's

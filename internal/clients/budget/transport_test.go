@@ -195,3 +195,63 @@ func TestPerMinuteOf(t *testing.T) {
 		})
 	}
 }
+
+// giveUpWhileAnswering serves emu so that every request's caller gives up
+// (cancel) after Cloud SQL received it and before it answers, and the answer
+// comes delay later.
+func giveUpWhileAnswering(t *testing.T, emu *emulator.Server, cancel func(), delay time.Duration, o ...budget.TransportOption) *sqladmin.Service {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		time.Sleep(delay)
+		emu.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(),
+		option.WithEndpoint(srv.URL+"/"), option.WithHTTPClient(&http.Client{Transport: budget.NewTransport(nil, budget.PerMinute(1000), o...)}))
+	NewWithT(t).Expect(err).ToNot(HaveOccurred())
+	return svc
+}
+
+// A write that went out is awaited for its answer after its caller gave up:
+// Cloud SQL carries it out, and a caller cut off in between would not know
+// (a login made with a password not recorded as set). A read is not: it
+// changes nothing.
+func TestAWriteSentIsAwaitedPastItsCallersDeadline(t *testing.T) {
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	svc := giveUpWhileAnswering(t, emu, cancel, 200*time.Millisecond)
+	op, err := svc.Users.Insert(project, "db", &sqladmin.User{Name: "app", Password: "pw"}).Context(ctx).Do()
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(op.OperationType).To(Equal(emulator.OpCreateUser))
+	g.Expect(ctx.Err()).To(MatchError(context.Canceled), "the caller gave up while the insert was answered")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	svc = giveUpWhileAnswering(t, emu, cancel, 200*time.Millisecond)
+	_, err = svc.Instances.Get(project, "db").Context(ctx).Do()
+	g.Expect(err).To(MatchError(context.Canceled))
+
+	// A caller that gave up before the write went out does not send it.
+	_, err = svc.Users.Insert(project, "db", &sqladmin.User{Name: "late", Password: "pw"}).Context(ctx).Do()
+	g.Expect(err).To(MatchError(context.Canceled))
+	g.Expect(emu.PasswordIs(project, "db", "late", "pw")).To(BeFalse())
+}
+
+// The answer wait is bounded: an answer later than it is not awaited.
+func TestAWriteIsAwaitedForTheAnswerWaitOnly(t *testing.T) {
+	g := NewWithT(t)
+	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	svc := giveUpWhileAnswering(t, emu, cancel, 2*time.Second, budget.WithAnswerWait(50*time.Millisecond), budget.WithRetries(1, time.Second, time.Second))
+	_, err := svc.Users.Insert(project, "db", &sqladmin.User{Name: "app", Password: "pw"}).Context(ctx).Do()
+	g.Expect(err).To(MatchError(context.Canceled))
+}

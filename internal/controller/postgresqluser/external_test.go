@@ -18,6 +18,7 @@ package postgresqluser
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	"google.golang.org/api/option"
 	sqladmin "google.golang.org/api/sqladmin/v1beta4"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -37,9 +39,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/listcache"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
@@ -806,4 +810,58 @@ func TestCreateLetsGoOfALoginMadeElsewhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An insert answered after the reconcile's deadline made the login with the
+// stored password: that password is recorded as set, not left unconfirmed
+// for an update that the object's policies may not allow.
+func TestCreateRecordsThePasswordOfAnInsertAnsweredAfterTheDeadline(t *testing.T) {
+	g := NewWithT(t)
+	w, e := newWorld(t, args{mg: appUser()})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			// The reconcile's deadline passes while Cloud SQL answers.
+			cancel()
+			time.Sleep(200 * time.Millisecond)
+		}
+		w.emu.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(srv.Close)
+	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"),
+		option.WithHTTPClient(&http.Client{Transport: budget.NewTransport(nil, budget.PerMinute(1000))}))
+	g.Expect(err).ToNot(HaveOccurred())
+	e.conn.Service = svc
+	// An API server that, like the real one, refuses a request whose
+	// context is done.
+	done := func(ctx context.Context) error { return ctx.Err() }
+	kube := interceptor.NewClient(w.kube.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			if err := done(ctx); err != nil {
+				return err
+			}
+			return c.Get(ctx, k, o, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if err := done(ctx); err != nil {
+				return err
+			}
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			if err := done(ctx); err != nil {
+				return err
+			}
+			return c.Update(ctx, o, opts...)
+		},
+	})
+	e.passwords = core.NewPasswords(kube, kube, v1alpha1.PostgresqlUserGroupVersionKind)
+
+	mg := appUser()
+	_, err = e.Create(ctx, mg)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(ctx.Err()).To(MatchError(context.Canceled), "the deadline passed during the insert")
+	g.Expect(secretState(t, w.kube, mg)).To(Equal("generated"), "the password is recorded as set")
+	g.Expect(secretIsLogins(t, w, mg)).To(BeTrue())
 }

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -402,12 +403,22 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		e.pacer.Made(mg)
 	}
 	if builtIn(mg) {
-		if err := e.passwords.Store(ctx, mg, login, u.Password, false); err != nil {
+		// The login has this password now: recorded so even when the
+		// answer came after the reconcile's deadline (the transport awaits
+		// a sent write's answer past it), or the login would keep a
+		// password not known to be set, which only an update could mend.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordWait)
+		defer cancel()
+		if err := e.passwords.Store(rctx, mg, login, u.Password, false); err != nil {
 			return managed.ExternalCreation{}, err
 		}
 	}
 	return managed.ExternalCreation{}, nil
 }
+
+// recordWait bounds the write that records a password Cloud SQL has just
+// set, once the reconcile's own deadline has passed.
+const recordWait = 30 * time.Second
 
 // storedOrNew is the stored password, or a new one stored unconfirmed.
 func (e *external[T]) storedOrNew(ctx context.Context, mg T, login string) (string, error) {
