@@ -45,6 +45,10 @@ type Fault struct {
 	// FailOperationShare is the share of operations started by matching
 	// requests that end DONE with an error instead of taking effect.
 	FailOperationShare float64
+	// LoseAnswerShare is the share of matching requests that are carried
+	// out and then answered 503, as when the answer is lost between Cloud
+	// SQL and its caller: a retried insert then finds what it made.
+	LoseAnswerShare float64
 	// Count limits the fault to this many matching requests; zero means no
 	// limit.
 	Count int
@@ -58,6 +62,7 @@ type faultJSON struct {
 	RateLimitShare     float64 `json:"rateLimitShare,omitempty"`
 	Latency            string  `json:"latency,omitempty"`
 	FailOperationShare float64 `json:"failOperationShare,omitempty"`
+	LoseAnswerShare    float64 `json:"loseAnswerShare,omitempty"`
 	Count              int     `json:"count,omitempty"`
 }
 
@@ -65,7 +70,7 @@ type faultJSON struct {
 func (f Fault) MarshalJSON() ([]byte, error) {
 	j := faultJSON{
 		Method: f.Method, ServerErrorShare: f.ServerErrorShare, RateLimitShare: f.RateLimitShare,
-		FailOperationShare: f.FailOperationShare, Count: f.Count,
+		FailOperationShare: f.FailOperationShare, LoseAnswerShare: f.LoseAnswerShare, Count: f.Count,
 	}
 	if f.Latency > 0 {
 		j.Latency = f.Latency.String()
@@ -81,7 +86,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	}
 	*f = Fault{
 		Method: j.Method, ServerErrorShare: j.ServerErrorShare, RateLimitShare: j.RateLimitShare,
-		FailOperationShare: j.FailOperationShare, Count: j.Count,
+		FailOperationShare: j.FailOperationShare, LoseAnswerShare: j.LoseAnswerShare, Count: j.Count,
 	}
 	if j.Latency != "" {
 		d, err := time.ParseDuration(j.Latency)
@@ -98,7 +103,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 var ErrInvalidFault = errors.New("emulator: invalid fault: shares must be in [0, 1], latency and count must not be negative")
 
 func (f Fault) validate() error {
-	for _, v := range []float64{f.ServerErrorShare, f.RateLimitShare, f.FailOperationShare} {
+	for _, v := range []float64{f.ServerErrorShare, f.RateLimitShare, f.FailOperationShare, f.LoseAnswerShare} {
 		if v < 0 || v > 1 {
 			return ErrInvalidFault
 		}
@@ -120,6 +125,8 @@ type faultDecision struct {
 	latency time.Duration
 	err     error
 	failOp  bool
+	// loseAnswer: carry the request out, then answer 503.
+	loseAnswer bool
 }
 
 // decideFaults draws the effect of the injected faults on a call of method.
@@ -146,6 +153,9 @@ func (s *Server) decideFaults(method, project string) faultDecision {
 		}
 		if r.FailOperationShare > 0 && s.rnd.Float64() < r.FailOperationShare {
 			d.failOp = true
+		}
+		if r.LoseAnswerShare > 0 && s.rnd.Float64() < r.LoseAnswerShare {
+			d.loseAnswer = true
 		}
 		if r.Count > 0 {
 			r.remaining--

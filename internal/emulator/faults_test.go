@@ -130,6 +130,20 @@ func TestInjectedOperationFailures(t *testing.T) {
 		e.g.Expect(e.get("orders").State).To(Equal(emulator.StateRunnable))
 	})
 
+	t.Run("ALostAnswerLeavesWhatTheRequestDid", func(t *testing.T) {
+		e := newEnv(t)
+		e.insert("orders")
+		e.g.Expect(e.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersInsert, LoseAnswerShare: 1, Count: 1})).To(Succeed())
+		_, err := e.svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+		var gerr *googleapi.Error
+		e.g.Expect(errors.As(err, &gerr)).To(BeTrue(), "%v", err)
+		e.g.Expect(gerr.Code).To(Equal(http.StatusServiceUnavailable))
+		e.g.Expect(e.emu.PasswordIs(project, "orders", "app", "pw")).To(BeTrue(), "the login was made")
+		_, err = e.svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+		e.g.Expect(errors.As(err, &gerr)).To(BeTrue(), "%v", err)
+		e.g.Expect(gerr.Code).To(Equal(http.StatusConflict), "a retry finds it made")
+	})
+
 	t.Run("AFailedPasswordChangeKeepsTheOldPassword", func(t *testing.T) {
 		e := newEnv(t)
 		e.insert("orders")
@@ -172,6 +186,7 @@ func TestInvalidFaultsAreRefused(t *testing.T) {
 		{ServerErrorShare: 1.5},
 		{RateLimitShare: -0.1},
 		{FailOperationShare: 2},
+		{LoseAnswerShare: -1},
 		{Latency: -time.Second},
 		{Count: -1},
 	} {

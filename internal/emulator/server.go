@@ -270,6 +270,10 @@ func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []b
 	if err != nil {
 		return nil, false, err
 	}
+	if fd.loseAnswer {
+		// Carried out; its answer is lost on the way.
+		return nil, true, errUnavailable()
+	}
 	if raw, ok := v.(json.RawMessage); ok {
 		return raw, false, nil
 	}

@@ -21,14 +21,17 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
 // Transport is an http.RoundTripper that passes every request, retries included,
-// through a shared Window, and retries 429 and 5xx answers and connection errors.
+// through a shared Window, and retries 429 answers, and 5xx answers and
+// connection errors of requests that are the same sent twice (retryable).
 type Transport struct {
 	base http.RoundTripper
 	// acquire is the window that admits the next attempt, and what to call
@@ -189,7 +192,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.observe != nil {
 			t.observe(req, code, err)
 		}
-		if !retryable(code, err) || attempt >= t.attempts || !replayable {
+		if !retryable(req, code, err) || attempt >= t.attempts || !replayable {
 			return resp, err
 		}
 		wait := t.delay(attempt, resp)
@@ -266,18 +269,36 @@ func (t *Transport) delay(attempt int, resp *http.Response) time.Duration {
 	return d
 }
 
-func retryable(code int, err error) bool {
-	if err != nil {
-		// Connection errors; a cancelled context is checked by Wait and sleep.
+// retryable says whether an attempt of method that ended with code or err
+// is tried again. A 429, or a connection that was never made, carried
+// nothing out. Other server errors and lost connections may have: a request
+// that is the same sent twice as once (every method but POST, and the
+// connector's certificate requests) is tried again; an insert is not, for
+// its retry would find what the first made and could not tell it from what
+// someone else made. Its caller learns of the error, and looks again before
+// it inserts again.
+func retryable(req *http.Request, code int, err error) bool {
+	var op *net.OpError
+	switch {
+	case code == http.StatusTooManyRequests, errors.As(err, &op) && op.Op == "dial":
+		return true
+	case req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, certificatePathSuffix):
+		return false
+	case err != nil:
+		// A cancelled context is checked by Wait and sleep.
 		return true
 	}
 	switch code {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+	case http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false
 }
+
+// certificatePathSuffix ends the path of generateEphemeralCert, a POST that
+// makes nothing to find again: a second certificate serves as the first.
+const certificatePathSuffix = ":generateEphemeralCert"
 
 type admissionKey struct{}
 

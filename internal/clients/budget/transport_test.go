@@ -18,6 +18,11 @@ package budget_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -117,17 +122,40 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 	g.Expect(*waits).To(BeEmpty())
 }
 
-// A retried insert replays its body, and creates exactly one instance.
+// An insert refused with 429 (nothing carried out) is retried with its
+// body, and creates exactly one instance.
 func TestRetriedInsertReplaysItsBody(t *testing.T) {
 	g := NewWithT(t)
 	emu, svc, _ := setup(t, budget.PerMinute(1000))
-	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesInsert, ServerErrorShare: 1, Count: 1})).To(Succeed())
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesInsert, RateLimitShare: 1, Count: 1})).To(Succeed())
 	insert(g, svc, "replayed")
 	g.Expect(emu.Counts()[emulator.MethodInstancesInsert]).To(Equal(2))
 	list, err := svc.Instances.List(project).Do()
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(list.Items).To(HaveLen(1))
 	g.Expect(list.Items[0].Settings.Tier).To(Equal("db-custom-1-3840"))
+}
+
+// An insert answered 5xx may have been carried out: it is not sent again,
+// for a retry would find what it made (409) and could not tell it from what
+// someone else made. A read or an update is: the same sent twice as once.
+func TestInsertsThatMayHaveBeenCarriedOutAreNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, waits := setup(t, budget.PerMinute(1000))
+	insert(g, svc, "db")
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersInsert, LoseAnswerShare: 1, Count: 1})).To(Succeed())
+	_, err := svc.Users.Insert(project, "db", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	var gerr *googleapi.Error
+	g.Expect(errors.As(err, &gerr)).To(BeTrue(), "%v", err)
+	g.Expect(gerr.Code).To(Equal(http.StatusServiceUnavailable), "the caller learns that its answer was lost")
+	g.Expect(emu.Counts()[emulator.MethodUsersInsert]).To(Equal(1))
+	g.Expect(emu.PasswordIs(project, "db", "app", "pw")).To(BeTrue(), "Cloud SQL made the login")
+	g.Expect(*waits).To(BeEmpty())
+
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersUpdate, LoseAnswerShare: 1, Count: 1})).To(Succeed())
+	_, err = svc.Users.Update(project, "db", &sqladmin.User{Password: "new"}).Name("app").Do()
+	g.Expect(err).NotTo(HaveOccurred(), "an update is sent again")
+	g.Expect(emu.Counts()[emulator.MethodUsersUpdate]).To(Equal(2))
 }
 
 // Every attempt, retries included, spends the shared budget: with a budget of 3 per
@@ -254,4 +282,26 @@ func TestAWriteIsAwaitedForTheAnswerWaitOnly(t *testing.T) {
 	svc := giveUpWhileAnswering(t, emu, cancel, 2*time.Second, budget.WithAnswerWait(50*time.Millisecond), budget.WithRetries(1, time.Second, time.Second))
 	_, err := svc.Users.Insert(project, "db", &sqladmin.User{Name: "app", Password: "pw"}).Context(ctx).Do()
 	g.Expect(err).To(MatchError(context.Canceled))
+}
+
+// A certificate request is a POST that makes nothing to find again: a 5xx
+// of it is retried, so that a connection waits no poll interval for it.
+func TestCertificateRequestsAreRetried(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc, waits := setup(t, budget.PerMinute(1000))
+	insert(g, svc, "db")
+	g.Expect(emu.InjectFault(emulator.Fault{Method: emulator.MethodConnectGenerateEphemeral, ServerErrorShare: 1, Count: 1})).To(Succeed())
+	_, err := svc.Connect.GenerateEphemeralCert(project, "db", &sqladmin.GenerateEphemeralCertRequest{PublicKey: publicKey(g)}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(emu.Counts()[emulator.MethodConnectGenerateEphemeral]).To(Equal(2))
+	g.Expect(*waits).To(HaveLen(1))
+}
+
+// publicKey is a new ECDSA public key in PEM, for a certificate request.
+func publicKey(g Gomega) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	g.Expect(err).NotTo(HaveOccurred())
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }
