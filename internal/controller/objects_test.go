@@ -624,8 +624,9 @@ func TestUsersAndDatabases(t *testing.T) {
 
 	t.Run("APasswordStoredBeforeUsersInsertIsTheOneSet", func(t *testing.T) {
 		g := NewWithT(t)
-		// users.insert fails for three whole reconciles (two attempts each):
-		// each finds the password stored, unconfirmed, and keeps it.
+		// users.insert fails six times (an insert answered 5xx is not sent
+		// again within a reconcile): each reconcile finds the password
+		// stored, unconfirmed, and keeps it.
 		g.Expect(w.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersInsert, ServerErrorShare: 1, Count: 6})).To(Succeed())
 		name := "crash-" + w.id
 		crash := w.clusterUser(name, shared)
@@ -647,6 +648,37 @@ func TestUsersAndDatabases(t *testing.T) {
 		g.Expect(w.emu.PasswordIs(w.project, shared, name, stored)).To(BeTrue())
 		g.Expect(w.calls(emulator.MethodUsersInsert, shared)).To(BeNumerically(">=", 4))
 		conn, err := w.login(appL.icn, name, stored, "postgres")
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = conn.Close(w.ctx)
+	})
+
+	t.Run("ALoginWhoseInsertAnswerWasLostIsConfirmedByPostgreSQL", func(t *testing.T) {
+		g := NewWithT(t)
+		// users.insert makes the login and its answer is lost; the object's
+		// policies leave out Update, the one way to set a password again.
+		g.Expect(w.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersInsert, LoseAnswerShare: 1, Count: 1})).To(Succeed())
+		name := "lost-" + w.id
+		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		u.Spec.ForProvider.Instance = shared
+		u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate,
+			xpv2.ManagementActionDelete, xpv2.ManagementActionLateInitialize}
+		u.SetWriteConnectionSecretToReference(&xpv2.SecretReference{Namespace: secretNamespace, Name: name + "-login"})
+		updates := w.calls(emulator.MethodUsersUpdate, shared)
+		w.create(u)
+		w.objects = append(w.objects, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: name + "-login"}})
+		w.waitReady(u)
+
+		s := w.secret(secretNamespace, name+"-login")
+		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPasswordUnconfirmed), "PostgreSQL took the stored password")
+		pw := string(s.Data[cloudsql.ConnectionKeyPassword])
+		g.Expect(w.emu.PasswordIs(w.project, shared, name, pw)).To(BeTrue())
+		g.Expect(w.calls(emulator.MethodUsersUpdate, shared)).To(Equal(updates), "no update set it again")
+		lost := false
+		for _, r := range w.emu.Requests() {
+			lost = lost || (r.Method == emulator.MethodUsersInsert && r.Instance == shared && r.Fault && r.Status == http.StatusServiceUnavailable)
+		}
+		g.Expect(lost).To(BeTrue(), "the insert's answer was lost")
+		conn, err := w.login(appL.icn, name, pw, "postgres")
 		g.Expect(err).NotTo(HaveOccurred())
 		_ = conn.Close(w.ctx)
 	})

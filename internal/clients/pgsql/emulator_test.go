@@ -347,6 +347,16 @@ func TestLeastPrivilegeHoldsForALoginAsTheUser(t *testing.T) {
 		g.Expect(pgsql.IsNotFound(err)).To(BeTrue(), "%v", err)
 		g.Expect(pgsql.IsUnreachable(err)).To(BeFalse())
 	})
+
+	t.Run("LogsInTellsTheLoginsPasswordFromAnother", func(t *testing.T) {
+		g := NewWithT(t)
+		d, err := e.dialers.Get(e.pc, e.creds)
+		g.Expect(err).NotTo(HaveOccurred())
+		as := func(user, password string) *pgsql.Client { return pgsql.New(d, icn, password, pgsql.WithUser(user)) }
+		g.Expect(as(app, appPW).LogsIn(e.ctx)).To(BeTrue())
+		g.Expect(as(app, otherPW).LogsIn(e.ctx)).To(BeFalse(), "another password is refused, without an error")
+		g.Expect(as("nobody", appPW).LogsIn(e.ctx)).To(BeFalse(), "so is a login that does not exist")
+	})
 }
 
 func TestUnreachableInstances(t *testing.T) {

@@ -38,6 +38,7 @@ import (
 const (
 	errParseConfig     = "cannot configure a PostgreSQL connection"
 	errInspectRole     = "cannot read role %q"
+	errLogIn           = "cannot log in as %q to check its password"
 	errOwnedDatabases  = "cannot list the databases that role %q owns"
 	errInspectDatabase = "cannot read database %q"
 	errLeastPrivilege  = "cannot take cloudsqlsuperuser, CREATEDB and CREATEROLE from role %q"
@@ -223,6 +224,22 @@ func execAll(ctx context.Context, conn *pgx.Conn, stmts []string) error {
 		}
 		return nil
 	})
+}
+
+// LogsIn says whether PostgreSQL takes the client's user and password: false
+// when it refuses them, an error when the instance cannot be reached. It
+// logs in to the postgres database, which every login of a Cloud SQL
+// instance may connect to (cloudsqladmin grants it to PUBLIC).
+func (c *Client) LogsIn(ctx context.Context) (bool, error) {
+	err := c.in(ctx, DefaultDatabase, func(*pgx.Conn) error { return nil })
+	var u *Unreachable
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &u) && u.Reason == ReasonAuthentication:
+		return false, nil
+	}
+	return false, errors.Wrapf(err, errLogIn, c.user)
 }
 
 // Inspect reads role.

@@ -363,6 +363,9 @@ type InstanceConnection struct {
 	// NewSQL returns a client that runs SQL on the instance as postgres;
 	// Connection sets it. Without it the instance takes no SQL.
 	NewSQL func(ctx context.Context) (*pgsql.Client, error)
+	// NewDialer returns the connector that reaches the instance; Connection
+	// sets it. Without it the instance takes no SQL.
+	NewDialer func() (pgsql.Dialer, error)
 }
 
 // Ready says whether the instance can take databases and users: Cloud SQL
@@ -402,6 +405,19 @@ func (c *InstanceConnection) SQL(ctx context.Context) (*pgsql.Client, error) {
 		return nil, errors.Errorf(errNoSQL, c.Instance)
 	}
 	return c.NewSQL(ctx)
+}
+
+// As returns a client that logs in to the instance as login with password:
+// to ask PostgreSQL whether that is the login's password.
+func (c *InstanceConnection) As(login, password string) (*pgsql.Client, error) {
+	if c.NewDialer == nil {
+		return nil, errors.Errorf(errNoSQL, c.Instance)
+	}
+	d, err := c.NewDialer()
+	if err != nil {
+		return nil, err
+	}
+	return pgsql.New(d, c.Observed.ConnectionName, password, pgsql.WithUser(login), pgsql.WithIPType(pgsql.IPTypeFor(c.Observed.PublicIP))), nil
 }
 
 // Connection resolves the configuration of the PostgresqlInstance of mg (a
@@ -475,12 +491,13 @@ func (c *Core) Connection(ctx context.Context, kube client.Client, secrets clien
 		if pw.Value == "" {
 			return nil, errors.Errorf(errNoRootPassword, ObjectKey(obj))
 		}
-		d, err := c.dialers.Get(pc, creds)
+		d, err := ic.NewDialer()
 		if err != nil {
 			return nil, err
 		}
 		return pgsql.New(d, ic.Observed.ConnectionName, pw.Value, pgsql.WithIPType(pgsql.IPTypeFor(ic.Observed.PublicIP))), nil
 	}
+	ic.NewDialer = func() (pgsql.Dialer, error) { return c.dialers.Get(pc, creds) }
 	return ic, obj, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,6 +159,9 @@ type args struct {
 	// unreachable gives the connection a SQL client whose instance is
 	// unreachable; the connection has none otherwise.
 	unreachable bool
+	// refused records that PostgreSQL refused storedPW for the object's
+	// login before the call.
+	refused bool
 }
 
 // result is what a call did: its answer, and what it left in the object,
@@ -231,11 +235,16 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 		conn.NewSQL = func(context.Context) (*pgsql.Client, error) {
 			return pgsql.New(d, conn.Observed.ConnectionName, "root", pgsql.WithConnectTimeout(5*time.Second)), nil
 		}
+		conn.NewDialer = func() (pgsql.Dialer, error) { return d, nil }
+	}
+	refused := &sync.Map{}
+	if a.refused {
+		refused.Store(a.mg.GetUID(), core.Fingerprint(a.mg, storedPW))
 	}
 	e := &external[*v1alpha1.PostgresqlUser]{
 		kube: w.kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
 		passwords: core.NewPasswords(w.kube, w.kube, v1alpha1.PostgresqlUserGroupVersionKind),
-		pacer:     w.rec, instance: unitInstance, password: a.password, role: a.role,
+		pacer:     w.rec, instance: unitInstance, password: a.password, role: a.role, refused: refused,
 		// Objects of these cases are made before the record began (no
 		// creation time): they keep the logins they find, as before.
 		holders: core.NewHolders(tenancy.NewRecords(w.kube, w.kube, "crossplane-system"), v1alpha1.PostgresqlUserGroupVersionKind),
@@ -279,11 +288,22 @@ func call(t *testing.T, a args, method string) result {
 		_, err = e.Delete(ctx, mg)
 	}
 	r.Err = objecttest.Shown(err)
-	r.Condition, r.Calls = objecttest.Condition(mg), objecttest.Calls(w.emu.Requests())
+	r.Condition, r.Calls = shownCondition(objecttest.Condition(mg)), objecttest.Calls(w.emu.Requests())
 	r.Pacing = w.rec.List()
 	r.Secret = secretState(t, w.kube, mg)
 	r.Login = loginState(w, cloudsql.UserName(mg.Settings(), mg.GetName()), r.Secret)
 	return r
+}
+
+// shownCondition cuts from a condition what an unreachable instance's
+// error says of its address (a port that changes), as objecttest.Shown does
+// from an error.
+func shownCondition(c string) string {
+	i, j := strings.Index(c, "cannot connect to Cloud SQL instance"), strings.Index(c, "; only an update")
+	if i < 0 || j < i {
+		return c
+	}
+	return c[:i] + "unreachable" + c[j:]
 }
 
 // secretState is the connection secret's password and whether it is
@@ -421,10 +441,31 @@ func TestObserve(t *testing.T) {
 				}),
 				cloud:   []cloud{login("app", otherPW)},
 				secrets: []client.Object{secret(storedPW, true, ourUID)},
+				// PostgreSQL cannot be asked whether the login has it.
+				unreachable: true,
 			},
 			want: result{
 				Exists: true,
-				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); " +
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made), " +
+					"and PostgreSQL could not be asked: cannot check the password of login app on Cloud SQL instance shared: cannot log in as \"app\" to check its password: unreachable; " +
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+				Pacing: []string{"stalled"}, Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
+			},
+		},
+		"UnconfirmedWithoutUpdateRefused": {
+			reason: "A password that PostgreSQL refused is not tried again until it changes: a failed login at every poll would look like an attack.",
+			args: args{
+				mg: appUser(func(u *v1alpha1.PostgresqlUser) {
+					u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionDelete}
+				}),
+				cloud:   []cloud{login("app", otherPW)},
+				secrets: []client.Object{secret(storedPW, true, ourUID)},
+				refused: true, unreachable: true,
+			},
+			want: result{
+				Exists: true,
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made), " +
+					"and PostgreSQL refuses it; " +
 					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
 				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},

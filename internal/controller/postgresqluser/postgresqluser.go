@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -56,12 +57,17 @@ const (
 	errCreateUser     = "cannot create login %s on Cloud SQL instance %s in project %s"
 	// msgUnconfirmedNoUpdate says why a login whose password is not known to
 	// be set stays Creating.
-	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
-	errSetPassword         = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
-	errDeleteUser          = "cannot delete login %s from Cloud SQL instance %s in project %s"
-	errOwnsDatabases       = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
-	errGeneratePassword    = "cannot generate a password for login %s"
-	errListDatabases       = "cannot list the PostgresqlDatabases that this user may own"
+	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made)%s; only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
+	// msgRefused and msgUnasked complete msgUnconfirmedNoUpdate with what
+	// PostgreSQL said of the password.
+	msgRefused          = ", and PostgreSQL refuses it"
+	msgUnasked          = ", and PostgreSQL could not be asked: %v"
+	errSetPassword      = "cannot set the password of login %s on Cloud SQL instance %s in project %s"
+	errDeleteUser       = "cannot delete login %s from Cloud SQL instance %s in project %s"
+	errOwnsDatabases    = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
+	errGeneratePassword = "cannot generate a password for login %s"
+	errCheckPassword    = "cannot check the password of login %s on Cloud SQL instance %s"
+	errListDatabases    = "cannot list the PostgresqlDatabases that this user may own"
 )
 
 // user is a PostgresqlUser of either kind.
@@ -114,6 +120,7 @@ func setup[T user](mgr ctrl.Manager, cc *core.Core, obj T, groupKind string, gvk
 		core:      cc,
 		passwords: core.NewPasswords(mgr.GetClient(), mgr.GetAPIReader(), gvk),
 		pacer:     cc.Pacer(gvk),
+		refused:   &sync.Map{},
 	}
 	return cc.SetupKind(mgr, core.Kind{
 		GroupKind: groupKind, GVK: gvk, Object: obj,
@@ -130,6 +137,10 @@ type connector[T user] struct {
 	core      *core.Core
 	passwords *core.Passwords
 	pacer     core.Pacer
+	// refused holds, by object UID, the fingerprint of the last stored
+	// password that PostgreSQL refused: it is not tried again (a failed
+	// login at every poll would look like an attack) until it changes.
+	refused *sync.Map
 }
 
 // Connect implements managed.TypedExternalConnector.
@@ -146,7 +157,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return &external[T]{
 		kube: c.kube, conn: conn, lists: c.core.Lists(), passwords: c.passwords, pacer: c.pacer,
-		instance: instanceName(key), holders: c.holders,
+		instance: instanceName(key), holders: c.holders, refused: c.refused,
 	}, nil
 }
 
@@ -169,12 +180,17 @@ type external[T user] struct {
 	instance string
 	// holders record which object holds the login.
 	holders core.Holders
+	// refused is the connector's record of refused passwords.
+	refused *sync.Map
 
 	password core.StoredPassword
 	// sending says that the users.update that sets the unconfirmed password
 	// is under way.
 	sending bool
-	role    pgsql.RoleState
+	// asked is what PostgreSQL said of an unconfirmed password that only an
+	// update could set (msgRefused, msgUnasked), for the condition.
+	asked string
+	role  pgsql.RoleState
 }
 
 // name is login as the records of holders know it.
@@ -247,6 +263,11 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 				return managed.ExternalObservation{}, err
 			}
 		}
+		if e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg) {
+			if e.password, err = e.confirmByLogin(ctx, mg, login); err != nil {
+				return managed.ExternalObservation{}, err
+			}
+		}
 	}
 	// SQL costs a session and, for a connector without a fresh
 	// certificate, two Admin API requests: it runs until the login is seen
@@ -271,7 +292,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	case builtIn(mg) && e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg):
 		// Only Update could set it, and the policies leave it out: say so,
 		// rather than wait for ever.
-		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance)))
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance, e.asked)))
 	default:
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("login %s is being given least privilege", login)))
 	}
@@ -280,6 +301,47 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		o.ConnectionDetails = cloudsql.UserConnectionDetails(e.conn.Observed, login, e.password.Value, e.role.Databases)
 	}
 	return o, nil
+}
+
+// confirmByLogin asks PostgreSQL whether the unconfirmed password stored for
+// login is the login's, when only an update could set it: an insert whose
+// answer was lost made the login with it. Taken, it is recorded as set;
+// refused, it is not tried again until it changes; not asked (the instance
+// unreachable), it is tried again at the poll interval. What PostgreSQL said
+// goes into e.asked for the condition; the error is the record's.
+func (e *external[T]) confirmByLogin(ctx context.Context, mg T, login string) (core.StoredPassword, error) {
+	pw := e.password
+	fp := core.Fingerprint(mg, pw.Value)
+	if last, ok := e.refused.Load(mg.GetUID()); ok && last == fp {
+		e.asked = msgRefused
+		return pw, nil
+	}
+	took, err := e.logsIn(ctx, login, pw.Value)
+	switch {
+	case err != nil:
+		e.pacer.Stalled(mg)
+		e.asked = fmt.Sprintf(msgUnasked, errors.Wrapf(err, errCheckPassword, login, e.conn.Instance))
+		return pw, nil
+	case !took:
+		e.refused.Store(mg.GetUID(), fp)
+		e.asked = msgRefused
+		return pw, nil
+	}
+	e.refused.Delete(mg.GetUID())
+	if err := e.passwords.Store(ctx, mg, login, pw.Value, false); err != nil {
+		return pw, err
+	}
+	// Read back, as Settle does: the record of when it was set is new.
+	return e.passwords.Get(ctx, mg)
+}
+
+// logsIn says whether PostgreSQL takes password for login.
+func (e *external[T]) logsIn(ctx context.Context, login, password string) (bool, error) {
+	sql, err := e.conn.As(login, password)
+	if err != nil {
+		return false, err
+	}
+	return sql.LogsIn(ctx)
 }
 
 // inspect reads the login's privileges with SQL into e.role and the status.
