@@ -121,6 +121,13 @@ func (h Holders) Appeared(ctx context.Context, mg resource.Managed, n tenancy.Na
 	return errors.Errorf(errNameAppeared, n, instance)
 }
 
+// Made says whether mg holds name n because it made it (Claim before its
+// create), not because it took over what existed.
+func (h Holders) Made(ctx context.Context, mg resource.Managed, n tenancy.Name) (bool, error) {
+	how, err := h.records.How(ctx, n, tenancy.HolderOf(mg, h.gvk))
+	return how == tenancy.Created, err
+}
+
 // Release forgets that mg holds name n: it is gone.
 func (h Holders) Release(ctx context.Context, mg resource.Managed, n tenancy.Name) error {
 	return h.records.Release(ctx, n, tenancy.HolderOf(mg, h.gvk))

@@ -441,8 +441,9 @@ func TestObserve(t *testing.T) {
 				}),
 				cloud:   []cloud{login("app", otherPW)},
 				secrets: []client.Object{secret(storedPW, true, ourUID)},
-				// PostgreSQL cannot be asked whether the login has it.
-				unreachable: true,
+				// PostgreSQL cannot be asked whether the login, which the
+				// object made, has it.
+				unreachable: true, held: true,
 			},
 			want: result{
 				Exists: true,
@@ -450,6 +451,23 @@ func TestObserve(t *testing.T) {
 					"and PostgreSQL could not be asked: cannot check the password of login app on Cloud SQL instance shared: cannot log in as \"app\" to check its password: unreachable; " +
 					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
 				Pacing: []string{"stalled"}, Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
+			},
+		},
+		"UnconfirmedWithoutUpdateNotMade": {
+			reason: "A login the object took over rather than made is not logged in to with its secret's password: that would let a secret guess someone else's password.",
+			args: args{
+				mg: appUser(func(u *v1alpha1.PostgresqlUser) {
+					u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionDelete}
+				}),
+				cloud:       []cloud{login("app", otherPW)},
+				secrets:     []client.Object{secret(storedPW, true, ourUID)},
+				unreachable: true,
+			},
+			want: result{
+				Exists: true,
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); " +
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},
 		},
 		"UnconfirmedWithoutUpdateRefused": {

@@ -308,13 +308,19 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 // answer was lost made the login with it. Taken, it is recorded as set;
 // refused, it is not tried again until it changes; not asked (the instance
 // unreachable), it is tried again at the poll interval. What PostgreSQL said
-// goes into e.asked for the condition; the error is the record's.
+// goes into e.asked for the condition; the error is the record's. Only a
+// login that the object made is asked of: a login it imported may be
+// someone's whose password its secret must not be used to guess.
 func (e *external[T]) confirmByLogin(ctx context.Context, mg T, login string) (core.StoredPassword, error) {
 	pw := e.password
 	fp := core.Fingerprint(mg, pw.Value)
 	if last, ok := e.refused.Load(mg.GetUID()); ok && last == fp {
 		e.asked = msgRefused
 		return pw, nil
+	}
+	made, err := e.holders.Made(ctx, mg, e.name(login))
+	if err != nil || !made {
+		return pw, err
 	}
 	took, err := e.logsIn(ctx, login, pw.Value)
 	switch {
