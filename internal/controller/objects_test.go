@@ -657,7 +657,7 @@ func TestUsersAndDatabases(t *testing.T) {
 		// users.insert makes the login and its answer is lost; the object's
 		// policies leave out Update, the one way to set a password again.
 		g.Expect(w.emu.InjectFault(emulator.Fault{Method: emulator.MethodUsersInsert, LoseAnswerShare: 1, Count: 1})).To(Succeed())
-		name := "lost-" + w.id
+		name := "unanswered-" + w.id
 		u := &v1alpha1.PostgresqlUser{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		u.Spec.ForProvider.Instance = shared
 		u.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate,
