@@ -681,6 +681,20 @@ func TestUsersAndDatabases(t *testing.T) {
 		conn, err := w.login(appL.icn, name, pw, "postgres")
 		g.Expect(err).NotTo(HaveOccurred())
 		_ = conn.Close(w.ctx)
+
+		// A password edited in the secret is asked of PostgreSQL too, which
+		// refuses it: the condition says so, and nothing resets the login.
+		s.Data[cloudsql.ConnectionKeyPassword] = []byte("not-the-logins-password")
+		g.Expect(env.Client.Update(w.ctx, s)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(u), u)).To(Succeed())
+			c := u.GetCondition(xpv2.TypeReady)
+			g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring("and PostgreSQL refuses it"))
+			g.Expect(c.Message).To(ContainSubstring("or put the login's current password in the secret"))
+		}, wait, 100*time.Millisecond).Should(Succeed())
+		g.Expect(w.emu.PasswordIs(w.project, shared, name, pw)).To(BeTrue(), "the login keeps its password")
+		g.Expect(w.calls(emulator.MethodUsersUpdate, shared)).To(Equal(updates))
 	})
 
 	t.Run("AUsersPasswordRotatesAndOpenSessionsStayOpen", func(t *testing.T) {

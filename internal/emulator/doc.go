@@ -178,8 +178,8 @@ limitations under the License.
 //	POST   /emulator/v1/projects/{p}/instances/{i}/databases/{d}:setOwner  {"owner":"app"} -> {"database":...,"owner":...}
 //
 // A Fault in JSON is {"method":"instances.get","serverErrorShare":0.5,
-// "rateLimitShare":0,"latency":"250ms","failOperationShare":0,"count":3};
-// every key is optional.
+// "rateLimitShare":0,"latency":"250ms","failOperationShare":0,
+// "loseAnswerShare":0,"count":3}; every key is optional.
 //
 // # Token endpoint
 //

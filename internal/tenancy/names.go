@@ -267,7 +267,13 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) (fres
 		return true, nil
 	}
 	held, ok := holderOf(l)
-	if ok && held.UID != h.UID {
+	if ok && held.UID == h.UID {
+		// Ours already: how it came to be held stays as recorded (an
+		// import stays an import, however the next create calls it).
+		r.remember(rec, h.UID)
+		return false, nil
+	}
+	if ok {
 		alive, err := r.alive(ctx, n, held)
 		if err != nil {
 			return false, err
@@ -276,8 +282,8 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) (fres
 			return false, &HeldError{Name: n, Holder: held}
 		}
 	}
-	// Ours already, or its holder is gone: written with the version read,
-	// so that of two objects taking over a stale record only one wins.
+	// Its holder is gone: written with the version read, so that of two
+	// objects taking over a stale record only one wins.
 	want := r.lease(n, rec, h, how)
 	l.Labels, l.Annotations, l.Spec = want.Labels, want.Annotations, want.Spec
 	if err := r.kube.Update(ctx, l); err != nil {
@@ -287,7 +293,7 @@ func (r *Records) Claim(ctx context.Context, n Name, h Holder, how string) (fres
 		return false, errors.Wrapf(err, errWriteRecord, h, n, r.namespace, rec)
 	}
 	r.remember(rec, h.UID)
-	return !ok || held.UID != h.UID, nil
+	return true, nil
 }
 
 // How is how h came to hold n (what Claim was told), or "" when h does

@@ -136,6 +136,13 @@ func TestRecords(t *testing.T) {
 	claimedAgain, err := tenancy.NewRecords(env.Client, env.Client, ns).Claim(ctx, n, loser, tenancy.Imported)
 	g.Expect(err).To(Succeed())
 	g.Expect(claimedAgain).To(BeFalse(), "a name claimed again by its holder is not fresh")
+	// Claimed again as made, by records that do not remember (a restart):
+	// what was imported stays imported.
+	_, err = tenancy.NewRecords(env.Client, env.Client, ns).Claim(ctx, n, loser, tenancy.Created)
+	g.Expect(err).To(Succeed())
+	how, err := tenancy.NewRecords(env.Client, env.Client, ns).How(ctx, n, loser)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(how).To(Equal(tenancy.Imported))
 	got, err = tenancy.NewRecords(env.Client, env.Client, ns).Holder(ctx, n, winner)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(Equal(&loser))

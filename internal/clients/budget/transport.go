@@ -43,7 +43,7 @@ type Transport struct {
 	sleep    func(context.Context, time.Duration) error
 	observe  func(req *http.Request, code int, err error)
 	// answerWait bounds how long a sent write's answer is awaited once its
-	// caller has stopped waiting (awaitAnswer).
+	// caller has stopped waiting (send).
 	answerWait time.Duration
 }
 
@@ -79,8 +79,11 @@ func WithAnswerWait(d time.Duration) TransportOption {
 
 // DefaultAnswerWait is how long a sent write's answer is awaited past its
 // caller's deadline, unless WithAnswerWait says otherwise: Cloud SQL answers
-// a write with an operation within seconds.
-const DefaultAnswerWait = 30 * time.Second
+// a write with an operation within seconds. It stays under the 30 s that
+// crossplane-runtime's reconciler gives itself past an external call's
+// deadline to record its outcome, with room for the controller's own record
+// of it.
+const DefaultAnswerWait = 20 * time.Second
 
 // NewTransport sends requests through base (http.DefaultTransport when nil) within
 // window. By default a request is tried 5 times with backoffs from 1s up to 30s.
@@ -128,7 +131,7 @@ func PerMinuteOf(rt http.RoundTripper) int {
 // for its answer past it (for at most the answer wait): Cloud SQL may carry
 // out a write whose answer its caller stopped waiting for, and a caller cut
 // off between the two would not learn of it (a login made with a password
-// not recorded as set, an operation not recorded as begun).
+// not recorded as set).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	// A body that cannot be replayed is sent once: retrying it would send nothing.
@@ -212,7 +215,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // when the caller's context is done; the bound ends once the answer's body
 // is closed.
 func (t *Transport) send(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || t.answerWait <= 0 {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == "" || t.answerWait <= 0 {
 		return t.base.RoundTrip(r)
 	}
 	parent := r.Context()
@@ -269,9 +272,9 @@ func (t *Transport) delay(attempt int, resp *http.Response) time.Duration {
 	return d
 }
 
-// retryable says whether an attempt of method that ended with code or err
-// is tried again. A 429, or a connection that was never made, carried
-// nothing out. Other server errors and lost connections may have: a request
+// retryable says whether an attempt of req that ended with code or err is
+// tried again. A 429, or a connection that was never made (to Cloud SQL or
+// to an egress proxy), carried nothing out. Other server errors and lost connections may have: a request
 // that is the same sent twice as once (every method but POST, and the
 // connector's certificate requests) is tried again; an insert is not, for
 // its retry would find what the first made and could not tell it from what
@@ -280,7 +283,7 @@ func (t *Transport) delay(attempt int, resp *http.Response) time.Duration {
 func retryable(req *http.Request, code int, err error) bool {
 	var op *net.OpError
 	switch {
-	case code == http.StatusTooManyRequests, errors.As(err, &op) && op.Op == "dial":
+	case code == http.StatusTooManyRequests, errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect"):
 		return true
 	case req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, certificatePathSuffix):
 		return false

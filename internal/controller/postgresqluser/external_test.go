@@ -239,7 +239,7 @@ func newWorld(t *testing.T, a args) (*world, *external[*v1alpha1.PostgresqlUser]
 	}
 	refused := &sync.Map{}
 	if a.refused {
-		refused.Store(a.mg.GetUID(), core.Fingerprint(a.mg, storedPW))
+		refused.Store(refusedKey{uid: a.mg.GetUID(), login: cloudsql.UserName(a.mg.Settings(), a.mg.GetName())}, core.Fingerprint(a.mg, storedPW))
 	}
 	e := &external[*v1alpha1.PostgresqlUser]{
 		kube: w.kube, conn: conn, lists: listcache.New(func() time.Duration { return time.Minute }),
@@ -447,9 +447,9 @@ func TestObserve(t *testing.T) {
 			},
 			want: result{
 				Exists: true,
-				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made), " +
-					"and PostgreSQL could not be asked: cannot check the password of login app on Cloud SQL instance shared: cannot log in as \"app\" to check its password: unreachable; " +
-					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret team-a/app-conn is not known to be the one Cloud SQL has (the answer to its insert was lost, a retried insert found the login made, or the password was edited in the secret), " +
+					"and PostgreSQL could not be asked: cannot log in as \"app\" to check its password: unreachable; " +
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it, or put the login's current password in the secret",
 				Pacing: []string{"stalled"}, Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},
 		},
@@ -465,8 +465,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: result{
 				Exists: true,
-				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made); " +
-					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret team-a/app-conn is not known to be the one Cloud SQL has (the answer to its insert was lost, a retried insert found the login made, or the password was edited in the secret); " +
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it, or put the login's current password in the secret",
 				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},
 		},
@@ -482,9 +482,9 @@ func TestObserve(t *testing.T) {
 			},
 			want: result{
 				Exists: true,
-				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made), " +
+				Condition: "Creating: login app exists on Cloud SQL instance shared, but the password in its connection secret team-a/app-conn is not known to be the one Cloud SQL has (the answer to its insert was lost, a retried insert found the login made, or the password was edited in the secret), " +
 					"and PostgreSQL refuses it; " +
-					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it",
+					"only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it, or put the login's current password in the secret",
 				Secret: "stored unconfirmed", Login: "other", Calls: []string{emulator.MethodUsersList},
 			},
 		},

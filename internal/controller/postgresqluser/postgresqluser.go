@@ -57,7 +57,7 @@ const (
 	errCreateUser     = "cannot create login %s on Cloud SQL instance %s in project %s"
 	// msgUnconfirmedNoUpdate says why a login whose password is not known to
 	// be set stays Creating.
-	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret is not known to be the one Cloud SQL has (the answer to its insert was lost, or a retried insert found the login made)%s; only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it"
+	msgUnconfirmedNoUpdate = "login %s exists on Cloud SQL instance %s, but the password in its connection secret %s is not known to be the one Cloud SQL has (the answer to its insert was lost, a retried insert found the login made, or the password was edited in the secret)%s; only an update can set it, and spec.managementPolicies leave out Update: add Update (or \"*\") to spec.managementPolicies, and the provider sets it, or put the login's current password in the secret"
 	// msgRefused and msgUnasked complete msgUnconfirmedNoUpdate with what
 	// PostgreSQL said of the password.
 	msgRefused          = ", and PostgreSQL refuses it"
@@ -66,7 +66,6 @@ const (
 	errDeleteUser       = "cannot delete login %s from Cloud SQL instance %s in project %s"
 	errOwnsDatabases    = "login %s still owns database(s) %s on Cloud SQL instance %s: delete their PostgresqlDatabases first (or give them another owner); the login is dropped once it owns none"
 	errGeneratePassword = "cannot generate a password for login %s"
-	errCheckPassword    = "cannot check the password of login %s on Cloud SQL instance %s"
 	errListDatabases    = "cannot list the PostgresqlDatabases that this user may own"
 )
 
@@ -137,9 +136,10 @@ type connector[T user] struct {
 	core      *core.Core
 	passwords *core.Passwords
 	pacer     core.Pacer
-	// refused holds, by object UID, the fingerprint of the last stored
-	// password that PostgreSQL refused: it is not tried again (a failed
-	// login at every poll would look like an attack) until it changes.
+	// refused holds, by object UID and login, the fingerprint of the last
+	// stored password that PostgreSQL refused: it is not tried again (a
+	// failed login at every poll would look like an attack) until it
+	// changes, or the provider restarts.
 	refused *sync.Map
 }
 
@@ -263,7 +263,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 				return managed.ExternalObservation{}, err
 			}
 		}
-		if e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg) {
+		if e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg) && !meta.WasDeleted(mg) {
 			if e.password, err = e.confirmByLogin(ctx, mg, login); err != nil {
 				return managed.ExternalObservation{}, err
 			}
@@ -283,6 +283,9 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	}
 	obs.Databases = e.role.Databases
 
+	if e.password.Confirmed() {
+		e.refused.Delete(refusedKey{uid: mg.GetUID(), login: login})
+	}
 	// A login without a connection secret (an import the provider may not
 	// create) has no password of the provider's to confirm.
 	upToDate := (leastPrivileged(obs) || !core.MayChange(mg)) && (!builtIn(mg) || e.password.Confirmed() || mg.ConnectionSecret() == nil)
@@ -292,7 +295,8 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 	case builtIn(mg) && e.password.Value != "" && e.password.Unconfirmed && !e.sending && !core.MayChange(mg):
 		// Only Update could set it, and the policies leave it out: say so,
 		// rather than wait for ever.
-		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance, e.asked)))
+		ref := mg.ConnectionSecret()
+		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf(msgUnconfirmedNoUpdate, login, e.conn.Instance, ref.Namespace+"/"+ref.Name, e.asked)))
 	default:
 		mg.SetConditions(xpv2.Creating().WithMessage(fmt.Sprintf("login %s is being given least privilege", login)))
 	}
@@ -313,8 +317,8 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 // someone's whose password its secret must not be used to guess.
 func (e *external[T]) confirmByLogin(ctx context.Context, mg T, login string) (core.StoredPassword, error) {
 	pw := e.password
-	fp := core.Fingerprint(mg, pw.Value)
-	if last, ok := e.refused.Load(mg.GetUID()); ok && last == fp {
+	key, fp := refusedKey{uid: mg.GetUID(), login: login}, core.Fingerprint(mg, pw.Value)
+	if last, ok := e.refused.Load(key); ok && last == fp {
 		e.asked = msgRefused
 		return pw, nil
 	}
@@ -326,19 +330,26 @@ func (e *external[T]) confirmByLogin(ctx context.Context, mg T, login string) (c
 	switch {
 	case err != nil:
 		e.pacer.Stalled(mg)
-		e.asked = fmt.Sprintf(msgUnasked, errors.Wrapf(err, errCheckPassword, login, e.conn.Instance))
+		e.asked = fmt.Sprintf(msgUnasked, err)
 		return pw, nil
 	case !took:
-		e.refused.Store(mg.GetUID(), fp)
+		e.refused.Store(key, fp)
 		e.asked = msgRefused
 		return pw, nil
 	}
-	e.refused.Delete(mg.GetUID())
+	e.refused.Delete(key)
 	if err := e.passwords.Store(ctx, mg, login, pw.Value, false); err != nil {
 		return pw, err
 	}
 	// Read back, as Settle does: the record of when it was set is new.
 	return e.passwords.Get(ctx, mg)
+}
+
+// refusedKey keys the record of refused passwords: an object, and its login
+// (whose name may change while the object only observes it).
+type refusedKey struct {
+	uid   types.UID
+	login string
 }
 
 // logsIn says whether PostgreSQL takes password for login.
@@ -485,8 +496,10 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 }
 
 // recordWait bounds the write that records a password Cloud SQL has just
-// set, once the reconcile's own deadline has passed.
-const recordWait = 30 * time.Second
+// set, once the reconcile's own deadline has passed: with the transport's
+// answer wait (budget.DefaultAnswerWait), under the 30 s crossplane-runtime
+// gives itself past that deadline to record the create.
+const recordWait = 8 * time.Second
 
 // storedOrNew is the stored password, or a new one stored unconfirmed.
 func (e *external[T]) storedOrNew(ctx context.Context, mg T, login string) (string, error) {
@@ -563,6 +576,7 @@ func (e *external[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete,
 		return managed.ExternalDelete{}, errors.Wrapf(cloudsql.Truncated(err), errDeleteUser, login, e.conn.Instance, e.conn.Project)
 	}
 	// Gone: the name is free for whichever object creates it next.
+	e.refused.Delete(refusedKey{uid: mg.GetUID(), login: login})
 	return managed.ExternalDelete{}, e.holders.Release(ctx, mg, e.name(login))
 }
 
