@@ -241,16 +241,22 @@ func giveUpWhileAnswering(t *testing.T, emu *emulator.Server, cancel func(), del
 	return svc
 }
 
+// withInstance is an emulator holding instance "db".
+func withInstance(g Gomega) *emulator.Server {
+	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
+	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
+		Name: "db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
+	})).To(Succeed())
+	return emu
+}
+
 // A write that went out is awaited for its answer after its caller gave up:
 // Cloud SQL carries it out, and a caller cut off in between would not know
 // (a login made with a password not recorded as set). A read is not: it
 // changes nothing.
 func TestAWriteSentIsAwaitedPastItsCallersDeadline(t *testing.T) {
 	g := NewWithT(t)
-	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
-	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
-		Name: "db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
-	})).To(Succeed())
+	emu := withInstance(g)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	svc := giveUpWhileAnswering(t, emu, cancel, 200*time.Millisecond)
@@ -273,13 +279,10 @@ func TestAWriteSentIsAwaitedPastItsCallersDeadline(t *testing.T) {
 // The answer wait is bounded: an answer later than it is not awaited.
 func TestAWriteIsAwaitedForTheAnswerWaitOnly(t *testing.T) {
 	g := NewWithT(t)
-	emu := emulator.New(emulator.WithRequestBudget(0), emulator.WithDelays(0, 0, 0))
-	g.Expect(emu.Seed(project, &sqladmin.DatabaseInstance{
-		Name: "db", DatabaseVersion: "POSTGRES_15", Region: "europe-west1", Settings: &sqladmin.Settings{Tier: "db-custom-1-3840"},
-	})).To(Succeed())
+	emu := withInstance(g)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	svc := giveUpWhileAnswering(t, emu, cancel, 2*time.Second, budget.WithAnswerWait(50*time.Millisecond), budget.WithRetries(1, time.Second, time.Second))
+	svc := giveUpWhileAnswering(t, emu, cancel, time.Second, budget.WithAnswerWait(50*time.Millisecond), budget.WithRetries(1, time.Second, time.Second))
 	_, err := svc.Users.Insert(project, "db", &sqladmin.User{Name: "app", Password: "pw"}).Context(ctx).Do()
 	g.Expect(err).To(MatchError(context.Canceled))
 }
