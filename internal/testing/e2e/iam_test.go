@@ -59,9 +59,14 @@ func (w *world) iamLogin(ctx context.Context) {
 	obs := u.(interface {
 		Observation() *v1alpha1.PostgresqlUserObservation
 	}).Observation()
+	// The user may be Ready before its database exists: it shows the
+	// database from its observation after that.
+	g.Eventually(func(g Gomega) {
+		g.Expect(w.c.Get(ctx, client.ObjectKeyFromObject(u), u)).To(Succeed())
+		g.Expect(obs.Databases).To(Equal([]string{a.Database}))
+	}).WithTimeout(readyWithin).WithPolling(time.Second).Should(Succeed())
 	g.Expect(obs.Name).To(Equal(a.Login()), "Cloud SQL names a service account's login by its email without %s", v1alpha1.ServiceAccountEmailSuffix)
 	g.Expect(obs.Type).To(Equal(v1alpha1.UserTypeCloudIAMServiceAccount))
-	g.Expect(obs.Databases).To(Equal([]string{a.Database}))
 	w.t.Logf("    user %s/%s: login %s (%s), owns %v", a.Namespace, a.User, obs.Name, obs.Type, obs.Databases)
 
 	pod := w.createIAMPod(ctx, "analytics", a.KeySecret)
