@@ -274,12 +274,12 @@ func (t *Transport) delay(attempt int, resp *http.Response) time.Duration {
 
 // retryable says whether an attempt of req that ended with code or err is
 // tried again. A 429, or a connection that was never made (to Cloud SQL or
-// to an egress proxy), carried nothing out. Other server errors and lost connections may have: a request
-// that is the same sent twice as once (every method but POST, and the
-// connector's certificate requests) is tried again; an insert is not, for
-// its retry would find what the first made and could not tell it from what
-// someone else made. Its caller learns of the error, and looks again before
-// it inserts again.
+// to an egress proxy), carried nothing out. Other server errors and lost
+// connections may have: a request that is the same sent twice as once
+// (every method but POST, and the connector's certificate requests) is
+// tried again; an insert is not, for its retry would find what the first
+// made and could not tell it from what someone else made. Its caller learns
+// of the error, and looks again before it inserts again.
 func retryable(req *http.Request, code int, err error) bool {
 	var op *net.OpError
 	switch {
