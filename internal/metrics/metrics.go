@@ -88,13 +88,14 @@ var (
 	}, []string{"kind"})
 
 	// ReconcileRateWait is how long a reconcile waited for the global rate
-	// limiter (reconcile.max_reconcile_rate) before it started.
-	ReconcileRateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+	// limiter (reconcile.max_reconcile_rate), and its kind's share of it,
+	// before it started, by controller.
+	ReconcileRateWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "cloudsql_postgres",
 		Name:      "reconcile_rate_wait_seconds",
-		Help:      "Time a reconcile waited for reconcile.max_reconcile_rate before it started: steadily above a few seconds, the controllers are asked for more reconciles than the rate allows.",
+		Help:      "Time a reconcile waited for reconcile.max_reconcile_rate (and its kind's share of it) before it started, by controller: steadily above a few seconds, the controller is asked for more reconciles than the rate allows.",
 		Buckets:   []float64{0, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
-	})
+	}, []string{"controller"})
 
 	// Observations counts the reconciles that observed an instance, by where the
 	// observation came from.

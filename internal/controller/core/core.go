@@ -38,6 +38,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -408,15 +409,23 @@ func (c *Core) setup(mgr ctrl.Manager, k kindSetup) error {
 	paced := &backoffToPoll{inner: r, pacing: c.pacing, poll: o.PollInterval, key: k.key}
 	var inner reconcile.Reconciler = paced
 	limit := o.GlobalRateLimiter
+	waits := []ratewait.Option{ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(paced.keyOf(req)) })}
 	if k.objects {
 		// An instance's objects: their requests and reconciles take the
 		// objects' shares, and those that wait poll at their interval.
 		inner = forObjects{paced}
-		limit = ratewait.Both(c.objectLimiter, limit)
 		paced.every = c.pacing.lastObjectInterval
+		// They take the global rate's slots that the instances leave free,
+		// never a place in its line: thousands of objects waiting for their
+		// share must not delay the revert of an instance's drift.
+		if global, ok := limit.(*workqueue.TypedBucketRateLimiter[string]); ok {
+			limit = c.objectLimiter
+			waits = append(waits, ratewait.WithYieldTo(global.Limiter))
+		} else {
+			limit = ratewait.Both(c.objectLimiter, limit)
+		}
 	}
-	return b.Complete(ratewait.New(name, inner, limit,
-		ratewait.WithExempt(func(req reconcile.Request) bool { return c.pacing.completesWrite(paced.keyOf(req)) })))
+	return b.Complete(ratewait.New(name, inner, limit, waits...))
 }
 
 // forObjects reconciles an instance's objects with a context that marks

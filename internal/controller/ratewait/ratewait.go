@@ -24,6 +24,12 @@ limitations under the License.
 // says. Here the worker itself waits for its slot instead, so at most one slot
 // per worker is ever reserved, and the work queue hands the next free worker the
 // most urgent object.
+//
+// Between controllers a reserved slot is a place in line too: a kind whose
+// reconciles are many (an instance's databases and users) would hold most of
+// the places of the rate that every kind shares, and an instance whose drift
+// a listing just saw would wait behind them. Such a kind yields
+// (WithYieldTo): it starts only when the shared rate has a slot free now.
 package ratewait
 
 import (
@@ -31,6 +37,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"golang.org/x/time/rate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
@@ -39,10 +46,11 @@ import (
 // Reconciler starts its inner reconciler no faster than a rate limiter allows,
 // waiting in the worker.
 type Reconciler struct {
-	name   string
-	inner  reconcile.Reconciler
-	limit  ratelimiter.RateLimiter
-	exempt func(reconcile.Request) bool
+	name    string
+	inner   reconcile.Reconciler
+	limit   ratelimiter.RateLimiter
+	exempt  func(reconcile.Request) bool
+	yieldTo *rate.Limiter
 }
 
 // An Option configures a Reconciler.
@@ -52,6 +60,15 @@ type Option func(*Reconciler)
 // for the rate limiter, and without taking a slot of it.
 func WithExempt(exempt func(reconcile.Request) bool) Option {
 	return func(r *Reconciler) { r.exempt = exempt }
+}
+
+// WithYieldTo starts a reconcile, once its own limiter (New's limit) allows
+// it, only when shared has a slot free now, and takes that slot. Controllers
+// that reserve their slots of shared (New with shared as limit) go first,
+// however many of this controller's reconciles wait: they are never behind
+// this one's in shared's line.
+func WithYieldTo(shared *rate.Limiter) Option {
+	return func(r *Reconciler) { r.yieldTo = shared }
 }
 
 // New returns a Reconciler that starts inner at the pace of limit, which the
@@ -65,27 +82,65 @@ func New(name string, inner reconcile.Reconciler, limit ratelimiter.RateLimiter,
 	return r
 }
 
-// Reconcile waits for the rate limiter's slot, then reconciles. A request whose
-// context ends while it waits is returned with the context's error, so the work
-// queue tries it again.
+// Reconcile waits for the rate limiter's slot (and the shared slot it yields
+// for), then reconciles. A request whose context ends while it waits is
+// returned with the context's error, so the work queue tries it again.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	if r.limit == nil || (r.exempt != nil && r.exempt(req)) {
+	if (r.limit == nil && r.yieldTo == nil) || (r.exempt != nil && r.exempt(req)) {
 		return r.inner.Reconcile(ctx, req)
 	}
-	item := r.name + req.String()
-	d := r.limit.When(item)
-	metrics.ReconcileRateWait.Observe(d.Seconds())
-	if d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return reconcile.Result{}, ctx.Err()
+	began := time.Now()
+	if r.limit != nil {
+		item := r.name + req.String()
+		if err := sleep(ctx, r.limit.When(item)); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.limit.Forget(item)
+	}
+	if r.yieldTo != nil {
+		if err := yield(ctx, r.yieldTo); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
-	r.limit.Forget(item)
+	metrics.ReconcileRateWait.WithLabelValues(r.name).Observe(time.Since(began).Seconds())
 	return r.inner.Reconcile(ctx, req)
+}
+
+// yield waits until shared has a slot free now, and takes it. The slots that
+// others reserved ahead come back at shared's rate, so it sleeps until one
+// should be free; another yielding worker may take it first, then it sleeps
+// again.
+func yield(ctx context.Context, shared *rate.Limiter) error {
+	for {
+		now := time.Now()
+		if shared.AllowN(now, 1) {
+			return nil
+		}
+		every := time.Second
+		if l := float64(shared.Limit()); l > 0 {
+			every = time.Duration(float64(time.Second) / l)
+		}
+		// Tokens below one are the slots reserved ahead, and the part of
+		// one not yet come back.
+		if err := sleep(ctx, max(time.Millisecond, time.Duration((1-shared.TokensAt(now))*float64(every)))); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Both is a rate limiter that starts an item only when both a and b allow

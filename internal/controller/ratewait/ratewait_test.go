@@ -110,3 +110,46 @@ func TestBothWaitsForTheSlowerLimiter(t *testing.T) {
 	g.Expect(Both(share, nil)).To(BeIdenticalTo(share))
 	g.Expect(Both(nil, nil)).To(BeNil())
 }
+
+// A yielding reconcile (an object's) takes the shared rate's slots that the
+// reserving controllers (the instances') leave free: an instance that asks
+// while the object waits is not pushed back by it, and the object starts
+// after it.
+func TestAYieldingReconcileGoesAfterTheReservationsOfOthers(t *testing.T) {
+	g := NewWithT(t)
+	shared := rate.NewLimiter(5, 1)
+	instances := &workqueue.TypedBucketRateLimiter[string]{Limiter: shared}
+	begin := time.Now()
+	// Slots at 0, 200 and 400ms.
+	for _, n := range []string{"a", "b", "c"} {
+		instances.When(n)
+	}
+	inner := &counting{}
+	r := New("objects", inner, nil, WithYieldTo(shared))
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(context.Background(), request("object"))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	// Reserved after the object began to wait: the slot at 600ms, as if the
+	// object were not there (behind it, 800ms).
+	late := time.Since(begin) + instances.When("late")
+	g.Expect(late).To(BeNumerically("<", 700*time.Millisecond), "the waiting object took no place ahead of the instance")
+	g.Eventually(done, 5*time.Second).Should(Receive(BeNil()))
+	g.Expect(inner.started).To(HaveLen(1))
+	g.Expect(inner.started[0].Sub(begin)).To(BeNumerically(">=", late+100*time.Millisecond), "the object starts once the instance's slot has passed and one is free")
+	g.Expect(shared.Tokens()).To(BeNumerically("<", 1), "the object took its slot of the shared rate")
+}
+
+func TestAnEndedContextStopsAYield(t *testing.T) {
+	g := NewWithT(t)
+	shared := rate.NewLimiter(rate.Every(time.Hour), 1)
+	g.Expect(shared.Allow()).To(BeTrue())
+	inner := &counting{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := New("objects", inner, nil, WithYieldTo(shared)).Reconcile(ctx, request("object"))
+	g.Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "got %v", err)
+	g.Expect(inner.started).To(BeEmpty())
+}
