@@ -25,8 +25,9 @@ limitations under the License.
 //     cloudsql_postgres_observation_gap_seconds histogram: the bucket bound under
 //     which 50% and 99% fall) and the effective poll interval it reports;
 //   - the time from an out-of-band change (a tier edited in the emulator on 1% of
-//     the instances, another 1% every two minutes from a third of the way in)
-//     to its revert: median, 99th percentile and most;
+//     the instances, another 1% every two minutes from a third of the way in,
+//     each at a random time within its two minutes) to its revert: median,
+//     99th percentile and most;
 //   - the most requests the emulator answered in any 60 s of the run;
 //   - the provider's peak RSS and CPU seconds per minute;
 //   - with -create, the create phase (in the modes -create-modes names): that
@@ -84,6 +85,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -512,6 +514,8 @@ func (b *bench) steadyState(ctx context.Context) error {
 	t0 := time.Now()
 	checked := t0
 	changedAt := map[string]time.Time{}
+	// due is when each instance of the rounds begun is to be changed.
+	due := map[string]time.Time{}
 	reverts := []time.Duration{}
 	var lastRound time.Time
 	round := 0
@@ -529,10 +533,11 @@ func (b *bench) steadyState(ctx context.Context) error {
 		// measured whole.
 		if time.Since(t0) > measureFor/3 && time.Since(lastRound) > revertRound && time.Since(t0) < measureFor-2*revertRound {
 			lastRound = time.Now()
-			if err := b.changeOutOfBand(changedAt, round); err != nil {
-				return err
-			}
+			b.planOutOfBand(due, round, lastRound)
 			round++
+		}
+		if err := b.changeOutOfBand(due, changedAt); err != nil {
+			return err
 		}
 		for name, at := range changedAt {
 			if db, err := b.emu.Instance(project, name); err == nil && db.Settings.Tier != outOfBandTier {
@@ -558,15 +563,29 @@ const outOfBandTier = "db-custom-8-30720"
 // revertRound is the time between two rounds of out-of-band changes.
 const revertRound = 2 * time.Minute
 
-// changeOutOfBand changes the tier of every hundredth instance behind the
-// provider's back, from the round-th on, noting when in changedAt.
-func (b *bench) changeOutOfBand(changedAt map[string]time.Time, round int) error {
+// planOutOfBand plans the changes of a round: every hundredth instance from
+// the round-th on, each at a random time within the round. Changed all at once,
+// every change of a round would meet the provider's listing schedule at the same
+// point, and the reverts would measure where that point fell (up to a listing
+// period apart between runs) rather than how the provider keeps up.
+func (b *bench) planOutOfBand(due map[string]time.Time, round int, at time.Time) {
 	for i := round % 100; i < b.n; i += 100 {
-		name := fmt.Sprintf("fleet-%05d", i)
+		due[fmt.Sprintf("fleet-%05d", i)] = at.Add(rand.N(revertRound))
+	}
+}
+
+// changeOutOfBand changes the tier of the instances whose time has come
+// behind the provider's back, noting when in changedAt.
+func (b *bench) changeOutOfBand(due, changedAt map[string]time.Time) error {
+	for name, at := range due {
+		if time.Now().Before(at) {
+			continue
+		}
 		if err := b.emu.MutateInstance(project, name, func(db *sqladmin.DatabaseInstance) { db.Settings.Tier = outOfBandTier }); err != nil {
 			return err
 		}
 		changedAt[name] = time.Now()
+		delete(due, name)
 	}
 	return nil
 }
