@@ -134,6 +134,14 @@ func IsRetryable(err error) bool {
 	return false
 }
 
+// IsUnanswered reports whether err carries no answer from Cloud SQL (a lost
+// connection, a deadline that cut the wait): whether the call was carried
+// out is then known only from a read made after it.
+func IsUnanswered(err error) bool {
+	_, answered := apiError(err)
+	return err != nil && !answered
+}
+
 // apiError finds the *googleapi.Error in err's chain.
 func apiError(err error) (*googleapi.Error, bool) {
 	var e *googleapi.Error

@@ -17,6 +17,7 @@ limitations under the License.
 package cloudsql
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -36,14 +37,15 @@ func TestErrorClassification(t *testing.T) {
 		}
 		return e
 	}
-	type want struct{ notFound, exists, inProgress, stale, rateLimited, retryable bool }
+	type want struct{ notFound, exists, inProgress, stale, rateLimited, retryable, unanswered bool }
 	cases := map[string]struct {
 		err  error
 		want want
 	}{
 		"Nil":                     {nil, want{}},
-		"NotAnAPIError":           {errors.New("dial tcp: connection refused"), want{}},
-		"NilAPIError":             {(*googleapi.Error)(nil), want{}},
+		"NotAnAPIError":           {errors.New("dial tcp: connection refused"), want{unanswered: true}},
+		"WrappedDeadline":         {errors.Wrap(context.DeadlineExceeded, "insert"), want{unanswered: true}},
+		"NilAPIError":             {(*googleapi.Error)(nil), want{unanswered: true}},
 		"NotFound":                {apiErr(404, "instanceDoesNotExist"), want{notFound: true}},
 		"WrappedNotFound":         {errors.Wrap(apiErr(404, "instanceDoesNotExist"), "cannot get instance"), want{notFound: true}},
 		"NotFoundOfAnotherReason": {apiErr(404, "notFound"), want{}},
@@ -75,6 +77,7 @@ func TestErrorClassification(t *testing.T) {
 				stale:       IsStale(tc.err),
 				rateLimited: IsRateLimited(tc.err),
 				retryable:   IsRetryable(tc.err),
+				unanswered:  IsUnanswered(tc.err),
 			}
 			g.Expect(got).To(Equal(tc.want))
 		})

@@ -77,8 +77,10 @@ func (p *Pacing) markWaiting(name string) {
 // then runs, and the object shares it.
 const relistSlack = 100 * time.Millisecond
 
-// MarkRelist says that the object's observation failed with its project's
-// listing, which is tried again in d.
+// MarkRelist says that the object is to be looked at again in d, not in the
+// error backoff: its observation failed with its project's listing, which is
+// tried again then, or its write was answered in a way that only a read can
+// tell what became of it.
 func (p *Pacing) MarkRelist(name string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
