@@ -18,7 +18,6 @@ package emulator
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -33,6 +32,8 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/pause"
 )
 
 // maxBodyBytes bounds request bodies; the largest legitimate one (an
@@ -251,7 +252,7 @@ func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []b
 	s.mu.Lock()
 	fd := s.decideFaults(rt.method, rt.project)
 	s.mu.Unlock()
-	if err := sleep(r.Context(), fd.latency); err != nil {
+	if err := pause.For(r.Context(), fd.latency); err != nil {
 		return nil, false, errUnavailable()
 	}
 
@@ -279,21 +280,6 @@ func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []b
 	}
 	body, err = json.Marshal(v)
 	return body, false, err
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // bodyFields are the top-level keys of a JSON object, sorted; nil for

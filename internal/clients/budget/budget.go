@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/pause"
 )
 
 // A Window admits at most Limit events in any sliding window of Period. Unlike a
@@ -199,7 +201,7 @@ func NewWindow(limit int, period time.Duration, o ...WindowOption) *Window {
 	if limit < 1 {
 		limit = 1
 	}
-	w := &Window{limit: limit, period: period, now: time.Now, sleep: sleepCtx, ring: make([]time.Time, limit), flying: map[int64]int{}}
+	w := &Window{limit: limit, period: period, now: time.Now, sleep: pause.For, ring: make([]time.Time, limit), flying: map[int64]int{}}
 	for _, fn := range o {
 		fn(w)
 	}
@@ -861,15 +863,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/pause"
 )
 
 // Transport is an http.RoundTripper that passes every request, retries included,
@@ -95,7 +97,7 @@ func newTransport(base http.RoundTripper, acquire func() (*Window, func()), o ..
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &Transport{base: base, acquire: acquire, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: sleepCtx, answerWait: DefaultAnswerWait}
+	t := &Transport{base: base, acquire: acquire, attempts: 5, backoff: time.Second, max: 30 * time.Second, sleep: pause.For, answerWait: DefaultAnswerWait}
 	for _, fn := range o {
 		fn(t)
 	}

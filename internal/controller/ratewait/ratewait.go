@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/pause"
 )
 
 // Reconciler starts its inner reconciler no faster than a rate limiter allows,
@@ -92,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	began := time.Now()
 	if r.limit != nil {
 		item := r.name + req.String()
-		if err := sleep(ctx, r.limit.When(item)); err != nil {
+		if err := pause.For(ctx, r.limit.When(item)); err != nil {
 			return reconcile.Result{}, err
 		}
 		r.limit.Forget(item)
@@ -122,24 +123,9 @@ func yield(ctx context.Context, shared *rate.Limiter) error {
 		}
 		// Tokens below one are the slots reserved ahead, and the part of
 		// one not yet come back.
-		if err := sleep(ctx, max(time.Millisecond, time.Duration((1-shared.TokensAt(now))*float64(every)))); err != nil {
+		if err := pause.For(ctx, max(time.Millisecond, time.Duration((1-shared.TokensAt(now))*float64(every)))); err != nil {
 			return err
 		}
-	}
-}
-
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
