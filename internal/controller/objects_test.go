@@ -652,6 +652,37 @@ func TestUsersAndDatabases(t *testing.T) {
 		_ = conn.Close(w.ctx)
 	})
 
+	t.Run("InsertsAnsweredWithServerErrorsAreTriedAgainAtTheBusyPoll", func(t *testing.T) {
+		g := NewWithT(t)
+		// Seven 5xx for each kind's insert, then the database's eighth is
+		// carried out and its answer lost. In the error backoff, whose gaps
+		// double from 1 s to 60 s, the eighth try would come 123 s after
+		// the first, past wait; at the busy poll interval (200 ms here) each
+		// try comes within a second of the last, and looks before it
+		// inserts again.
+		for _, f := range []emulator.Fault{
+			{Method: emulator.MethodUsersInsert, ServerErrorShare: 1, Count: 7},
+			{Method: emulator.MethodDatabasesInsert, ServerErrorShare: 1, Count: 7},
+			{Method: emulator.MethodDatabasesInsert, LoseAnswerShare: 1, Count: 1},
+		} {
+			g.Expect(w.emu.InjectFault(f)).To(Succeed())
+		}
+		defer w.emu.ClearFaults()
+		users, dbs := w.calls(emulator.MethodUsersInsert, shared), w.calls(emulator.MethodDatabasesInsert, shared)
+		login, dbName := "storm-"+w.id, "stormdb-"+w.id
+		start := time.Now()
+		u := w.clusterUser(login, shared)
+		d := w.clusterDatabase(dbName, shared, login)
+		w.waitReady(u)
+		w.waitReady(d)
+		t.Logf("a user and a database Ready %s after their first tries, through 7 and 8 failed inserts", time.Since(start).Round(100*time.Millisecond))
+		g.Expect(w.calls(emulator.MethodUsersInsert, shared)-users).To(Equal(8), "seven failed, the eighth made the login")
+		g.Expect(w.calls(emulator.MethodDatabasesInsert, shared)-dbs).To(Equal(8), "the one whose answer was lost is not sent again")
+		g.Expect(w.emu.Faults()).To(BeEmpty(), "every fault was spent")
+		g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+		g.Expect(d.Status.AtProvider.Owner).To(Equal(login))
+	})
+
 	t.Run("ALoginWhoseInsertAnswerWasLostIsConfirmedByPostgreSQL", func(t *testing.T) {
 		g := NewWithT(t)
 		// users.insert makes the login and its answer is lost; the object's

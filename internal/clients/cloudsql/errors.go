@@ -142,6 +142,13 @@ func IsUnanswered(err error) bool {
 	return err != nil && !answered
 }
 
+// IsUnsettled reports whether a write answered err may still have been
+// carried out, or may pass by itself (IsRetryable, IsUnanswered): a read made
+// after it, not the error, tells what to do next.
+func IsUnsettled(err error) bool {
+	return IsRetryable(err) || IsUnanswered(err)
+}
+
 // apiError finds the *googleapi.Error in err's chain.
 func apiError(err error) (*googleapi.Error, bool) {
 	var e *googleapi.Error

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 )
 
 // Per-object marks: why an object's next visit comes sooner than the poll
@@ -85,6 +86,19 @@ func (p *Pacing) MarkRelist(name string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.relist[name] = d
+}
+
+// MarkWriteFailed marks an object whose write Cloud SQL answered with a
+// server error or a 429, or did not answer (err): the write may have been
+// carried out, or the storm may pass, and only a look can tell. It comes back
+// at the busy poll interval, and that visit looks before it writes again; in
+// the error backoff, whose gaps double, a short storm of 5xx kept objects
+// unwritten for minutes once such writes were no longer sent twice. Any other
+// error is left to the backoff.
+func (p *Pacing) MarkWriteFailed(name string, err error) {
+	if cloudsql.IsUnsettled(err) {
+		p.MarkRelist(name, p.busyPoll)
+	}
 }
 
 // writtenRequeue is when an object comes back by itself after its insert or

@@ -212,6 +212,7 @@ type Marks interface {
 	Made(m metav1.Object)
 	Stalled(m metav1.Object)
 	Waiting(m metav1.Object)
+	WriteFailed(m metav1.Object, err error)
 	Observed(m metav1.Object, readAt time.Time)
 }
 
@@ -249,6 +250,15 @@ func (p Pacer) Made(m metav1.Object) {
 func (p Pacer) Stalled(m metav1.Object) {
 	if p.p != nil {
 		p.p.MarkStalled(kindKey(p.gvk, m))
+	}
+}
+
+// WriteFailed says that Cloud SQL answered the object's write with err: one
+// that a look may resolve (a server error, a 429, no answer) brings it back at
+// the busy poll interval, not in the error backoff (Pacing.MarkWriteFailed).
+func (p Pacer) WriteFailed(m metav1.Object, err error) {
+	if p.p != nil {
+		p.p.MarkWriteFailed(kindKey(p.gvk, m), err)
 	}
 }
 

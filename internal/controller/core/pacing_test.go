@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/api/googleapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -751,4 +753,53 @@ func TestOperationsAreListedLessOftenAsAChangeTakesLonger(t *testing.T) {
 	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "asked 30 s ago, of 60 s")
 	p.Settled("a", now.Add(time.Second))
 	g.Expect(p.OpsCheckDue("a")).To(BeTrue(), "over")
+}
+
+// A write answered with a server error or a 429, or not answered at all, may
+// have been carried out: the object comes back at the busy poll interval,
+// whose visit looks first, not in the error backoff, whose gaps double. An
+// error that says what is wrong (a bad request, a name taken) stays in the
+// backoff, which its condition explains.
+func TestAnUnsettledWriteComesBackAtTheBusyPoll(t *testing.T) {
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("PostgresqlDatabase")
+	cases := map[string]struct {
+		err     error
+		retried bool
+	}{
+		"A503":          {err: &googleapi.Error{Code: http.StatusServiceUnavailable}, retried: true},
+		"A500":          {err: errors.Wrap(&googleapi.Error{Code: http.StatusInternalServerError}, "cannot create database"), retried: true},
+		"A429":          {err: &googleapi.Error{Code: http.StatusTooManyRequests}, retried: true},
+		"NoAnswer":      {err: errors.Wrap(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, "cannot create database"), retried: true},
+		"ADeadline":     {err: context.DeadlineExceeded, retried: true},
+		"ABadRequest":   {err: &googleapi.Error{Code: http.StatusBadRequest}},
+		"ANameConflict": {err: &googleapi.Error{Code: http.StatusConflict}},
+		"NoErrorAtAll":  {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			p := newPacing(pacingConfig{poll: 5 * time.Minute, busyPoll: 15 * time.Second})
+			obj := &nsv1alpha1.PostgresqlDatabase{}
+			obj.SetNamespace("team-a")
+			obj.SetName("orders")
+			Pacer{p: p, gvk: gvk}.WriteFailed(obj, tc.err)
+
+			//lint:ignore SA1019 crossplane-runtime's managed reconciler still answers Requeue after an error it recorded
+			backoff := reconcile.Result{Requeue: true}
+			b := &backoffToPoll{inner: fixedResult{res: backoff}, pacing: p, poll: 5 * time.Minute,
+				key: func(m metav1.Object) string { return kindKey(gvk, m) }}
+			res, err := b.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "orders"}})
+			g.Expect(err).NotTo(HaveOccurred())
+			if !tc.retried {
+				g.Expect(res).To(Equal(backoff), "left to the error backoff")
+				return
+			}
+			g.Expect(res.RequeueAfter).To(Equal(15*time.Second + relistSlack))
+			//lint:ignore SA1019 as above
+			g.Expect(res.Requeue).To(BeFalse())
+			// The mark serves one visit.
+			res, _ = b.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "orders"}})
+			g.Expect(res).To(Equal(backoff))
+		})
+	}
 }

@@ -114,6 +114,30 @@ func testCloneIsItsOwn(h kindHarness) {
 		"the record of the clone goes once it carries its own label")
 }
 
+// A clone that Cloud SQL made but whose answer was lost (a 503 after the
+// work) carries the source's owner label: the record made before it was
+// asked for is kept through that answer, so the next reconcile, at the busy
+// poll interval, finds the clone its object's, and asks for no second one.
+func TestACloneWhoseAnswerWasLostIsAdopted(t *testing.T) {
+	h := newHarness(t)
+	src := h.create(h.instance("source"))
+	h.settle()
+	h.g.Expect(h.emu.InjectFault(emulator.Fault{Method: emulator.MethodInstancesClone, LoseAnswerShare: 1, Count: 1})).To(Succeed())
+	clone := h.create(h.instance("clone", func(o *v1alpha1.PostgresqlInstance) {
+		o.Spec.ForProvider.Source = &v1alpha1.Source{Instance: src.GetName()}
+	}))
+	name := cloudsql.InstanceName(clone)
+	h.g.Expect(h.emu.Faults()).To(BeEmpty(), "the clone's answer was lost")
+	h.g.Expect(h.calls(emulator.MethodInstancesClone, cloudsql.InstanceName(src))).To(Equal(1), "one clone")
+	h.g.Eventually(func(g Gomega) {
+		inst, err := h.emu.Instance(h.project, name)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(inst.Settings.UserLabels).To(HaveKeyWithValue(v1alpha1.OwnerUIDLabelKey, string(clone.GetUID())))
+		g.Expect(h.get(clone.GetName()).Observation().Recovery).To(HaveField("Phase", v1alpha1.RecoveryDone))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	h.g.Eventually(func() []string { return h.cloneRecords(name) }, 10*time.Second, 100*time.Millisecond).Should(BeEmpty())
+}
+
 // sourceWrites counts the requests that change instance, or its users,
 // databases and backups.
 func (h *harness) sourceWrites(instance string) int {

@@ -101,6 +101,9 @@ type args struct {
 	// state is the instance's state as its object observed it (RUNNABLE
 	// when empty).
 	state string
+	// lose is a method whose next request is carried out and answered
+	// 503, as when its answer is lost.
+	lose string
 }
 
 // result is what a call did.
@@ -169,6 +172,11 @@ func call(t *testing.T, a args, method string) result {
 		meta.SetExternalName(mg, id)
 	}
 	emu.ResetCounts()
+	if a.lose != "" {
+		if err := emu.InjectFault(emulator.Fault{Method: a.lose, LoseAnswerShare: 1, Count: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	state := a.state
 	if state == "" {
 		state = "RUNNABLE"
@@ -333,6 +341,15 @@ func TestCreate(t *testing.T) {
 			want: result{
 				Condition: "Creating: ", Pacing: []string{"busy"}, Calls: []string{emulator.MethodBackupRunsInsert},
 				ExternalName: "set", Runs: []string{"ENQUEUED before the upgrade (" + mark + ")"},
+			},
+		},
+		"InsertAnswerLost": {
+			reason: "A backupRuns.insert carried out and answered 503 is the reconcile's error; the run is not asked for again, and the next attempt, at the busy poll interval, finds it by its description.",
+			args:   args{mg: nightly(), lose: emulator.MethodBackupRunsInsert},
+			want: result{
+				Err:    "cannot take a backup of Cloud SQL instance shared in project unit-project: googleapi 503",
+				Pacing: []string{"busy", "retried"}, Calls: []string{emulator.MethodBackupRunsInsert},
+				Runs: []string{"ENQUEUED " + mark},
 			},
 		},
 		"InstanceNotReady": {

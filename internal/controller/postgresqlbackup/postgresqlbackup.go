@@ -312,6 +312,9 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	e.pacer.Busy(mg)
 	op, err := e.conn.Service.BackupRuns.Insert(e.conn.Project, e.conn.Instance, cloudsql.GenerateBackupRun(mg.Settings(), ref, mg.GetUID())).Context(ctx).Do()
 	if err != nil {
+		// The run may have begun: the next visit finds it by its
+		// description before it asks for another.
+		e.pacer.WriteFailed(mg, err)
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errInsert, e.conn.Instance, e.conn.Project)
 	}
 	if op.BackupContext == nil || op.BackupContext.BackupId == 0 {

@@ -417,11 +417,11 @@ func TestCreate(t *testing.T) {
 			},
 		},
 		"InsertFails": {
-			reason: "A failed databases.insert is the reconcile's error.",
+			reason: "A databases.insert answered 5xx is the reconcile's error, and the next attempt comes at the busy poll interval.",
 			args:   args{mg: ordersDB(), cloud: []cloud{fault(emulator.MethodDatabasesInsert, 1)}},
 			want: result{
 				Err:    "cannot create database orders on Cloud SQL instance shared in project unit-project: googleapi 500",
-				Pacing: []string{"busy"}, Databases: postgresOnly, Calls: []string{emulator.MethodDatabasesInsert},
+				Pacing: []string{"busy", "retried"}, Databases: postgresOnly, Calls: []string{emulator.MethodDatabasesInsert},
 			},
 		},
 	}

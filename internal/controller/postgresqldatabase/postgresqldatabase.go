@@ -328,6 +328,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 			return managed.ExternalCreation{}, err
 		}
 	}
+	e.pacer.WriteFailed(mg, err)
 	return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateDatabase, name, e.conn.Instance, e.conn.Project)
 }
 

@@ -428,14 +428,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 	}
 	if err != nil {
-		if cloudsql.IsRetryable(err) || cloudsql.IsUnanswered(err) {
-			// A server error or no answer: the insert may have been
-			// carried out, and a 429 passes. The next look comes at the
-			// busy poll interval, not in the error backoff, whose doubling
-			// kept an instance uncreated for minutes through a short storm
-			// of 5xx once such inserts were no longer sent twice.
-			e.pacing.MarkRelist(core.ObjectKey(mg), e.pacing.BusyPoll())
-		}
+		e.pacing.MarkWriteFailed(core.ObjectKey(mg), err)
 		return managed.ExternalCreation{}, errors.Wrapf(err, errCreateInstance, name, e.project)
 	}
 	e.pacing.MarkChanged(core.ObjectKey(mg), true)

@@ -442,6 +442,7 @@ func (e *external[T]) createFrom(ctx context.Context, mg T, name string, pw core
 			return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 		}
 		if err != nil {
+			e.pacing.MarkWriteFailed(core.ObjectKey(mg), err)
 			return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errRestore, rs.backup, name, e.project)
 		}
 	} else {
@@ -470,8 +471,13 @@ func (e *external[T]) createFrom(ctx context.Context, mg T, name string, pw core
 			return managed.ExternalCreation{}, e.nameConflict(ctx, mg, name)
 		}
 		if err != nil {
-			if fresh {
+			e.pacing.MarkWriteFailed(core.ObjectKey(mg), err)
+			if fresh && !cloudsql.IsUnsettled(err) {
 				// Nothing was made: no record may outlive the attempt.
+				// A clone answered 5xx, or not at all, may have been
+				// made, with the source's owner label: the record
+				// stays, so the next visit, which looks first, finds
+				// it this object's (its delete lets the record go).
 				if rerr := e.clones.Release(ctx, mg, e.project, name); rerr != nil {
 					return managed.ExternalCreation{}, rerr
 				}

@@ -171,6 +171,7 @@ func (e *external[T]) backUpFirst(ctx context.Context, mg T, name string, st *v1
 				return false, nil
 			}
 			if err != nil {
+				e.pacing.MarkWriteFailed(core.ObjectKey(mg), err)
 				return false, errors.Wrapf(cloudsql.Truncated(err), errUpgradeBackup, name, e.project, objectRef(mg), st.ToVersion)
 			}
 			if op.BackupContext == nil || op.BackupContext.BackupId == 0 {

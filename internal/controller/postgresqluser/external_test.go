@@ -549,14 +549,14 @@ func TestCreate(t *testing.T) {
 			},
 		},
 		"InsertFails": {
-			reason: "A failed users.insert leaves the stored password unconfirmed, for the next attempt to use.",
+			reason: "A users.insert answered 5xx leaves the stored password unconfirmed, for the next attempt to use, which comes at the busy poll interval.",
 			args: args{
 				mg: appUser(), secrets: []client.Object{secret(storedPW, true, ourUID)},
 				cloud: []cloud{fault(emulator.MethodUsersInsert, 1)},
 			},
 			want: result{
 				Err:    "cannot create login app on Cloud SQL instance shared in project unit-project: googleapi 500",
-				Pacing: []string{"busy"}, Secret: "stored unconfirmed", Login: "absent",
+				Pacing: []string{"busy", "retried"}, Secret: "stored unconfirmed", Login: "absent",
 				Calls: []string{emulator.MethodUsersInsert},
 			},
 		},

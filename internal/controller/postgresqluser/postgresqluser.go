@@ -476,6 +476,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 		return managed.ExternalCreation{}, e.holders.Appeared(ctx, mg, e.name(login), fresh, e.instance)
 	}
 	if err != nil {
+		e.pacer.WriteFailed(mg, err)
 		return managed.ExternalCreation{}, errors.Wrapf(cloudsql.Truncated(err), errCreateUser, login, e.conn.Instance, e.conn.Project)
 	}
 	if joined {

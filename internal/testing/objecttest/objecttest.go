@@ -34,13 +34,14 @@ import (
 	"google.golang.org/api/googleapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/pgsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
 )
 
 // Marks records the marks a reconcile left for the pacing
 // (postgresqlinstance.Marks).
-type Marks struct{ busy, made, stalled, waiting, settled bool }
+type Marks struct{ busy, made, stalled, waiting, settled, retried bool }
 
 // Busy records that the object is busy.
 func (r *Marks) Busy(metav1.Object) { r.busy = true }
@@ -54,6 +55,12 @@ func (r *Marks) Stalled(metav1.Object) { r.stalled = true }
 // Waiting records that the object waits on another.
 func (r *Marks) Waiting(metav1.Object) { r.waiting = true }
 
+// WriteFailed records that the object comes back at the busy poll
+// interval, as the core's pacing decides: for a write that a look may settle.
+func (r *Marks) WriteFailed(_ metav1.Object, err error) {
+	r.retried = r.retried || cloudsql.IsUnsettled(err)
+}
+
 // Observed records nothing: no case is about the observation-gap metric.
 func (r *Marks) Observed(metav1.Object, time.Time) {}
 
@@ -61,7 +68,7 @@ func (r *Marks) Observed(metav1.Object, time.Time) {}
 func (r *Marks) Settled(metav1.Object) { r.settled = true }
 
 // List is the marks left, in a fixed order: busy, made, stalled, waiting,
-// settled.
+// settled, retried.
 func (r *Marks) List() []string {
 	var m []string
 	if r.busy {
@@ -78,6 +85,9 @@ func (r *Marks) List() []string {
 	}
 	if r.settled {
 		m = append(m, "settled")
+	}
+	if r.retried {
+		m = append(m, "retried")
 	}
 	return m
 }
