@@ -81,6 +81,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/configfile"
 	xpcontroller "github.com/travelaudience/cloudsql-postgres-operator/internal/controller"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/controller/core"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/intern"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	providermetrics "github.com/travelaudience/cloudsql-postgres-operator/internal/metrics"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/tenancy"
@@ -261,6 +262,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// stripAndIntern is the cache's transform for every kind without one of its
+// own: managed fields dropped, repeated strings interned.
+func stripAndIntern(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return obj, err
+	}
+	return intern.Objects(obj)
+}
+
 // manager creates the controller manager, with a webhook server when serve is
 // true.
 func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Manager, error) {
@@ -270,9 +281,10 @@ func (c *common) manager(s *setup, leaderElectionID string, serve bool) (ctrl.Ma
 		// secret of the cluster in the provider's memory.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		// Managed fields are never read here, and would be a good part of the
-		// cache's memory with 10,000 instances.
+		// cache's memory with 10,000 instances; the strings every object
+		// repeats are held once (intern.Objects).
 		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: stripAndIntern,
 			// The gate reads only names, versions and conditions of CRDs; their
 			// schemas would be most of the cache in a cluster with many.
 			ByObject: map[client.Object]cache.ByObject{

@@ -144,11 +144,11 @@ func TestAnInsertJoinsTheListing(t *testing.T) {
 	for _, name := range []string{"sales", "stock"} {
 		op, err := svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: name}).Do()
 		g.Expect(err).NotTo(HaveOccurred())
-		c.InsertedDatabase(k, op, &sqladmin.Database{Name: name})
+		c.InsertedDatabase(k, op, listcache.Database{Name: name})
 	}
 	op, err := svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
 	g.Expect(err).NotTo(HaveOccurred())
-	c.InsertedUser(k, op, &sqladmin.User{Name: "app"})
+	c.InsertedUser(k, op, listcache.User{Name: "app"})
 
 	again, _, err := c.Databases(context.Background(), svc, k)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -165,7 +165,7 @@ func TestAnInsertJoinsTheListing(t *testing.T) {
 	other := listcache.Key{Source: "pc", Project: project, Instance: "billing"}
 	op, err = svc.Databases.Insert(project, "billing", &sqladmin.Database{Name: "ledger"}).Do()
 	g.Expect(err).NotTo(HaveOccurred())
-	c.InsertedDatabase(other, op, &sqladmin.Database{Name: "ledger"})
+	c.InsertedDatabase(other, op, listcache.Database{Name: "ledger"})
 	dbs, _, err = c.Databases(context.Background(), svc, other)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(dbs).To(ContainElement(HaveField("Name", "ledger")))
@@ -186,7 +186,7 @@ func TestAnInsertNotDoneListsAgain(t *testing.T) {
 	} {
 		_, _, err := c.Databases(context.Background(), svc, k)
 		g.Expect(err).NotTo(HaveOccurred())
-		c.InsertedDatabase(k, op, &sqladmin.Database{Name: "sales"})
+		c.InsertedDatabase(k, op, listcache.Database{Name: "sales"})
 		dbs, _, err := c.Databases(context.Background(), svc, k)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(dbs).NotTo(ContainElement(HaveField("Name", "sales")), "only what Cloud SQL shows")
@@ -226,7 +226,7 @@ func TestAListingBegunBeforeAnInsertIsNotKept(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	c.InsertedDatabase(k, &sqladmin.Operation{Status: "DONE"}, &sqladmin.Database{Name: "sales"})
+	c.InsertedDatabase(k, &sqladmin.Operation{Status: "DONE"}, listcache.Database{Name: "sales"})
 	close(release)
 	g.Expect(<-done).NotTo(HaveOccurred())
 	_, _, err = c.Databases(context.Background(), svc, k)
@@ -301,4 +301,23 @@ func TestAListingOutlivesItsCaller(t *testing.T) {
 		return err
 	}, 10*time.Second, 10*time.Millisecond).Should(Succeed())
 	g.Expect(emu.Counts()[emulator.MethodUsersList]).To(Equal(1), "the listing went on and served the next reconcile")
+}
+
+// A listing keeps of each database and login what its object compares, and
+// nothing more: a fleet's listings are a good part of the provider's memory.
+func TestAListingKeepsWhatObjectsCompare(t *testing.T) {
+	g := NewWithT(t)
+	emu, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+	g.Expect(emu.SeedDatabase(project, "orders", &sqladmin.Database{Name: "sales", Charset: "UTF8", Collation: "en_US.UTF8"})).To(Succeed())
+	_, err := svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app@example.com", Type: "CLOUD_IAM_USER"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+
+	dbs, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dbs).To(ContainElement(listcache.Database{Name: "sales", Charset: "UTF8", Collation: "en_US.UTF8"}))
+	users, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(users).To(ContainElement(listcache.User{Name: "app@example.com", Type: "CLOUD_IAM_USER", IAMStatus: "IAM_STATUS_UNSPECIFIED"}))
 }

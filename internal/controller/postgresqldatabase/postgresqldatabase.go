@@ -259,10 +259,10 @@ func given(o *v1alpha1.PostgresqlDatabaseObservation, owner string) bool {
 	return o.Owner == owner && o.PublicConnect != nil && !*o.PublicConnect
 }
 
-func findDatabase(dbs []*sqladmin.Database, name string) *sqladmin.Database {
-	for _, d := range dbs {
-		if d != nil && d.Name == name {
-			return d
+func findDatabase(dbs []listcache.Database, name string) *listcache.Database {
+	for i := range dbs {
+		if dbs[i].Name == name {
+			return &dbs[i]
 		}
 	}
 	return nil
@@ -315,8 +315,8 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	// Done at once, the database joins its instance's listing, and the
 	// next observation confirms it with no request of its own; else the
 	// listing is read again.
-	joined := e.lists.InsertedDatabase(e.key(), op, &sqladmin.Database{
-		Name: name, Charset: st.Charset, Collation: st.Collation, Instance: e.conn.Instance, Project: e.conn.Project,
+	joined := e.lists.InsertedDatabase(e.key(), op, listcache.Database{
+		Name: name, Charset: st.Charset, Collation: st.Collation,
 	})
 	if joined {
 		e.pacer.Made(mg)

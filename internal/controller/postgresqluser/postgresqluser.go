@@ -241,7 +241,7 @@ func (e *external[T]) Observe(ctx context.Context, mg T) (managed.ExternalObserv
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	obs := mg.Observation()
-	obs.Instance, obs.Name, obs.IAMStatus = e.conn.Instance, login, found.IamStatus
+	obs.Instance, obs.Name, obs.IAMStatus = e.conn.Instance, login, found.IAMStatus
 	obs.Type = found.Type
 	if obs.Type == "" {
 		obs.Type = v1alpha1.UserTypeBuiltIn
@@ -435,10 +435,10 @@ func builtIn(mg user) bool {
 	return t == "" || t == v1alpha1.UserTypeBuiltIn
 }
 
-func findUser(users []*sqladmin.User, name string) *sqladmin.User {
-	for _, u := range users {
-		if u != nil && u.Name == name {
-			return u
+func findUser(users []listcache.User, name string) *listcache.User {
+	for i := range users {
+		if users[i].Name == name {
+			return &users[i]
 		}
 	}
 	return nil
@@ -468,7 +468,7 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	// Done at once, the login joins its instance's listing (without its
 	// password), and the next observation confirms it with no request of
 	// its own; else the listing is read again.
-	joined := e.lists.InsertedUser(e.key(), op, &sqladmin.User{Name: login, Type: u.Type, Instance: e.conn.Instance, Project: e.conn.Project})
+	joined := e.lists.InsertedUser(e.key(), op, listcache.User{Name: login, Type: u.Type})
 	if cloudsql.IsUserExists(err) {
 		// Made by an earlier attempt of this object's, its password not
 		// known to be set: it stays unconfirmed, and Update sets it. Made
