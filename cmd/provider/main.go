@@ -200,7 +200,8 @@ func (c *common) setup() (*setup, error) {
 	// The Go runtime does not read the container's memory limit: given none,
 	// it lets the heap reach twice what is live before collecting.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		if soft := memlimit.Soft(memlimit.FromCgroup("/sys/fs/cgroup")); soft > 0 {
+		exe, _ := os.Executable()
+		if soft := memlimit.Soft(memlimit.FromCgroup("/sys/fs/cgroup"), memlimit.Image(exe)); soft > 0 {
 			debug.SetMemoryLimit(soft)
 			log.Info("Keeping the Go heap within the container's memory limit (set GOMEMLIMIT to choose another)", "soft-limit-bytes", soft)
 		}

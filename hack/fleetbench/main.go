@@ -114,6 +114,7 @@ import (
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/budget"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/emulator"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/memlimit"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/controlplane"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/testing/providerproc"
 )
@@ -156,6 +157,10 @@ type options struct {
 	// goMemLimit is the provider's GOMEMLIMIT, as in a container with a memory
 	// limit; empty leaves the runtime's default.
 	goMemLimit string
+	// memoryLimit is the provider's container memory limit in MiB, from
+	// which it takes its GOMEMLIMIT as the provider does (memlimit.Soft);
+	// 0: none.
+	memoryLimit int
 	// keep keeps the work directory (the provider's logs and configuration).
 	keep bool
 	// debug runs the provider with --debug.
@@ -192,7 +197,8 @@ func main() {
 	flag.IntVar(&o.users, "users", 5, "PostgresqlUsers of each instance, imported observe-only (0: none)")
 	flag.DurationVar(&o.health, "health", time.Hour, "reconcile.backup_health_interval of the provider")
 	flag.Float64Var(&o.pitr, "pitr", 0.5, "share of the instances with point-in-time recovery on (their health read costs two requests)")
-	flag.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT of the provider, as the provider sets it from a container's memory limit (90% of it), for example 230MiB for a 256 MiB container; empty: none")
+	flag.StringVar(&o.goMemLimit, "gomemlimit", "", "GOMEMLIMIT of the provider, for example 300MiB; empty: none, or what -memory-limit gives")
+	flag.IntVar(&o.memoryLimit, "memory-limit", 0, "the provider's container memory limit in MiB: its GOMEMLIMIT is set as the provider sets it in such a container, 90% of what its executable leaves (405 MiB of 512); 0: none")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -271,6 +277,9 @@ func run(ctx context.Context, o options) error {
 	bin, err := providerproc.Build(dir)
 	if err != nil {
 		return err
+	}
+	if o.memoryLimit > 0 && o.goMemLimit == "" {
+		o.goMemLimit = fmt.Sprintf("%dMiB", memlimit.Soft(int64(o.memoryLimit)<<20, memlimit.Image(bin))>>20)
 	}
 	var rows []row
 	for _, n := range o.sizes {
@@ -942,11 +951,14 @@ func peakRSSMiB(pid int) (float64, error) {
 }
 
 func print(o options, rows []row) {
-	memlimit := "none"
+	goMemLimit := "none"
 	if o.goMemLimit != "" {
-		memlimit = o.goMemLimit
+		goMemLimit = o.goMemLimit
 	}
-	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, object_share %g, steady state measured %s (with databases and users: at least 1.2 of the objects' intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.objectShare, o.measure, memlimit)
+	if o.memoryLimit > 0 {
+		goMemLimit += fmt.Sprintf(" (container limit %d MiB)", o.memoryLimit)
+	}
+	fmt.Printf("\nfleet in one project, emulator quota %d/min (429 past it), poll_interval %s, max_reconcile_rate %d, object_share %g, steady state measured %s (with databases and users: at least 1.2 of the objects' intervals), provider GOMEMLIMIT %s\n\n", o.quota, o.poll, o.rate, o.objectShare, o.measure, goMemLimit)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "instances\tobserve\twarm-up\treq/min list\treq/min get\treq/min other\t429s\tbusiest minute\tgap p50\tgap p99\tlisting period\tresync interval\trevert p50\trevert p99\trevert max\treverted\tpeak RSS MiB\tCPU s/min\tcreate s")
 	for _, r := range rows {

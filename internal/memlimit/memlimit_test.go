@@ -52,7 +52,36 @@ func TestFromCgroup(t *testing.T) {
 }
 
 func TestSoft(t *testing.T) {
+	const mib = 1 << 20
+	cases := map[string]struct {
+		limit, image, want int64
+	}{
+		"NoLimitNoSoftLimit":            {limit: 0, image: 60 * mib, want: 0},
+		"TheImageComesOffFirst":         {limit: 512 * mib, image: 62 * mib, want: 405 * mib},
+		"NoImageKnown":                  {limit: 1000, image: 0, want: 900},
+		"AnImageOfMoreThanHalfTheLimit": {limit: 100 * mib, image: 80 * mib, want: 45 * mib},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(Soft(tc.limit, tc.image)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestImage(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Soft(0)).To(BeZero(), "no limit, no soft limit")
-	g.Expect(Soft(1000)).To(Equal(int64(900)))
+	exe, err := os.Executable()
+	g.Expect(err).NotTo(HaveOccurred())
+	fi, err := os.Stat(exe)
+	g.Expect(err).NotTo(HaveOccurred())
+	// The test binary maps megabytes of code, though less than its file
+	// holds (symbols and debugging data are not loaded).
+	g.Expect(Image(exe)).To(BeNumerically(">", 1<<20))
+	g.Expect(Image(exe)).To(BeNumerically("<=", fi.Size()))
+
+	notELF := filepath.Join(t.TempDir(), "script")
+	g.Expect(os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755)).To(Succeed())
+	g.Expect(Image(notELF)).To(BeZero())
+	g.Expect(Image(filepath.Join(t.TempDir(), "missing"))).To(BeZero())
 }

@@ -41,6 +41,7 @@ import (
 	nsv1alpha1 "github.com/travelaudience/cloudsql-postgres-operator/apis/namespaced/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/apis/v1alpha1"
 	"github.com/travelaudience/cloudsql-postgres-operator/internal/clients/cloudsql"
+	"github.com/travelaudience/cloudsql-postgres-operator/internal/intern"
 )
 
 // LabelCopyKind tells the two kinds of secret that the injector copies into
@@ -344,7 +345,8 @@ func indexCopies(mgr ctrl.Manager) error {
 // SecretCacheOptions is how the manager's cache must hold secrets, which only
 // the copy reconcilers read from it (metadata): without the managed fields and the
 // last applied configuration, which holds the whole data of a secret applied
-// with kubectl and should not sit in the provider's memory. The provider and
+// with kubectl and should not sit in the provider's memory, and with one copy
+// of the strings many secrets repeat (intern.Objects). The provider and
 // its tests take it from here, so that they cannot differ.
 func SecretCacheOptions() cache.ByObject {
 	return cache.ByObject{Transform: transformSecretMetadata}
@@ -360,5 +362,5 @@ func transformSecretMetadata(o any) (any, error) {
 			m.SetAnnotations(a)
 		}
 	}
-	return o, nil
+	return intern.Objects(o)
 }
