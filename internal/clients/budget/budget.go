@@ -66,6 +66,10 @@ type Window struct {
 	mu   sync.Mutex
 	ring []time.Time // the admission times of the last `limit` events, oldest at next
 	next int
+	// others is othersLocked's answer, reused: a fleet's waiters ask
+	// several times a second, and a new slice of a whole window each time
+	// was gigabytes of garbage an hour.
+	others []time.Time
 	// reads are the admission times of the reads of the last period, oldest
 	// first. They are not part of a Record: a process that restores one
 	// counts what another admitted as writes, whose cap is the looser.
@@ -562,15 +566,19 @@ func capWait(now time.Time, period time.Duration, times []time.Time, most int) t
 }
 
 // othersLocked are the admission times of the requests less than p before
-// now that are not admission lookups, oldest first.
+// now that are not admission lookups, oldest first. The slice is the
+// window's own, good until the lock is released.
 func (w *Window) othersLocked(now time.Time, p time.Duration) []time.Time {
-	lookups := map[int64]int{}
+	var lookups map[int64]int
 	for _, e := range w.admissions {
 		if now.Sub(e.at) < p {
+			if lookups == nil {
+				lookups = map[int64]int{}
+			}
 			lookups[e.at.UnixNano()]++
 		}
 	}
-	out := make([]time.Time, 0, w.limit)
+	out := w.others[:0]
 	for i := range w.limit {
 		t := w.ring[(w.next+i)%w.limit]
 		if t.IsZero() || now.Sub(t) >= p {
@@ -582,6 +590,7 @@ func (w *Window) othersLocked(now time.Time, p time.Duration) []time.Time {
 		}
 		out = append(out, t)
 	}
+	w.others = out
 	return out
 }
 
