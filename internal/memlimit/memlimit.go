@@ -68,7 +68,7 @@ func FromCgroup(root string) int64 {
 // as they are read (about 50 MiB of the provider's: its code and read-only
 // data) but not in the runtime's limit, so they come off first: given 90%
 // of a 512 MiB limit, the runtime held its own 460 MiB and the process
-// reached 534 MiB. Share of what is left goes to the runtime, and never less
+// peaked at 589 MiB. Share of what is left goes to the runtime, and never less
 // than Share of half the limit, however large the image.
 func Soft(limit, image int64) int64 {
 	if limit <= 0 {
