@@ -87,10 +87,36 @@ func (s *Server) ResetCounts() {
 // Requests returns the log of API requests, oldest first. Only the most
 // recent ones are kept (at least ten thousand, WithRequestLogSize) so that
 // long benchmarks don't grow it without bound.
+//
+// A request whose handler has started by the time of the call is in the log
+// it returns: Requests waits for the handler and the answer (up to
+// handledWait, for a handler a test holds on purpose), so that whoever saw a
+// request's effect in the state also finds the request.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	upTo := s.lastHandled
+	for deadline := time.Now().Add(handledWait); s.handlingUpTo(upTo) && time.Now().Before(deadline); {
+		s.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		s.mu.Lock()
+	}
 	return append([]Request(nil), s.requests...)
+}
+
+// handledWait bounds how long Requests waits for handlers that started
+// before it was called.
+const handledWait = 10 * time.Second
+
+// handlingUpTo says whether a request numbered at most n is still being
+// handled. Callers hold s.mu.
+func (s *Server) handlingUpTo(n uint64) bool {
+	for h := range s.handling {
+		if h <= n {
+			return true
+		}
+	}
+	return false
 }
 
 // Operations returns every operation of a project, or of all projects when

@@ -189,6 +189,33 @@ func TestRequestLogNamesTheBodyFields(t *testing.T) {
 	e.g.Expect(fields["instances.get"]).To(HaveExactElements(BeNil()))
 }
 
+// A reader that sees a request's effect in the state finds the request in
+// the log: Requests waits for a handler that has started.
+func TestRequestsIncludeEveryRequestWhoseEffectIsVisible(t *testing.T) {
+	inserted, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, emulator.WithAfterInsert(func(string, string) {
+		close(inserted)
+		<-release
+	}))
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the server closes, which waits for the handler
+	go func() { _, _ = e.svc.Instances.Insert(project, instance("orders")).Do() }()
+	<-inserted
+	// The instance is stored; its request is still being answered.
+	inst, err := e.emu.Instance(project, "orders")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	e.g.Expect(inst.Name).To(Equal("orders"))
+
+	got := make(chan []emulator.Request, 1)
+	go func() { got <- e.emu.Requests() }()
+	e.g.Consistently(got, 300*time.Millisecond).ShouldNot(Receive(), "Requests answered before the insert was in the log")
+	letGo()
+	var log []emulator.Request
+	e.g.Eventually(got, 5*time.Second).Should(Receive(&log))
+	e.g.Expect(log).To(ContainElement(HaveField("Method", emulator.MethodInstancesInsert)))
+}
+
 func TestAfterInsertHookSimulatesACrashAfterInsert(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -81,6 +81,12 @@ type Server struct {
 	requests []Request
 	faults   []*faultRule
 	opSeq    uint64
+	// handling holds the requests whose handler has started and which are
+	// not yet in the log, by their number (lastHandled is the newest):
+	// Requests waits for them, so that a change a reader sees in the
+	// emulator's state is in the log it reads next.
+	handling    map[uint64]struct{}
+	lastHandled uint64
 }
 
 // projectState is everything the emulator knows about one project.
@@ -111,6 +117,7 @@ func New(opts ...Option) *Server {
 		seed:        DefaultRandSeed,
 		projects:    map[string]*projectState{},
 		counts:      map[string]int{},
+		handling:    map[uint64]struct{}{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -223,9 +230,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	var fault bool
 	var fields []string
-	defer func() { s.record(arrived, rt, r, rec.status, fault, fields) }()
+	var handled uint64
+	defer func() { s.record(arrived, rt, r, rec.status, fault, fields, handled) }()
 
-	body, fault, err := s.serveAPI(r, rt, &fields)
+	body, fault, err := s.serveAPI(r, rt, &fields, &handled)
 	if err != nil {
 		writeError(rec, err)
 		return
@@ -237,8 +245,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveAPI runs one API call through latency, the budget, injected faults and
 // its handler, and returns the JSON to answer; fault says an injected fault
-// gave the error. It sets *fields to the body's top-level keys, for the log.
-func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []byte, fault bool, err error) {
+// gave the error. It sets *fields to the body's top-level keys, for the log,
+// and *handled to the request's number in handling once its handler starts.
+func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string, handled *uint64) (body []byte, fault bool, err error) {
 	req := &apiRequest{route: rt, r: r}
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodDelete {
 		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
@@ -267,6 +276,11 @@ func (s *Server) serveAPI(r *http.Request, rt route, fields *[]string) (body []b
 	}
 	req.failOp = fd.failOp
 
+	s.mu.Lock()
+	s.lastHandled++
+	*handled = s.lastHandled
+	s.handling[*handled] = struct{}{}
+	s.mu.Unlock()
 	v, err := rt.handler(s, req)
 	if err != nil {
 		return nil, false, err
@@ -292,10 +306,12 @@ func bodyFields(body []byte) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// record appends to the in-memory request log.
-func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool, fields []string) {
+// record appends to the in-memory request log; handled is the request's
+// number in handling, 0 when its handler never ran.
+func (s *Server) record(arrived time.Time, rt route, r *http.Request, status int, fault bool, fields []string, handled uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.handling, handled)
 	if most := cmp.Or(s.requestLog, defaultRequestLog); len(s.requests) >= 2*most {
 		// Drop the oldest half at once so that trimming is amortised.
 		s.requests = append(s.requests[:0], s.requests[most:]...)
