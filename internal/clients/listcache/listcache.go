@@ -61,6 +61,12 @@ type User struct {
 	Name, Type, IAMStatus string
 }
 
+func (d Database) name() string { return d.Name }
+func (u User) name() string     { return u.Name }
+
+// item is what a listing holds.
+type item interface{ name() string }
+
 // Key names one listing: the kind of what it lists, of which instance, in
 // which project, read through which configuration (Source: the listings of
 // two configurations are not shared, since their credentials may see
@@ -242,8 +248,10 @@ func (c *Cache) InsertedUser(k Key, op *sqladmin.Operation, u User) bool {
 }
 
 // inserted is InsertedDatabase and InsertedUser for a listing of Ts. The
-// entry's slice is never changed in place: callers may hold it.
-func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) bool {
+// entry's slice is never changed in place: callers may hold it. A listing
+// that already shows the name (one stored between Cloud SQL's answer and
+// this call) gets the inserted item in its place, never a second one.
+func inserted[T item](c *Cache, k Key, op *sqladmin.Operation, it T) bool {
 	if !cloudsql.OperationSucceeded(op) {
 		c.Invalidate(k)
 		return false
@@ -253,7 +261,8 @@ func inserted[T any](c *Cache, k Key, op *sqladmin.Operation, item T) bool {
 	c.gen[k]++
 	if e, ok := c.entries[k]; ok {
 		items, _ := e.items.([]T)
-		e.items = append(slices.Clip(items), item)
+		items = slices.DeleteFunc(slices.Clone(items), func(x T) bool { return x.name() == it.name() })
+		e.items = append(items, it)
 	}
 	return true
 }

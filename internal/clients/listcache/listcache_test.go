@@ -172,6 +172,37 @@ func TestAnInsertJoinsTheListing(t *testing.T) {
 	g.Expect(emu.Counts()[emulator.MethodDatabasesList]).To(Equal(2))
 }
 
+// A listing made after Cloud SQL answered an insert, but stored before the
+// insert joined the cache, already shows the item: it is there once.
+func TestAnInsertAlreadyListedIsThereOnce(t *testing.T) {
+	g := NewWithT(t)
+	_, svc := env(t)
+	c := listcache.New(func() time.Duration { return time.Hour })
+	k := listcache.Key{Source: "pc", Project: project, Instance: "orders"}
+	op, err := svc.Databases.Insert(project, "orders", &sqladmin.Database{Name: "sales"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	uop, err := svc.Users.Insert(project, "orders", &sqladmin.User{Name: "app", Password: "pw"}).Do()
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(c.InsertedDatabase(k, op, listcache.Database{Name: "sales", Charset: "UTF8", Collation: "C"})).To(BeTrue())
+	g.Expect(c.InsertedUser(k, uop, listcache.User{Name: "app", Type: "BUILT_IN"})).To(BeTrue())
+	dbs, _, err := c.Databases(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dbs).To(ConsistOf(HaveField("Name", "postgres"), listcache.Database{Name: "sales", Charset: "UTF8", Collation: "C"}))
+	users, _, err := c.Users(context.Background(), svc, k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(users).To(ContainElement(HaveField("Name", "app")))
+	names := map[string]int{}
+	for _, u := range users {
+		names[u.Name]++
+	}
+	g.Expect(names).To(HaveKeyWithValue("app", 1))
+}
+
 // An insert whose operation is still running, or failed, drops the listing:
 // the next caller lists again, to see its end.
 func TestAnInsertNotDoneListsAgain(t *testing.T) {

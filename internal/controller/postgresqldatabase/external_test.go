@@ -157,6 +157,9 @@ type args struct {
 	// opDelay is how long the emulator's database operations run (0: done
 	// at once).
 	opDelay time.Duration
+	// listed puts the instance's databases listing at hand before the call;
+	// the result's Listed is then what it shows after.
+	listed bool
 }
 
 // result is what a call did.
@@ -168,6 +171,8 @@ type result struct {
 	Pacing    []string
 	Databases []string
 	Calls     []string
+	// Listed is what the listing at hand shows after the call (args.listed).
+	Listed []string
 }
 
 func call(t *testing.T, a args, method string) result {
@@ -231,6 +236,12 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 		// creation time): they keep the databases they find, as before.
 		holders: core.NewHolders(tenancy.NewRecords(kube, kube, "crossplane-system"), v1alpha1.PostgresqlDatabaseGroupVersionKind),
 	}
+	if a.listed {
+		if _, _, err := e.lists.Databases(ctx, svc, e.key()); err != nil {
+			t.Fatal(err)
+		}
+		emu.ResetCounts()
+	}
 	var r result
 	switch method {
 	case "Observe":
@@ -246,6 +257,16 @@ func callKind[T database](t *testing.T, a args, mg T, method string, instance ty
 	r.Err = objecttest.Shown(err)
 	r.Condition, r.Calls = objecttest.Condition(mg), objecttest.Calls(emu.Requests())
 	r.Pacing = rec.List()
+	if a.listed {
+		listed, _, err := e.lists.Databases(ctx, svc, e.key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range listed {
+			r.Listed = append(r.Listed, d.Name+" "+d.Charset+" "+d.Collation)
+		}
+		sort.Strings(r.Listed)
+	}
 	emu.FinishOperations()
 	dbs, err := svc.Databases.List(unitProject, unitInstance).Do()
 	if err != nil {
@@ -393,6 +414,16 @@ func TestCreate(t *testing.T) {
 			reason: "A database is created with its charset and collation.",
 			args:   args{mg: ordersDB()},
 			want:   result{Pacing: []string{"busy", "made"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert}},
+		},
+		"JoinsTheListingAsCloudSQLListsIt": {
+			reason: "A database made without a charset or collation (stored before the API had defaults) joins the listing at hand with Cloud SQL's defaults, as the next listing shows it, once.",
+			args: args{mg: ordersDB(func(d *v1alpha1.PostgresqlDatabase) {
+				d.Spec.ForProvider.Charset, d.Spec.ForProvider.Collation = "", ""
+			}), listed: true},
+			want: result{
+				Pacing: []string{"busy", "made"}, Databases: withOrders(), Calls: []string{emulator.MethodDatabasesInsert},
+				Listed: withOrders(),
+			},
 		},
 		"CreateStillRunning": {
 			reason: "An insert whose operation still runs is not known made: the next observation lists again, at the usual priority.",

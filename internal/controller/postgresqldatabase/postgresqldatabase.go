@@ -22,6 +22,7 @@ limitations under the License.
 package postgresqldatabase
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -314,9 +315,10 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 	}).Context(ctx).Do()
 	// Done at once, the database joins its instance's listing, and the
 	// next observation confirms it with no request of its own; else the
-	// listing is read again.
+	// listing is read again. It joins as Cloud SQL lists it: with the
+	// defaults Cloud SQL gave what the request left out.
 	joined := e.lists.InsertedDatabase(e.key(), op, listcache.Database{
-		Name: name, Charset: st.Charset, Collation: st.Collation,
+		Name: name, Charset: cmp.Or(st.Charset, v1alpha1.DefaultCharset), Collation: cmp.Or(st.Collation, v1alpha1.DefaultCollation),
 	})
 	if joined {
 		e.pacer.Made(mg)
