@@ -877,10 +877,49 @@ func TestCreateLetsGoOfALoginMadeElsewhere(t *testing.T) {
 func TestCreateRecordsThePasswordOfAnInsertAnsweredAfterTheDeadline(t *testing.T) {
 	g := NewWithT(t)
 	w, e := newWorld(t, args{mg: appUser()})
+	ctx := deadlineDuring(t, w, e, http.MethodPost)
+
+	mg := appUser()
+	_, err := e.Create(ctx, mg)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(ctx.Err()).To(MatchError(context.Canceled), "the deadline passed during the insert")
+	g.Expect(secretState(t, w.kube, mg)).To(Equal("generated"), "the password is recorded as set")
+	g.Expect(secretIsLogins(t, w, mg)).To(BeTrue())
+}
+
+// An update answered after the reconcile's deadline is recorded with its
+// operation all the same: the next observation confirms the password from
+// that operation, rather than sending it again.
+func TestUpdateRecordsTheOperationOfAnUpdateAnsweredAfterTheDeadline(t *testing.T) {
+	g := NewWithT(t)
+	a := args{
+		mg: appUser(), cloud: []cloud{login("app", otherPW)}, secrets: []client.Object{secret(storedPW, true, ourUID)},
+		password: core.StoredPassword{Value: storedPW, Unconfirmed: true}, role: pgsql.RoleState{Exists: true},
+	}
+	w, e := newWorld(t, a)
+	ctx := deadlineDuring(t, w, e, http.MethodPut)
+
+	_, err := e.Update(ctx, a.mg)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(ctx.Err()).To(MatchError(context.Canceled), "the deadline passed during the update")
+	g.Expect(secretState(t, w.kube, a.mg)).To(Equal("stored unconfirmed"))
+	s := &corev1.Secret{}
+	g.Expect(w.kube.Get(context.Background(), types.NamespacedName{Namespace: a.mg.ConnectionSecret().Namespace, Name: a.mg.ConnectionSecret().Name}, s)).To(Succeed())
+	g.Expect(s.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationPasswordOperation, Not(BeEmpty())), "the users.update operation is recorded")
+	g.Expect(secretIsLogins(t, w, a.mg)).To(BeTrue())
+}
+
+// deadlineDuring gives e a Cloud SQL whose answer to the first request of
+// httpMethod comes after the returned context (the reconcile's) is done, and
+// an API server that, like the real one, refuses a request whose context is
+// done. The budget's transport awaits a sent write's answer past the
+// deadline, as the provider's does.
+func deadlineDuring(t *testing.T, w *world, e *external[*v1alpha1.PostgresqlUser], httpMethod string) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
+		if r.Method == httpMethod {
 			// The reconcile's deadline passes while Cloud SQL answers.
 			cancel()
 			time.Sleep(200 * time.Millisecond)
@@ -890,10 +929,10 @@ func TestCreateRecordsThePasswordOfAnInsertAnsweredAfterTheDeadline(t *testing.T
 	t.Cleanup(srv.Close)
 	svc, err := sqladmin.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"),
 		option.WithHTTPClient(&http.Client{Transport: budget.NewTransport(nil, budget.PerMinute(1000))}))
-	g.Expect(err).ToNot(HaveOccurred())
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.conn.Service = svc
-	// An API server that, like the real one, refuses a request whose
-	// context is done.
 	done := func(ctx context.Context) error { return ctx.Err() }
 	kube := interceptor.NewClient(w.kube.(client.WithWatch), interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, o client.Object, opts ...client.GetOption) error {
@@ -916,11 +955,5 @@ func TestCreateRecordsThePasswordOfAnInsertAnsweredAfterTheDeadline(t *testing.T
 		},
 	})
 	e.passwords = core.NewPasswords(kube, kube, v1alpha1.PostgresqlUserGroupVersionKind)
-
-	mg := appUser()
-	_, err = e.Create(ctx, mg)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(ctx.Err()).To(MatchError(context.Canceled), "the deadline passed during the insert")
-	g.Expect(secretState(t, w.kube, mg)).To(Equal("generated"), "the password is recorded as set")
-	g.Expect(secretIsLogins(t, w, mg)).To(BeTrue())
+	return ctx
 }

@@ -497,9 +497,10 @@ func (e *external[T]) Create(ctx context.Context, mg T) (managed.ExternalCreatio
 }
 
 // recordWait bounds the write that records a password Cloud SQL has just
-// set, once the reconcile's own deadline has passed: with the transport's
-// answer wait (budget.DefaultAnswerWait), under the 30 s crossplane-runtime
-// gives itself past that deadline to record the create.
+// set, or the operation that sets it, once the reconcile's own deadline has
+// passed: with the transport's answer wait (budget.DefaultAnswerWait), under
+// the 30 s crossplane-runtime gives itself past that deadline to record the
+// create.
 const recordWait = 8 * time.Second
 
 // storedOrNew is the stored password, or a new one stored unconfirmed.
@@ -535,8 +536,13 @@ func (e *external[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate,
 			return managed.ExternalUpdate{}, errors.Wrapf(cloudsql.Truncated(err), errSetPassword, login, e.conn.Instance, e.conn.Project)
 		}
 		// Confirmed once its operation is seen done without an error: a
-		// failed one would not have set it.
-		if err := e.passwords.StoreSending(ctx, mg, login, pw, op.Name); err != nil {
+		// failed one would not have set it. Recorded even when the answer
+		// came after the reconcile's deadline, as Create records its
+		// password, or the next observation could not confirm it and would
+		// send it again.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordWait)
+		defer cancel()
+		if err := e.passwords.StoreSending(rctx, mg, login, pw, op.Name); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 	}
